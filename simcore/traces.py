@@ -1,0 +1,135 @@
+"""Trace catalogue and acquisition: mirror directories first, then the archive, sha256 always.
+
+The catalogue (`config/traces.yaml`) pins every Parallel Workloads Archive trace by URL and
+sha256. `acquire` copies a trace from the first mirror directory that has it, or downloads
+it, and verifies the checksum before the file appears under its final name; a mismatch or a
+failed transfer leaves nothing behind and says how to provide a mirror.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import urllib.error
+import urllib.request
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from simcore.atomic import atomic_path
+from simcore.errors import TraceError
+
+MIRROR_ENV = "TORUS_SWEEP_TRACE_DIR"
+_REQUIRED = {"url": str, "sha256": str, "jobs": int, "max_procs": int, "machine_size": int}
+
+
+@dataclass(frozen=True)
+class TraceEntry:
+    """One catalogued trace: where it comes from and what it must hash to."""
+
+    name: str
+    url: str
+    sha256: str
+    jobs: int
+    max_procs: int
+    machine_size: int
+    notes: str = ""
+
+    @property
+    def filename(self) -> str:
+        return self.url.rsplit("/", 1)[-1]
+
+
+def load_catalogue(path: str | os.PathLike[str]) -> dict[str, TraceEntry]:
+    """Read and validate a trace catalogue; errors name the file and key."""
+    path = Path(path)
+    try:
+        document = yaml.safe_load(path.read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise TraceError(f"{path}: cannot read trace catalogue ({exc})") from exc
+    traces = (document or {}).get("traces")
+    if not isinstance(traces, dict) or not traces:
+        raise TraceError(f"{path}: key 'traces' must map trace names to entries")
+    catalogue = {}
+    for name, entry in traces.items():
+        where = f"{path}: traces.{name}"
+        if not isinstance(entry, dict):
+            raise TraceError(f"{where}: expected a mapping with keys {sorted(_REQUIRED)}")
+        for key, kind in _REQUIRED.items():
+            if not isinstance(entry.get(key), kind):
+                raise TraceError(f"{where}.{key}: expected {kind.__name__}, got {entry.get(key)!r}")
+        unknown = set(entry) - {*_REQUIRED, "notes"}
+        if unknown:
+            raise TraceError(f"{where}: unknown key(s) {sorted(unknown)}")
+        digest = entry["sha256"].lower()
+        if len(digest) != 64 or set(digest) - set("0123456789abcdef"):
+            raise TraceError(f"{where}.sha256: expected 64 hex digits")
+        catalogue[name] = TraceEntry(name=name, **{**entry, "sha256": digest})
+    return catalogue
+
+
+def mirror_dirs(configured: Iterable[str | os.PathLike[str]] = ()) -> list[Path]:
+    """Mirror directories to search: the configured ones, then those in $TORUS_SWEEP_TRACE_DIR."""
+    from_env = [p for p in os.environ.get(MIRROR_ENV, "").split(os.pathsep) if p]
+    return [Path(p) for p in [*configured, *from_env]]
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    """Hex sha256 of a file, read in blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def acquire(
+    entry: TraceEntry,
+    destination: str | os.PathLike[str],
+    mirrors: Sequence[str | os.PathLike[str]] = (),
+    timeout_s: float = 60.0,
+) -> Path:
+    """Place the verified trace at `destination` from a mirror or the archive."""
+    destination = Path(destination)
+    if destination.exists() and sha256_file(destination) == entry.sha256:
+        return destination
+    for mirror in mirrors:
+        candidate = Path(mirror) / entry.filename
+        if candidate.is_file():
+            with atomic_path(destination) as tmp:
+                shutil.copyfile(candidate, tmp)
+                _verify(tmp, entry, f"mirror copy {candidate}")
+            return destination
+    with atomic_path(destination) as tmp:
+        try:
+            with urllib.request.urlopen(entry.url, timeout=timeout_s) as response, open(
+                tmp, "wb"
+            ) as out:
+                shutil.copyfileobj(response, out, 1 << 20)
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise TraceError(
+                f"cannot download trace {entry.name} from {entry.url} ({exc}); "
+                f"{_mirror_hint(entry, mirrors)}"
+            ) from exc
+        _verify(tmp, entry, f"download of {entry.url}")
+    return destination
+
+
+def _verify(path: Path, entry: TraceEntry, source: str) -> None:
+    actual = sha256_file(path)
+    if actual != entry.sha256:
+        raise TraceError(
+            f"{source} has sha256 {actual}, expected {entry.sha256} for trace {entry.name}; "
+            f"the file is corrupt or a different version. {_mirror_hint(entry, ())}"
+        )
+
+
+def _mirror_hint(entry: TraceEntry, mirrors: Sequence[str | os.PathLike[str]]) -> str:
+    searched = ", ".join(str(m) for m in mirrors) or "none"
+    return (
+        f"To work offline, put {entry.filename} (sha256 {entry.sha256}) in a directory named "
+        f"by ${MIRROR_ENV} or the config key traces.mirrors (searched: {searched})."
+    )

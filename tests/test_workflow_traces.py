@@ -1,0 +1,46 @@
+"""The Snakemake trace rules: mirror -> resources/traces -> results/workloads/*.parquet."""
+
+from __future__ import annotations
+
+import pyarrow.parquet as pq
+
+from simcore.cleaning import cleaning_report
+from simcore.swf import header_of
+from tests.workflow import scratch_workflow, snakemake
+
+TRACE = "NASA-iPSC-1993-3.1-cln"
+
+
+def test_trace_converted_from_mirror(tmp_path, trace_dir):
+    wf = scratch_workflow(tmp_path)
+    target = f"results/workloads/{TRACE}/jobs.parquet"
+    (wf / "mirror.yaml").write_text(f"traces: {{mirrors: [{trace_dir}]}}\n")
+    snakemake(wf, target, "--configfile", "mirror.yaml")
+    table = pq.read_table(wf / target)
+    assert header_of(table).max_procs == 128
+    report = cleaning_report(table)
+    assert report["jobs_in"] == 18239
+    assert table.num_rows == 18239 - report["rules"]["nonpositive_runtime"]["removed"]
+    assert (wf / f"resources/traces/{TRACE}.swf.gz").stat().st_size == 207976
+
+
+def test_missing_trace_fails_without_leftovers(tmp_path):
+    wf = scratch_workflow(tmp_path)
+    catalogue = (wf / "config/traces.yaml").read_text()
+    unreachable = catalogue.replace("https://www.cs.huji.ac.il/", "http://127.0.0.1:9/")
+    (wf / "offline.yaml").write_text(unreachable)
+    (wf / "cfg.yaml").write_text("traces: {catalogue: offline.yaml}\n")
+    result = snakemake(wf, f"results/workloads/{TRACE}/jobs.parquet", "--configfile", "cfg.yaml",
+                       env={"TORUS_SWEEP_TRACE_DIR": str(tmp_path / "empty")}, check=False)
+    assert result.returncode != 0
+    log = (wf / f"logs/acquire_trace/{TRACE}.log").read_text()
+    assert "TORUS_SWEEP_TRACE_DIR" in log
+    assert not (wf / "resources/traces").exists() or not any((wf / "resources/traces").iterdir())
+
+
+def test_invalid_config_names_the_key(tmp_path):
+    wf = scratch_workflow(tmp_path)
+    (wf / "bad.yaml").write_text("traces: {catalogue: 3}\n")
+    result = snakemake(wf, "-n", "--configfile", "bad.yaml", check=False)
+    assert result.returncode != 0
+    assert "On instance['traces']['catalogue']" in result.stdout + result.stderr

@@ -1,0 +1,34 @@
+"""Helpers for tests that run the Snakemake workflow in a scratch copy of the repository."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def scratch_workflow(tmp_path: Path) -> Path:
+    """A copy of the workflow (Snakefile, workflow/, config/, profiles/) to run in isolation."""
+    target = tmp_path / "wf"
+    target.mkdir()
+    shutil.copy(ROOT / "Snakefile", target)
+    for folder in ("workflow", "config", "profiles"):
+        if (ROOT / folder).exists():
+            shutil.copytree(ROOT / folder, target / folder)
+    return target
+
+
+def snakemake(workdir: Path, *args: str, env: dict[str, str] | None = None,
+              check: bool = True) -> subprocess.CompletedProcess:
+    """Run the snakemake CLI in `workdir`; fail with its output when `check` and it fails."""
+    result = subprocess.run(
+        ["snakemake", "--cores", "2", *args],
+        cwd=workdir, capture_output=True, text=True, env={**os.environ, **(env or {})},
+        check=False,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+    return result

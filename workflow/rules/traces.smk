@@ -1,0 +1,34 @@
+# Trace acquisition (mirror or archive, sha256-verified) and SWF -> Parquet conversion.
+
+import json
+
+
+localrules:
+    acquire_trace,
+
+
+rule acquire_trace:
+    output:
+        "resources/traces/{trace}.swf.gz",
+    params:
+        catalogue=config["traces"]["catalogue"],
+        mirrors=" ".join(f"--mirror {m}" for m in config["traces"].get("mirrors", [])),
+    log:
+        "logs/acquire_trace/{trace}.log",
+    retries: 2
+    shell:
+        "simcore fetch-trace {wildcards.trace} --catalogue {params.catalogue}"
+        " --out {output} {params.mirrors} > {log} 2>&1"
+
+
+rule convert_trace:
+    input:
+        "resources/traces/{trace}.swf.gz",
+    output:
+        "results/workloads/{trace}/jobs.parquet",
+    params:
+        cleaning=json.dumps(config["traces"].get("cleaning", {}), sort_keys=True),
+    log:
+        "logs/convert_trace/{trace}.log",
+    shell:
+        "simcore convert-trace {input} {output} --cleaning '{params.cleaning}' > {log} 2>&1"
