@@ -1,0 +1,1 @@
+"""Workloads: job tables from traces and synthetic models, and their transforms."""
