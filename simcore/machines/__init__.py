@@ -1,0 +1,1 @@
+"""Machines: specs, partition tables and allocators (flat, torus/mesh, BG/L)."""
