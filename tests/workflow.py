@@ -30,5 +30,6 @@ def snakemake(workdir: Path, *args: str, env: dict[str, str] | None = None,
         check=False,
     )
     if check and result.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+        raise AssertionError(
+            f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
     return result

@@ -1,0 +1,53 @@
+"""Multi-word bitsets (uint64 arrays) for machine state: units, cables, reservations."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+
+
+def n_words(n_bits: int) -> int:
+    """Words needed to hold `n_bits` bits."""
+    return max(1, (n_bits + 63) // 64)
+
+
+@njit(cache=True, nogil=True)
+def intersects(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two bitsets share a bit."""
+    for w in range(a.shape[0]):
+        if a[w] & b[w]:
+            return True
+    return False
+
+
+@njit(cache=True, nogil=True)
+def popcount64(x: np.uint64) -> int:
+    """Bits set in one word (SWAR)."""
+    x = x - ((x >> np.uint64(1)) & _M1)
+    x = (x & _M2) + ((x >> np.uint64(2)) & _M2)
+    x = (x + (x >> np.uint64(4))) & _M4
+    return int((x * _H01) >> np.uint64(56))
+
+
+@njit(cache=True, nogil=True)
+def popcount(a: np.ndarray) -> int:
+    """Bits set in a bitset."""
+    total = 0
+    for w in range(a.shape[0]):
+        total += popcount64(a[w])
+    return total
+
+
+@njit(cache=True, nogil=True)
+def set_bit(a: np.ndarray, bit: int) -> None:
+    a[bit >> 6] |= np.uint64(1) << np.uint64(bit & 63)
+
+
+@njit(cache=True, nogil=True)
+def test_bit(a: np.ndarray, bit: int) -> bool:
+    return (a[bit >> 6] >> np.uint64(bit & 63)) & np.uint64(1) != 0

@@ -1,0 +1,132 @@
+"""The event loop: arrivals, allocations ("schedule" events), starts and completions.
+
+Jobs are sorted by (submit time, job id) before the loop, which is also the queue's
+priority order. The loop jumps from one event time to the next. At one timestamp it
+first completes every job ending then, then enqueues every job arriving then, then invokes
+the scheduler once. A job allocated at t starts at t + start delay (Krevat's simulator
+uses 1 s) and holds its units from t, so the delay counts as lost capacity; it completes
+at start + run time. Between events the loop integrates Krevat's unused capacity
+max(0, f(t) - q(t)) and, on wired machines, the number of busy cables.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from simcore.bitset import popcount64
+from simcore.machines.allocate import BOX, FLAT, LINKS
+from simcore.machines.links import box_free_somewhere
+from simcore.schedulers.backfill import backfill_pass
+from simcore.schedulers.fcfs import fcfs_pass
+from simcore.schedulers.migration import migrate
+from simcore.state import (
+    BLOCKED_LINKS,
+    BLOCKED_NO_BOX,
+    CABLE_AREA,
+    DECISIONS,
+    EPOCH,
+    FREE_UNITS,
+    N_ACTIVE,
+    QLEN,
+    QUEUED_UNITS,
+    STATUS,
+    STATUS_STUCK,
+    UNUSED_AREA,
+    compact_queue,
+    finish_jobs,
+)
+
+FCFS = 0
+BACKFILL = 1
+MIGRATION = 2
+BM = 3
+
+
+class KernelJobs(NamedTuple):
+    """Per-job arrays in priority order, as the kernels read them."""
+
+    submit: np.ndarray  # float64 s
+    run: np.ndarray  # float64 s
+    estimate: np.ndarray  # float64 s, what the scheduler believes the run time is
+    size: np.ndarray  # int64 units the job needs at least (feasible size, shape volume)
+    request: np.ndarray  # int64 units requested (s_j of the capacity metrics)
+    rotations: np.ndarray  # (jobs, 6, 3) int64: distinct orientations of a fixed shape
+    n_rotations: np.ndarray  # int64
+    torus: np.ndarray  # bool: the job wants a torus (wired machines)
+    placement_class: np.ndarray  # int64: jobs of one class place identically
+
+
+class KernelPolicy(NamedTuple):
+    scheduler: int
+    reservation: bool
+    max_growth: int
+    fn_tor: float
+    fn_max: float
+    start_delay: float
+
+
+@njit(cache=True, nogil=True)
+def run_events(m, st, jobs, policy):
+    """Simulate every job; results are left in `st`."""
+    n = jobs.submit.shape[0]
+    arrived = 0
+    t_prev = jobs.submit[0] if n else 0.0
+    while arrived < n or st.ctr[N_ACTIVE] > 0:
+        t = jobs.submit[arrived] if arrived < n else np.inf
+        for i in range(st.ctr[N_ACTIVE]):
+            t = min(t, st.slot_end[st.active[i]])
+        dt = t - t_prev
+        if dt > 0:
+            idle = st.ctr[FREE_UNITS] - st.ctr[QUEUED_UNITS]
+            if idle > 0:
+                st.acc[UNUSED_AREA] += idle * dt
+            if m.kind == LINKS:
+                busy = 0
+                for w in range(m.links.unit_words, st.occ.shape[0]):
+                    busy += popcount64(st.occ[w])
+                st.acc[CABLE_AREA] += busy * dt
+        t_prev = t
+        finish_jobs(st, t)
+        while arrived < n and jobs.submit[arrived] == t:
+            st.queue[st.ctr[QLEN]] = arrived
+            st.ctr[QLEN] += 1
+            st.waiting[arrived] = True
+            st.ctr[QUEUED_UNITS] += jobs.request[arrived]
+            arrived += 1
+        decide(m, st, jobs, policy, t)
+        if st.ctr[QLEN] > 0 and st.ctr[N_ACTIVE] == 0 and arrived == n:
+            st.ctr[STATUS] = STATUS_STUCK
+            return
+
+
+@njit(cache=True, nogil=True)
+def decide(m, st, jobs, policy, t):
+    """One scheduler invocation: FCFS, then migration and/or backfilling if the head blocks."""
+    st.ctr[DECISIONS] += 1
+    if st.ctr[QLEN] == 0:
+        return
+    epoch = st.ctr[EPOCH]
+    head_pos = fcfs_pass(m, st, jobs, policy.start_delay, t)
+    if head_pos < st.ctr[QLEN] and m.kind != FLAT:
+        head = st.queue[head_pos]
+        if m.kind == LINKS and box_free_somewhere(
+            m.links, st.occ, jobs.rotations[head], jobs.n_rotations[head]
+        ):
+            st.ctr[BLOCKED_LINKS] += 1
+        else:
+            st.ctr[BLOCKED_NO_BOX] += 1
+    if (
+        head_pos < st.ctr[QLEN]
+        and m.kind == BOX
+        and (policy.scheduler == MIGRATION or policy.scheduler == BM)
+        and migrate(m, st, policy.fn_tor, policy.fn_max, t)
+    ):
+        head_pos = fcfs_pass(m, st, jobs, policy.start_delay, t)
+    if head_pos < st.ctr[QLEN] and (policy.scheduler == BACKFILL or policy.scheduler == BM):
+        backfill_pass(m, st, jobs, policy.start_delay, policy.max_growth, policy.reservation,
+                      t, head_pos)
+    if st.ctr[EPOCH] != epoch:
+        compact_queue(st)

@@ -1,0 +1,100 @@
+"""A workload ready to simulate: per-job arrays in priority order, sizes in machine units."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from simcore.errors import SpecError
+from simcore.swf import job_size
+
+
+@dataclass(frozen=True, eq=False)
+class Jobs:
+    """Jobs sorted by (submit time, job id), the queue's priority order.
+
+    `size` is the requested number of allocation units. `requested_s` is the requested
+    (estimated) run time, -1 where unknown. Wired machines also need each job's `shape`
+    (units along x, y, z) and whether it wants a `torus`.
+    """
+
+    job_id: np.ndarray
+    submit_s: np.ndarray
+    run_s: np.ndarray
+    requested_s: np.ndarray
+    size: np.ndarray
+    shape: np.ndarray | None = None
+    torus: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        n = self.job_id.shape[0]
+        for name in ("submit_s", "run_s", "requested_s", "size"):
+            if getattr(self, name).shape != (n,):
+                raise SpecError(f"jobs.{name}: expected {n} values")
+        if (self.shape is None) != (self.torus is None):
+            raise SpecError("jobs: shape and torus go together")
+        if self.shape is not None and (self.shape.shape != (n, 3) or self.torus.shape != (n,)):
+            raise SpecError(f"jobs.shape: expected ({n}, 3) and jobs.torus ({n},)")
+        if n == 0:
+            raise SpecError("jobs: empty workload; expected at least one job")
+        bad = np.flatnonzero(~np.isfinite(self.submit_s) | ~np.isfinite(self.run_s)
+                             | (self.run_s < 0) | (self.size < 1))
+        if bad.size:
+            i = int(bad[0])
+            raise SpecError(
+                f"job {self.job_id[i]}: submit {self.submit_s[i]}, run {self.run_s[i]} s, "
+                f"size {self.size[i]}; expected finite times, run >= 0 and size >= 1"
+            )
+        order = np.lexsort((self.job_id, self.submit_s))
+        if (order != np.arange(n)).any():
+            raise SpecError("jobs: not in (submit, job id) order; build them with Jobs.create")
+
+    @classmethod
+    def create(cls, job_id, submit_s, run_s, requested_s, size, shape=None, torus=None) -> Jobs:
+        """Jobs from arrays in any order (sorted here by submit time, then job id)."""
+        job_id = np.asarray(job_id, dtype=np.int64)
+        submit_s = np.asarray(submit_s, dtype=np.float64)
+        order = np.lexsort((job_id, submit_s))
+
+        def pick(values, dtype):
+            return None if values is None else np.asarray(values, dtype=dtype)[order]
+
+        return cls(
+            job_id[order], submit_s[order], pick(run_s, np.float64),
+            pick(requested_s, np.float64), pick(size, np.int64), pick(shape, np.int64),
+            pick(torus, np.bool_),
+        )
+
+    @classmethod
+    def from_swf(cls, table: pa.Table, units_per_processor: int = 1) -> Jobs:
+        """Jobs of an SWF table: size = processors (allocated, else requested), rounded up to
+        whole allocation units of `units_per_processor` processors."""
+        procs = job_size(table)
+        return cls.create(
+            table.column("job_number").to_numpy(),
+            table.column("submit_time").to_numpy(),
+            table.column("run_time").to_numpy(),
+            table.column("requested_time").to_numpy(),
+            -(-procs // units_per_processor),
+        )
+
+    def __len__(self) -> int:
+        return int(self.job_id.shape[0])
+
+    def estimates(self, kind: str) -> np.ndarray:
+        """Run times as the scheduler believes them: `requested` (requested time where
+        known, else the run time) or `actual`."""
+        if kind == "actual":
+            return self.run_s
+        return np.where(self.requested_s > 0, self.requested_s, self.run_s)
+
+    def content_hash(self) -> str:
+        """sha256 over every array, so equal workloads have equal run keys."""
+        digest = hashlib.sha256()
+        for array in (self.job_id, self.submit_s, self.run_s, self.requested_s, self.size,
+                      self.shape, self.torus):
+            digest.update(b"-" if array is None else np.ascontiguousarray(array).tobytes())
+        return digest.hexdigest()

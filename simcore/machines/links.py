@@ -1,0 +1,267 @@
+"""Two-phase midplane + link allocation on wired machines (Aridor et al. 2005).
+
+Machine state is one bitset: unit (midplane) bits first, then, for every dimension, one
+slot per line holding that line's cables (slot width a power of two, so a slot never
+straddles a word). A job has a fixed shape and topology. `place_links` scans every
+rotation of the shape and every base position (boxes do not wrap: the paper scans
+<x..x+Sx>); phase 1 needs the box of midplanes free, phase 2 takes, per dimension, the first
+link set of the lookup table (fewest cables first) that is free in every participating line
+of that dimension, the same link set in all of them. Merit is the total number of cables
+over all lines; the fewest wins, ties go to the first candidate found.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from simcore.bitset import intersects, n_words
+from simcore.machines.wiring import TORUS, link_table, load_wiring
+
+CACHE_ENV = "TORUS_SWEEP_CACHE"
+
+
+class LinkMachine(NamedTuple):
+    """Arrays describing a wired machine to the numba allocator."""
+
+    dims: tuple[int, int, int]
+    unit_words: int  # words holding unit bits; cable slots start after them
+    words: int  # words of the whole resource bitset
+    n_cables: int  # cables in the whole machine
+    box_offset: np.ndarray  # (X+1, Y+1, Z+1) int64: first box of shape (a, b, c)
+    box_masks: np.ndarray  # (n_boxes, words) uint64, unit bits only
+    row_base: np.ndarray  # (3,) int64: first link-table row of each dimension
+    offsets: np.ndarray  # (rows + 1,) int64, CSR over all dimensions' rows
+    cable_masks: np.ndarray  # (n_sets,) uint64, a link set's cables within one line
+    set_cables: np.ndarray  # (n_sets,) int64, cables per link set and line
+    line_bit: np.ndarray  # (3, max_lines) int64: first bit of each line's cable slot
+    line_cables: tuple[int, int, int]  # cables per line of each dimension
+
+
+def no_link_machine() -> LinkMachine:
+    """A placeholder of the same numba type, for machines without links."""
+    return LinkMachine(
+        dims=(1, 1, 1),
+        unit_words=1,
+        words=1,
+        n_cables=0,
+        box_offset=np.zeros((1, 1, 1), dtype=np.int64),
+        box_masks=np.zeros((1, 1), dtype=np.uint64),
+        row_base=np.zeros(3, dtype=np.int64),
+        offsets=np.zeros(1, dtype=np.int64),
+        cable_masks=np.zeros(1, dtype=np.uint64),
+        set_cables=np.zeros(1, dtype=np.int64),
+        line_bit=np.zeros((3, 1), dtype=np.int64),
+        line_cables=(0, 0, 0),
+    )
+
+
+def cache_dir() -> Path:
+    """Where lookup tables are cached: $TORUS_SWEEP_CACHE or ~/.cache/torus-sweep."""
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "torus-sweep")
+
+
+@functools.lru_cache(maxsize=8)
+def link_machine(wiring_path: str) -> LinkMachine:
+    """Build the allocator arrays of the machine described by `wiring_path` (cached)."""
+    wiring = load_wiring(wiring_path)
+    dims = tuple(wiring.dims)
+    units = dims[0] * dims[1] * dims[2]
+    unit_words = n_words(units)
+    lines_per_dim = (dims[1] * dims[2], dims[0] * dims[2], dims[0] * dims[1])
+    line_bit = np.zeros((3, max(lines_per_dim)), dtype=np.int64)
+    bit = unit_words * 64
+    tables = [link_table(line, cache_dir()) for line in wiring.lines]
+    for d, table in enumerate(tables):
+        width = 1 << max(0, (table.n_line_cables - 1).bit_length())
+        bit = -(-bit // 64) * 64  # each dimension starts on a word boundary
+        for line in range(lines_per_dim[d]):
+            line_bit[d, line] = bit
+            bit += width
+    row_base = np.zeros(3, dtype=np.int64)
+    offsets, masks, cables = [], [], []
+    rows = sets = 0
+    for d, table in enumerate(tables):
+        row_base[d] = rows
+        offsets.append(table.offsets[:-1] + sets)
+        masks.append(table.cable_masks)
+        cables.append(table.n_cables)
+        rows += table.offsets.size - 1
+        sets += table.cable_masks.size
+    offsets.append(np.array([sets], dtype=np.int64))
+    words = n_words(bit)
+    box_offset, box_masks = _boxes(dims, words)
+    return LinkMachine(
+        dims=dims,
+        unit_words=unit_words,
+        words=words,
+        n_cables=sum(t.n_line_cables * n for t, n in zip(tables, lines_per_dim, strict=True)),
+        box_offset=box_offset,
+        box_masks=box_masks,
+        row_base=row_base,
+        offsets=np.concatenate(offsets),
+        cable_masks=np.concatenate(masks),
+        set_cables=np.concatenate(cables),
+        line_bit=line_bit,
+        line_cables=tuple(t.n_line_cables for t in tables),
+    )
+
+
+def _boxes(dims: tuple[int, ...], words: int) -> tuple[np.ndarray, np.ndarray]:
+    """Unit masks of every non-wrapping box, indexed by shape offset + base."""
+    nx, ny, nz = dims
+    box_offset = np.zeros((nx + 1, ny + 1, nz + 1), dtype=np.int64)
+    total = 0
+    for a in range(1, nx + 1):
+        for b in range(1, ny + 1):
+            for c in range(1, nz + 1):
+                box_offset[a, b, c] = total
+                total += (nx - a + 1) * (ny - b + 1) * (nz - c + 1)
+    masks = np.zeros((total, words), dtype=np.uint64)
+    _fill(masks, box_offset, nx, ny, nz)
+    return box_offset, masks
+
+
+@njit(cache=True)
+def _fill(masks, box_offset, nx, ny, nz):
+    for a in range(1, nx + 1):
+        for b in range(1, ny + 1):
+            for c in range(1, nz + 1):
+                for x in range(nx - a + 1):
+                    for y in range(ny - b + 1):
+                        for z in range(nz - c + 1):
+                            i = box_index(box_offset, nx, ny, nz, a, b, c, x, y, z)
+                            for dx in range(a):
+                                for dy in range(b):
+                                    for dz in range(c):
+                                        u = ((x + dx) * ny + y + dy) * nz + z + dz
+                                        masks[i, u >> 6] |= np.uint64(1) << np.uint64(u & 63)
+
+
+@njit(cache=True, nogil=True)
+def box_index(box_offset, nx, ny, nz, a, b, c, x, y, z):
+    """Index of the box of shape (a, b, c) based at (x, y, z)."""
+    return box_offset[a, b, c] + (x * (ny - b + 1) + y) * (nz - c + 1) + z
+
+
+@njit(cache=True, nogil=True)
+def _line(d, x, y, z, ny, nz):
+    """Index of the line of dimension d through unit (x, y, z)."""
+    if d == 0:
+        return y * nz + z
+    if d == 1:
+        return x * nz + z
+    return x * ny + y
+
+
+@njit(cache=True, nogil=True)
+def _first_free_set(m, d, lo, extent, torus, x, y, z, a, b, c, busy):
+    """First link set (fewest cables) connecting the box's extent in dimension d in all of
+    its lines; -1 if none is free. `busy` holds occupied (and forbidden) resources."""
+    ny = m.dims[1]
+    nz = m.dims[2]
+    members = ((1 << extent) - 1) << lo
+    row = m.row_base[d] + ((members << 1) | (TORUS if torus else 0))
+    for k in range(m.offsets[row], m.offsets[row + 1]):
+        cables = m.cable_masks[k]
+        free = True
+        # the lines of dimension d crossing the box: vary the other two coordinates
+        for p in range(b if d == 0 else a):
+            for q in range(b if d == 2 else c):
+                if d == 0:
+                    line = _line(0, x, y + p, z + q, ny, nz)
+                elif d == 1:
+                    line = _line(1, x + p, y, z + q, ny, nz)
+                else:
+                    line = _line(2, x + p, y + q, z, ny, nz)
+                bit = m.line_bit[d, line]
+                if (busy[bit >> 6] >> np.uint64(bit & 63)) & cables:
+                    free = False
+                    break
+            if not free:
+                break
+        if free:
+            return k
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def place_links(m, busy, shape_rotations, n_rotations, torus, out):
+    """Best candidate partition for a job: fewest cables, first found on ties.
+
+    `busy` is the bitset of resources that may not be used (occupied, plus a reservation
+    where one applies). Writes the partition's resources (units and cables) to `out` and
+    returns its number of units, or returns -1 (out untouched) if there is no candidate.
+    """
+    nx, ny, nz = m.dims
+    best = -1
+    best_cables = 1 << 62
+    best_box = np.zeros(6, dtype=np.int64)
+    best_sets = np.zeros(3, dtype=np.int64)
+    sets = np.zeros(3, dtype=np.int64)
+    for r in range(n_rotations):
+        a = shape_rotations[r, 0]
+        b = shape_rotations[r, 1]
+        c = shape_rotations[r, 2]
+        for x in range(nx - a + 1):
+            for y in range(ny - b + 1):
+                for z in range(nz - c + 1):
+                    box = m.box_masks[box_index(m.box_offset, nx, ny, nz, a, b, c, x, y, z)]
+                    if intersects(box, busy):
+                        continue
+                    total = 0
+                    for d in range(3):
+                        lo = x if d == 0 else (y if d == 1 else z)
+                        extent = a if d == 0 else (b if d == 1 else c)
+                        k = _first_free_set(m, d, lo, extent, torus, x, y, z, a, b, c, busy)
+                        if k < 0:
+                            total = -1
+                            break
+                        sets[d] = k
+                        lines = (b * c) if d == 0 else ((a * c) if d == 1 else (a * b))
+                        total += m.set_cables[k] * lines
+                    if total >= 0 and total < best_cables:
+                        best_cables = total
+                        best = a * b * c
+                        best_box[0], best_box[1], best_box[2] = a, b, c
+                        best_box[3], best_box[4], best_box[5] = x, y, z
+                        best_sets[:] = sets
+    if best < 0:
+        return -1
+    a, b, c, x, y, z = best_box[0], best_box[1], best_box[2], best_box[3], best_box[4], best_box[5]
+    out[:] = m.box_masks[box_index(m.box_offset, nx, ny, nz, a, b, c, x, y, z)]
+    for d in range(3):
+        cables = m.cable_masks[best_sets[d]]
+        for p in range(b if d == 0 else a):
+            for q in range(b if d == 2 else c):
+                if d == 0:
+                    line = _line(0, x, y + p, z + q, ny, nz)
+                elif d == 1:
+                    line = _line(1, x + p, y, z + q, ny, nz)
+                else:
+                    line = _line(2, x + p, y + q, z, ny, nz)
+                bit = m.line_bit[d, line]
+                out[bit >> 6] |= cables << np.uint64(bit & 63)
+    return best
+
+
+@njit(cache=True, nogil=True)
+def box_free_somewhere(m, busy, shape_rotations, n_rotations):
+    """Phase 1 alone: whether some rotation has a box of free units (links ignored)."""
+    nx, ny, nz = m.dims
+    for r in range(n_rotations):
+        a = shape_rotations[r, 0]
+        b = shape_rotations[r, 1]
+        c = shape_rotations[r, 2]
+        for x in range(nx - a + 1):
+            for y in range(ny - b + 1):
+                for z in range(nz - c + 1):
+                    box = m.box_masks[box_index(m.box_offset, nx, ny, nz, a, b, c, x, y, z)]
+                    if not intersects(box, busy):
+                        return True
+    return False
