@@ -24,10 +24,10 @@ def bounded_slowdown(response_s: np.ndarray, run_s: np.ndarray) -> np.ndarray:
 
 def capacity(request: np.ndarray, run_s: np.ndarray, submit_s: np.ndarray, end_s: np.ndarray,
              units: int, unused_area: float) -> tuple[float, float, float]:
-    """(utilized, unused, lost) fractions of the capacity T x N."""
+    """(utilized, unused, lost) fractions of the capacity T x N (NaN when T = 0)."""
     span = float(end_s.max() - submit_s.min())
     if span <= 0:
-        return 0.0, 1.0, 0.0
+        return float("nan"), float("nan"), float("nan")
     utilized = float((request * run_s).sum()) / (span * units)
     unused = unused_area / (span * units)
     return utilized, unused, 1.0 - utilized - unused

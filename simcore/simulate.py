@@ -212,7 +212,7 @@ def _result(jobs: Jobs, kj: KernelJobs, st, alloc: Allocator, spec: MachineSpec,
         "bsld": bsld,
         "size": jobs.size,
         "alloc_size": st.alloc,
-        "reserved_s": st.reserved_s,
+        "reserved_s": pa.array(st.reserved_s, from_pandas=True),  # null: never reserved
     })
     timing = {"simulate_s": elapsed,
               "s_per_decision": elapsed / decisions if decisions else float("nan")}

@@ -1,0 +1,142 @@
+"""Independent checks of simulation results, in plain Python and numpy.
+
+`flat_schedule` is a small reference implementation of FCFS and EASY on a flat machine
+written straight from Mu'alem and Feitelson's description. The `check_*` functions replay a
+result's schedule and placement log without using any simcore state.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def flat_schedule(submit, run, estimate, size, units, easy, delay=0.0):
+    """Allocation times of jobs (given in priority order) under FCFS or EASY."""
+    n = len(submit)
+    alloc_at = [math.nan] * n
+    running = []  # (end, estimated end, job)
+    queue = []
+    free = units
+    arrived = 0
+
+    def start(j, t):
+        nonlocal free
+        alloc_at[j] = t
+        free -= size[j]
+        running.append((t + delay + run[j], t + delay + estimate[j], j))
+        queue.remove(j)
+
+    while arrived < n or running:
+        t = min([end for end, _, _ in running] + ([submit[arrived]] if arrived < n else []))
+        for job in [r for r in running if r[0] == t]:
+            running.remove(job)
+            free += size[job[2]]
+        while arrived < n and submit[arrived] == t:
+            queue.append(arrived)
+            arrived += 1
+        while queue and size[queue[0]] <= free:
+            start(queue[0], t)
+        if not (easy and queue):
+            continue
+        head = queue[0]
+        available, shadow = free, math.inf
+        for estimated_end, job in sorted((r[1], r[2]) for r in running):
+            available += size[job]
+            if available >= size[head]:
+                shadow = estimated_end
+                break
+        extra = free + sum(size[r[2]] for r in running if r[1] <= shadow) - size[head]
+        for j in list(queue[1:]):
+            if size[j] > free:
+                continue
+            if t + delay + estimate[j] <= shadow:
+                start(j, t)
+            elif size[j] <= extra:
+                extra -= size[j]
+                start(j, t)
+    return np.array(alloc_at)
+
+
+def _bits(masks: np.ndarray) -> np.ndarray:
+    """(entries, words) uint64 -> (entries, 64 * words) bool, bit i of word w at 64w + i."""
+    little = masks.astype("<u8").view(np.uint8).reshape(masks.shape[0], -1)
+    return np.unpackbits(little, axis=1, bitorder="little").astype(bool)
+
+
+def check_exclusive(result) -> int:
+    """Every unit (and cable) is held by at most one job at a time; returns entries checked."""
+    log = result.placements
+    table = result.jobs
+    end = dict(zip(table.column("job_id").to_pylist(), table.column("end_s").to_pylist(),
+                   strict=True))
+    held_until = np.empty(log.time_s.shape[0])
+    last = {}
+    for i in range(log.time_s.shape[0] - 1, -1, -1):  # a placement lasts until the next one
+        job = int(log.job_id[i])
+        held_until[i] = last.get(job, end[job])
+        last[job] = log.time_s[i]
+    bits = _bits(log.masks)
+    for resource in np.flatnonzero(bits.any(axis=0)):
+        rows = np.flatnonzero(bits[:, resource])
+        order = np.argsort(log.time_s[rows], kind="stable")
+        begin, finish = log.time_s[rows][order], held_until[rows][order]
+        overlap = np.flatnonzero(begin[1:] < finish[:-1])
+        assert not overlap.size, (
+            f"resource {resource} held by jobs {log.job_id[rows][order][overlap[0]]} and "
+            f"{log.job_id[rows][order][overlap[0] + 1]} at {begin[overlap[0] + 1]}")
+    return int(log.time_s.shape[0])
+
+
+def check_capacity(result, units: int) -> None:
+    """Recompute unused capacity from the schedule alone; utilized + unused + lost = 1."""
+    t = result.jobs
+    submit = t.column("submit_s").to_numpy()
+    sched = t.column("sched_s").to_numpy()
+    end = t.column("end_s").to_numpy()
+    size = t.column("size").to_numpy()
+    alloc = t.column("alloc_size").to_numpy()
+    times = np.concatenate([submit, sched, end])
+    d_free = np.concatenate([np.zeros_like(size), -alloc, alloc])
+    d_queued = np.concatenate([size, -size, np.zeros_like(size)])
+    order = np.argsort(times, kind="stable")
+    times, d_free, d_queued = times[order], d_free[order], d_queued[order]
+    free = units + np.cumsum(d_free)
+    queued = np.cumsum(d_queued)
+    idle = np.maximum(0, free - queued)[:-1] * np.diff(times)
+    span = end.max() - submit.min()
+    s = result.summary
+    if span == 0:  # capacity over an empty time span is undefined
+        assert np.isnan([s["utilization"], s["unused"], s["lost"]]).all()
+        return
+    unused = idle.sum() / (span * units)
+    assert abs(unused - s["unused"]) < 1e-9, (unused, s["unused"])
+    utilized = (size * t.column("run_s").to_numpy()).sum() / (span * units)
+    assert abs(utilized - s["utilization"]) < 1e-9
+    assert abs(s["utilization"] + s["unused"] + s["lost"] - 1) < 1e-12
+    assert s["lost"] > -1e-9 and 0 <= s["unused"] <= 1 and 0 <= s["utilization"] <= 1
+
+
+def check_timing(result) -> None:
+    """Nothing is allocated before it arrives; start = allocation + delay; end = start + run."""
+    t = result.jobs
+    submit, sched = t.column("submit_s").to_numpy(), t.column("sched_s").to_numpy()
+    start, end = t.column("start_s").to_numpy(), t.column("end_s").to_numpy()
+    assert np.isfinite(start).all()
+    assert (sched >= submit).all()
+    assert (start >= sched).all()
+    assert np.array_equal(end, start + t.column("run_s").to_numpy())
+    assert (t.column("alloc_size").to_numpy() >= 0).all()
+
+
+def check_reservations(result) -> int:
+    """No job is allocated later than the first reservation it got as the blocked head."""
+    t = result.jobs
+    reserved = t.column("reserved_s").to_numpy(zero_copy_only=False)
+    sched = t.column("sched_s").to_numpy()
+    has = ~np.isnan(reserved)
+    late = np.flatnonzero(has & (sched > reserved))
+    assert not late.size, f"job {t.column('job_id')[late[0]]} allocated at {sched[late[0]]} " \
+                          f"after its reservation {reserved[late[0]]}"
+    return int(has.sum())

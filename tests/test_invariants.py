@@ -1,0 +1,122 @@
+"""Invariants of every scheduler on real trace spans and on generated workloads."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simcore.cleaning import clean
+from simcore.jobs import Jobs
+from simcore.machines.spec import MachineSpec
+from simcore.policy import PolicySpec
+from simcore.simulate import simulate
+from simcore.swf import read_swf
+from simcore.workload.transforms import WorkloadSpec, prepare
+from tests.reference import (
+    check_capacity,
+    check_exclusive,
+    check_reservations,
+    check_timing,
+    flat_schedule,
+)
+
+SPAN = 3000  # jobs per trace span: enough contention at c = 1.2, quick to replay
+
+
+@functools.cache
+def trace_span(path: str, machine: str, runtime_scale: float) -> Jobs:
+    table = clean(read_swf(path))
+    return prepare(table, WorkloadSpec(first_jobs=SPAN, runtime_scale=runtime_scale),
+                   MachineSpec.parse(machine), seed=1)
+
+
+CASES = [
+    ("torus:4x4x8", "fcfs", {}),
+    ("torus:4x4x8", "backfill", {"estimates": "actual"}),
+    ("torus:4x4x8", "backfill", {"estimates": "actual", "start_delay_s": 1.0}),
+    ("torus:4x4x8", "backfill", {"reservation": False}),
+    ("torus:4x4x8", "migration", {}),
+    ("torus:4x4x8", "migration", {"fn_tor": 0.0, "fn_max": 1.0}),
+    ("torus:4x4x8", "bm", {"start_delay_s": 1.0}),
+    ("mesh:4x4x8", "bm", {}),
+    ("flat:128", "fcfs", {}),
+    ("flat:128", "backfill", {"estimates": "actual"}),
+]
+
+
+@pytest.mark.parametrize("trace", ["NASA-iPSC-1993-3.1-cln", "SDSC-SP2-1998-4.2-cln"])
+@pytest.mark.parametrize(("machine", "scheduler", "params"), CASES)
+def test_real_trace_invariants(trace, machine, scheduler, params, trace_path):
+    jobs = trace_span(str(trace_path(trace)), machine, 1.2)
+    policy = PolicySpec.from_params(scheduler, params)
+    result = simulate(jobs, machine, policy, record_placements=True)
+    units = MachineSpec.parse(machine).units
+    check_timing(result)
+    check_capacity(result, units)
+    assert check_exclusive(result) >= len(jobs)
+    alloc = result.jobs.column("alloc_size").to_numpy()
+    assert (alloc >= jobs.size).all()
+    if scheduler == "backfill" and params.get("estimates") == "actual":
+        assert check_reservations(result) > 0, "the span should block some head jobs"
+    if machine.startswith("flat"):
+        expected = flat_schedule(jobs.submit_s, jobs.run_s, jobs.estimates(policy.estimates),
+                                 jobs.size, units, easy=scheduler == "backfill")
+        assert np.array_equal(result.jobs.column("sched_s").to_numpy(), expected)
+    if scheduler in ("migration", "bm"):
+        s = result.summary
+        assert s["migrations_successful"] <= s["migrations_attempted"]
+
+
+def test_deterministic_across_runs(trace_path):
+    jobs = trace_span(str(trace_path("SDSC-SP2-1998-4.2-cln")), "torus:4x4x8", 1.2)
+    first = simulate(jobs, "torus:4x4x8", "bm")
+    again = simulate(jobs, "torus:4x4x8", "bm")
+    assert first.jobs.equals(again.jobs)
+    assert np.array_equal(first.migration_times_s, again.migration_times_s)
+    same = [a == b or (np.isnan(a) and np.isnan(b)) if isinstance(a, float) else a == b
+            for a, b in zip(first.summary.values(), again.summary.values(), strict=True)]
+    assert all(same)
+
+
+small_workloads = st.integers(1, 40).flatmap(lambda n: st.tuples(
+    st.lists(st.integers(0, 50), min_size=n, max_size=n),    # submit
+    st.lists(st.integers(0, 60), min_size=n, max_size=n),    # run
+    st.lists(st.integers(0, 30), min_size=n, max_size=n),    # estimate error
+    st.lists(st.integers(1, 12), min_size=n, max_size=n),    # size
+))
+
+
+def make_jobs(case):
+    submit, run, error, size = (np.array(v) for v in case)
+    return Jobs.create(np.arange(1, len(submit) + 1), submit, run, run + error, size)
+
+
+@settings(max_examples=150, deadline=None)
+@given(case=small_workloads, easy=st.booleans(), delay=st.sampled_from([0.0, 1.0]))
+def test_flat_matches_reference(case, easy, delay):
+    jobs = make_jobs(case)
+    policy = PolicySpec("backfill" if easy else "fcfs", start_delay_s=delay)
+    result = simulate(jobs, "flat:12", policy)
+    expected = flat_schedule(jobs.submit_s, jobs.run_s, jobs.estimates("requested"),
+                             jobs.size, 12, easy, delay)
+    assert np.array_equal(result.jobs.column("sched_s").to_numpy(), expected)
+
+
+@settings(max_examples=120, deadline=None)
+@given(case=small_workloads,
+       machine=st.sampled_from(["torus:2x2x3", "mesh:3x4", "torus:12"]),
+       scheduler=st.sampled_from(["fcfs", "backfill", "migration", "bm"]))
+def test_partitioned_invariants_on_generated_workloads(case, machine, scheduler):
+    jobs = make_jobs(case)
+    policy = PolicySpec.from_params(
+        scheduler, {"estimates": "actual"} if scheduler in ("backfill", "bm") else {})
+    result = simulate(jobs, machine, policy, record_placements=True)
+    check_timing(result)
+    check_capacity(result, 12)
+    check_exclusive(result)
+    if scheduler == "backfill":
+        check_reservations(result)

@@ -1,0 +1,92 @@
+"""Workload transforms and Aridor's shape synthesis."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from simcore.cleaning import clean
+from simcore.errors import SpecError
+from simcore.machines.spec import MachineSpec
+from simcore.swf import read_swf
+from simcore.workload.shapes import fat_shapes, job_uniforms, slim_shapes, synthesize
+from simcore.workload.transforms import WorkloadSpec, offered_load, prepare
+
+BGL = (8, 4, 4)
+
+
+@pytest.mark.parametrize(("size", "shape"), [(1, (1, 1, 1)), (6, (1, 1, 6)), (16, (1, 2, 8)),
+                                             (27, (3, 3, 3)), (17, (1, 3, 6)), (8, (1, 1, 8)),
+                                             (128, (4, 4, 8))])
+def test_slim_shapes_of_the_paper(size, shape):
+    assert tuple(slim_shapes(np.array([size]), BGL)[0]) == shape
+
+
+@pytest.mark.parametrize(("size", "shape"), [(1, (2, 2, 2)), (8, (2, 2, 2)), (9, (2, 2, 3)),
+                                             (16, (2, 2, 4)), (17, (2, 3, 3)), (27, (3, 3, 3))])
+def test_fat_shapes(size, shape):
+    assert tuple(fat_shapes(np.array([size]), BGL)[0]) == shape
+
+
+def test_every_size_gets_the_smallest_volume_that_holds_it():
+    sizes = np.arange(1, 129)
+    for shapes, smallest in ((slim_shapes(sizes, BGL), 1), (fat_shapes(sizes, BGL), 2)):
+        volume = shapes.prod(axis=1)
+        assert (volume >= sizes).all() and (shapes.min(axis=1) >= smallest).all()
+        assert (np.sort(shapes, axis=1) <= np.array([4, 4, 8])).all()
+    exact = {a * b * c for a in range(1, 5) for b in range(1, 5) for c in range(1, 9)}
+    assert (slim_shapes(sizes, BGL).prod(axis=1) == sizes).sum() == len(exact) == 38
+
+
+def test_draws_are_per_job_and_reproducible():
+    ids = np.arange(1, 5001)
+    u = job_uniforms(7, 1, ids)
+    assert np.array_equal(u, job_uniforms(7, 1, ids))
+    assert np.array_equal(u[100:200], job_uniforms(7, 1, ids[100:200])), "subset-invariant"
+    assert not np.array_equal(u, job_uniforms(8, 1, ids))
+    assert not np.array_equal(u, job_uniforms(7, 2, ids))
+    assert u.min() >= 0 and u.max() < 1
+    assert abs(u.mean() - 0.5) < 4 * np.sqrt(1 / 12 / u.size)
+
+
+def test_fat_and_torus_probabilities_nest():
+    ids = np.arange(1, 4001)
+    sizes = np.full(ids.size, 4)
+    half, _ = synthesize(ids, sizes, BGL, 0.5, 0.0, seed=3)
+    full, torus = synthesize(ids, sizes, BGL, 1.0, 0.5, seed=3)
+    fat_half = (half == 2).all(axis=1)
+    assert (full == 2).all()
+    p = fat_half.mean()
+    assert abs(p - 0.5) < 4 * np.sqrt(0.25 / ids.size)
+    assert abs(torus.mean() - 0.5) < 4 * np.sqrt(0.25 / ids.size)
+    more, _ = synthesize(ids, sizes, BGL, 0.7, 0.0, seed=3)
+    assert ((more == 2).all(axis=1) >= fat_half).all(), "raising p_fat only adds fat jobs"
+
+
+def test_prepare_span_scaling_and_load(trace_path):
+    table = clean(read_swf(trace_path("CTC-SP2-1996-3.1-cln")))
+    bgl = MachineSpec.parse("bgl:8x4x4")
+    spec = WorkloadSpec(first_jobs=5000, processors_per_unit=4, runtime_scale=1.5,
+                        offered_load=0.6, p_fat=1.0, p_torus=1.0)
+    jobs = prepare(table, spec, bgl, seed=11)
+    assert len(jobs) == 5000
+    assert jobs.shape.min() >= 2 and jobs.torus.all()
+    assert np.array_equal(jobs.size, jobs.shape.prod(axis=1))
+    assert offered_load(jobs.size, jobs.run_s, jobs.submit_s, 128) == pytest.approx(0.6)
+    raw = prepare(table, WorkloadSpec(first_jobs=5000), MachineSpec.parse("flat:338"))
+    assert np.allclose(np.sort(jobs.run_s), np.sort(raw.run_s * 1.5))
+    assert raw.size.max() <= 338 and -(-raw.size.max() // 4) <= 85
+    assert jobs.content_hash() == prepare(table, spec, bgl, seed=11).content_hash()
+    assert jobs.content_hash() == prepare(table, spec, bgl, seed=12).content_hash(), \
+        "with p_fat = p_torus = 1 nothing is random"
+    mixed = WorkloadSpec(first_jobs=5000, processors_per_unit=4, p_fat=0.5, p_torus=0.5)
+    assert prepare(table, mixed, bgl, 11).content_hash() != prepare(table, mixed, bgl,
+                                                                   12).content_hash()
+
+
+def test_prepare_rejects_empty_span(trace_path):
+    table = clean(read_swf(trace_path("NASA-iPSC-1993-3.1-cln")))
+    with pytest.raises(SpecError, match="holds no jobs"):
+        prepare(table, WorkloadSpec(skip_jobs=10**6), MachineSpec.parse("flat:128"))
+    with pytest.raises(SpecError, match="runtime_scale=0"):
+        WorkloadSpec(runtime_scale=0)
