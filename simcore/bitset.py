@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from simcore.jit import kernel
 
 _M1 = np.uint64(0x5555555555555555)
 _M2 = np.uint64(0x3333333333333333)
@@ -16,7 +17,7 @@ def n_words(n_bits: int) -> int:
     return max(1, (n_bits + 63) // 64)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def intersects(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether two bitsets share a bit."""
     for w in range(a.shape[0]):
@@ -25,7 +26,7 @@ def intersects(a: np.ndarray, b: np.ndarray) -> bool:
     return False
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def popcount64(x: np.uint64) -> int:
     """Bits set in one word (SWAR)."""
     x = x - ((x >> np.uint64(1)) & _M1)
@@ -34,7 +35,7 @@ def popcount64(x: np.uint64) -> int:
     return int((x * _H01) >> np.uint64(56))
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def popcount(a: np.ndarray) -> int:
     """Bits set in a bitset."""
     total = 0
@@ -43,11 +44,25 @@ def popcount(a: np.ndarray) -> int:
     return total
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def set_bit(a: np.ndarray, bit: int) -> None:
     a[bit >> 6] |= np.uint64(1) << np.uint64(bit & 63)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def test_bit(a: np.ndarray, bit: int) -> bool:
     return (a[bit >> 6] >> np.uint64(bit & 63)) & np.uint64(1) != 0
+
+
+@kernel
+def copy_into(dst: np.ndarray, src: np.ndarray) -> None:
+    """dst[:] = src, word by word (slice assignment would need numba's runtime)."""
+    for w in range(dst.shape[0]):
+        dst[w] = src[w]
+
+
+@kernel
+def clear(dst: np.ndarray) -> None:
+    """Zero every word."""
+    for w in range(dst.shape[0]):
+        dst[w] = 0

@@ -7,7 +7,8 @@ import json
 import sys
 from collections.abc import Sequence
 
-from simcore.errors import SimcoreError
+from simcore.errors import SimcoreError, SpecError
+from simcore.policy import SCHEDULERS
 from simcore.traces import MIRROR_ENV
 
 
@@ -45,6 +46,38 @@ def _parser() -> argparse.ArgumentParser:
     convert.add_argument("--cleaning", default="{}", metavar="JSON",
                          help="cleaning options, e.g. '{\"oversize\": \"drop\"}'")
     convert.set_defaults(handler=_convert_trace)
+
+    run = commands.add_parser("run", help="simulate one workload on one machine under one policy")
+    run.add_argument("--workload", required=True,
+                     help="SWF file (.swf, .swf.gz; cleaned with the default rules) or a "
+                          "workload .parquet")
+    run.add_argument("--machine", required=True,
+                     help="flat:N, torus:XxYxZ, mesh:XxYxZ, bgl:8x4x4, torus-links:8x4x4")
+    run.add_argument("--scheduler", required=True, choices=SCHEDULERS)
+    run.add_argument("--param", action="append", default=[], metavar="K=V",
+                     help="scheduler parameter, e.g. fn_tor=0.1 (repeatable)")
+    run.add_argument("--start-delay", type=float, help="seconds from allocation to start")
+    run.add_argument("--estimates", choices=("requested", "actual"))
+    run.add_argument("--skip-jobs", type=int, default=0, help="start of the span")
+    run.add_argument("--first-jobs", type=int, help="jobs in the span (Krevat: 10000)")
+    run.add_argument("--processors-per-unit", type=int, default=1,
+                     help="processors per allocation unit, sizes rounded up (CTC on BG/L: 4)")
+    run.add_argument("--runtime-scale", type=float, default=1.0, help="Krevat's c")
+    run.add_argument("--offered-load", type=float, help="rescale arrivals to this load")
+    run.add_argument("--p-fat", type=float, default=0.0, help="probability of a fat shape")
+    run.add_argument("--p-torus", type=float, default=0.0, help="probability of a torus")
+    run.add_argument("--seed", type=int, default=0, help="seed of the shape draws")
+    run.add_argument("--jobs-out", help="write the per-job schedule to this .parquet")
+    run.add_argument("--json", action="store_true", help="print one JSON object")
+    run.set_defaults(handler=_run)
+
+    bench = commands.add_parser("bench", help="measure simulation and partition-search speed")
+    bench.add_argument("--trace", help="SDSC-SP2-1998-4.2-cln.swf.gz (default: acquired "
+                                       "through the catalogue into resources/traces/)")
+    bench.add_argument("--catalogue", default="config/traces.yaml")
+    bench.add_argument("--repeat", type=int, default=3, help="runs per case; the best counts")
+    bench.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    bench.set_defaults(handler=_bench)
     return parser
 
 
@@ -54,7 +87,7 @@ def _swf_info(args: argparse.Namespace) -> int:
 
     stats = describe(read_swf(args.path))
     if args.json:
-        print(json.dumps(stats, indent=2))
+        print(_json(stats))
         return 0
     header = stats["header"]
     print(f"{args.path}")
@@ -95,6 +128,100 @@ def _convert_trace(args: argparse.Namespace) -> int:
     table = convert_trace(args.swf, args.out, json.loads(args.cleaning))
     print(f"{args.out}: {table.num_rows} jobs")
     return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    import pyarrow.parquet as pq
+
+    from simcore.atomic import atomic_path
+    from simcore.cleaning import clean
+    from simcore.machines.spec import MachineSpec
+    from simcore.policy import PolicySpec
+    from simcore.simulate import simulate
+    from simcore.swf import read_swf
+    from simcore.workload.io import read_workload
+    from simcore.workload.transforms import WorkloadSpec, prepare
+
+    params = dict(_key_value(p) for p in args.param)
+    if args.start_delay is not None:
+        params["start_delay_s"] = args.start_delay
+    if args.estimates is not None:
+        params["estimates"] = args.estimates
+    policy = PolicySpec.from_params(args.scheduler, params)
+    machine = MachineSpec.parse(args.machine)
+    path = str(args.workload)
+    table = read_workload(path) if path.endswith(".parquet") else clean(read_swf(path))
+    spec = WorkloadSpec(skip_jobs=args.skip_jobs, first_jobs=args.first_jobs,
+                        processors_per_unit=args.processors_per_unit,
+                        runtime_scale=args.runtime_scale, offered_load=args.offered_load,
+                        p_fat=args.p_fat, p_torus=args.p_torus)
+    result = simulate(prepare(table, spec, machine, args.seed), machine, policy, args.seed)
+    if args.jobs_out:
+        with atomic_path(args.jobs_out) as tmp:
+            pq.write_table(result.jobs, tmp, compression="zstd")
+    report = {**result.summary, "workload": {"path": path, **json.loads(spec.key())},
+              "timing": result.timing}
+    if args.json:
+        print(_json(report))
+        return 0
+    s = result.summary
+    print(f"{s['jobs']} jobs on {s['machine']} under {policy}")
+    print(f"  utilization {s['utilization']:.4f}  unused {s['unused']:.4f}  lost {s['lost']:.4f}")
+    print(f"  wait mean {s['mean_wait_s']:.0f} s, median {s['median_wait_s']:.0f} s; "
+          f"bounded slowdown mean {s['mean_bsld']:.2f}")
+    print(f"  makespan {s['makespan_s']:.0f} s; grown jobs {s['grown_jobs']}; migrations "
+          f"{s['migrations_successful']}/{s['migrations_attempted']} successful")
+    print(f"  simulated in {result.timing['simulate_s']:.3f} s "
+          f"({result.timing['s_per_decision'] * 1e6:.1f} us per decision)")
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from simcore.atomic import atomic_write_bytes
+    from simcore.bench import run_bench
+    from simcore.traces import acquire, load_catalogue, mirror_dirs
+
+    trace = args.trace
+    if trace is None:
+        entry = load_catalogue(args.catalogue)["SDSC-SP2-1998-4.2-cln"]
+        trace = acquire(entry, Path("resources/traces") / entry.filename, mirror_dirs())
+    report = run_bench(Path(trace), repeat=args.repeat)
+    print(f"parse {report['parse_s']:.3f} s, start-up (imports + compilation) "
+          f"{report['warmup_s']:.1f} s")
+    for row in report["simulations"]:
+        print(f"  {row['case']:<40} {row['jobs']:>6} jobs {row['simulate_s']:8.4f} s "
+              f"{row['jobs_per_s']:>12,.0f} jobs/s")
+    print("largest free partition, mean time per call on random 50% occupancies:")
+    for row in report["largest_free_partition"]:
+        cost = ("n/a: " + row["note"]) if row["s_per_call"] is None else \
+            f"{row['s_per_call'] * 1e6:12.1f} us"
+        print(f"  {row['dims']:<9} {row['method']:<11} {cost}")
+    if args.json:
+        atomic_write_bytes(args.json, (_json(report) + "\n").encode())
+    return 0
+
+
+def _json(value: object) -> str:
+    """JSON with NaN written as null (NaN is not JSON)."""
+    def clean(v: object) -> object:
+        if isinstance(v, float) and v != v:
+            return None
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [clean(x) for x in v]
+        return v
+
+    return json.dumps(clean(value), indent=2)
+
+
+def _key_value(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise SpecError(f"--param {text!r}; expected KEY=VALUE, e.g. fn_tor=0.1")
+    return key.strip(), value.strip()
 
 
 if __name__ == "__main__":

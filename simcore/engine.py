@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from simcore.bitset import popcount64
+from simcore.jit import kernel
 from simcore.machines.allocate import BOX, FLAT, LINKS
 from simcore.machines.links import box_free_somewhere
 from simcore.schedulers.backfill import backfill_pass
@@ -27,11 +27,11 @@ from simcore.state import (
     BLOCKED_NO_BOX,
     CABLE_AREA,
     DECISIONS,
-    EPOCH,
     FREE_UNITS,
     N_ACTIVE,
     QLEN,
     QUEUED_UNITS,
+    STARTS,
     STATUS,
     STATUS_STUCK,
     UNUSED_AREA,
@@ -68,47 +68,54 @@ class KernelPolicy(NamedTuple):
     start_delay: float
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def run_events(m, st, jobs, policy):
-    """Simulate every job; results are left in `st`."""
-    n = jobs.submit.shape[0]
+    """Simulate every job; results are left in `st`.
+
+    Hot loops read arrays through locals: every `st.x` access inside a loop would cost
+    numba an atomic reference count increment and decrement.
+    """
+    submit, request = jobs.submit, jobs.request
+    ctr, acc, occ, active, slot_end = st.ctr, st.acc, st.occ, st.active, st.slot_end
+    queue, waiting = st.queue, st.waiting
+    n = submit.shape[0]
     arrived = 0
-    t_prev = jobs.submit[0] if n else 0.0
-    while arrived < n or st.ctr[N_ACTIVE] > 0:
-        t = jobs.submit[arrived] if arrived < n else np.inf
-        for i in range(st.ctr[N_ACTIVE]):
-            t = min(t, st.slot_end[st.active[i]])
+    t_prev = submit[0] if n else 0.0
+    while arrived < n or ctr[N_ACTIVE] > 0:
+        t = submit[arrived] if arrived < n else np.inf
+        for i in range(ctr[N_ACTIVE]):
+            t = min(t, slot_end[active[i]])
         dt = t - t_prev
         if dt > 0:
-            idle = st.ctr[FREE_UNITS] - st.ctr[QUEUED_UNITS]
+            idle = ctr[FREE_UNITS] - ctr[QUEUED_UNITS]
             if idle > 0:
-                st.acc[UNUSED_AREA] += idle * dt
+                acc[UNUSED_AREA] += idle * dt
             if m.kind == LINKS:
                 busy = 0
-                for w in range(m.links.unit_words, st.occ.shape[0]):
-                    busy += popcount64(st.occ[w])
-                st.acc[CABLE_AREA] += busy * dt
+                for w in range(m.links.unit_words, occ.shape[0]):
+                    busy += popcount64(occ[w])
+                acc[CABLE_AREA] += busy * dt
         t_prev = t
         finish_jobs(st, t)
-        while arrived < n and jobs.submit[arrived] == t:
-            st.queue[st.ctr[QLEN]] = arrived
-            st.ctr[QLEN] += 1
-            st.waiting[arrived] = True
-            st.ctr[QUEUED_UNITS] += jobs.request[arrived]
+        while arrived < n and submit[arrived] == t:
+            queue[ctr[QLEN]] = arrived
+            ctr[QLEN] += 1
+            waiting[arrived] = True
+            ctr[QUEUED_UNITS] += request[arrived]
             arrived += 1
         decide(m, st, jobs, policy, t)
-        if st.ctr[QLEN] > 0 and st.ctr[N_ACTIVE] == 0 and arrived == n:
-            st.ctr[STATUS] = STATUS_STUCK
+        if ctr[QLEN] > 0 and ctr[N_ACTIVE] == 0 and arrived == n:
+            ctr[STATUS] = STATUS_STUCK
             return
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def decide(m, st, jobs, policy, t):
     """One scheduler invocation: FCFS, then migration and/or backfilling if the head blocks."""
     st.ctr[DECISIONS] += 1
     if st.ctr[QLEN] == 0:
         return
-    epoch = st.ctr[EPOCH]
+    starts = st.ctr[STARTS]
     head_pos = fcfs_pass(m, st, jobs, policy.start_delay, t)
     if head_pos < st.ctr[QLEN] and m.kind != FLAT:
         head = st.queue[head_pos]
@@ -128,5 +135,5 @@ def decide(m, st, jobs, policy, t):
     if head_pos < st.ctr[QLEN] and (policy.scheduler == BACKFILL or policy.scheduler == BM):
         backfill_pass(m, st, jobs, policy.start_delay, policy.max_growth, policy.reservation,
                       t, head_pos)
-    if st.ctr[EPOCH] != epoch:
+    if st.ctr[STARTS] != starts:
         compact_queue(st)

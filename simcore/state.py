@@ -11,7 +11,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+
+from simcore.bitset import copy_into
+from simcore.jit import kernel
 
 # ctr indices
 QLEN = 0  # entries in queue[] (some may have started during the current decision)
@@ -27,12 +29,18 @@ BLOCKED_LINKS = 9  # decisions whose head job found free boxes but no free links
 EPOCH = 10  # bumped whenever occupancy changes; invalidates cached placement failures
 STATUS = 11  # 0 ok, 1 stuck: jobs wait on an idle machine with no arrivals left
 LOG_LEN = 12  # entries in the placement log
-N_CTR = 13
+PASS_EPOCH = 13  # epoch of the last backfill pass that started nothing (-1: none)
+PASS_HEAD = 14  # its head job
+PASS_SCANNED = 15  # queue entries it examined
+PASS_EXTRA = 16  # its extra nodes (flat EASY)
+STARTS = 17  # jobs started so far
+N_CTR = 18
 
 # acc indices
 UNUSED_AREA = 0  # integral of max(0, f(t) - q(t)) dt, unit-seconds
 CABLE_AREA = 1  # integral of busy cables dt, cable-seconds
-N_ACC = 2
+PASS_SHADOW = 2  # shadow time of the last backfill pass that started nothing
+N_ACC = 3
 
 STATUS_STUCK = 1
 
@@ -69,6 +77,8 @@ class State(NamedTuple):
     mask: np.ndarray  # (words,) uint64 scratch: a placement
     reserved: np.ndarray  # (words,) uint64: the head job's reserved partition
     moved: np.ndarray  # (slots, words) uint64 scratch: placements during a migration
+    order: np.ndarray  # (slots,) int64 scratch: running slots in some order
+    stays: np.ndarray  # (slots,) bool scratch: jobs a migration leaves in place
     ctr: np.ndarray  # (N_CTR,) int64
     acc: np.ndarray  # (N_ACC,) float64
 
@@ -82,6 +92,7 @@ def new_state(n_jobs: int, slots: int, words: int, boxes: int, classes: int,
     ctr = np.zeros(N_CTR, dtype=np.int64)
     ctr[N_FREE_SLOTS] = slots
     ctr[FREE_UNITS] = slots
+    ctr[PASS_EPOCH] = -1
     return State(
         occ=np.zeros(words, dtype=np.uint64),
         held=np.zeros((slots, words), dtype=np.uint64),
@@ -108,92 +119,124 @@ def new_state(n_jobs: int, slots: int, words: int, boxes: int, classes: int,
         mask=np.zeros(words, dtype=np.uint64),
         reserved=np.zeros(words, dtype=np.uint64),
         moved=np.zeros((slots, words), dtype=np.uint64),
+        order=np.zeros(slots, dtype=np.int64),
+        stays=np.zeros(slots, dtype=np.bool_),
         ctr=ctr,
         acc=np.zeros(N_ACC),
     )
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def start_job(st, jobs, delay, j, t, alloc, mask):
     """Allocate `mask` (and `alloc` units) to waiting job j at time t; it runs after `delay`."""
-    st.ctr[N_FREE_SLOTS] -= 1
-    slot = st.free_slots[st.ctr[N_FREE_SLOTS]]
-    for w in range(st.occ.shape[0]):
-        st.held[slot, w] = mask[w]
-        st.occ[w] |= mask[w]
+    ctr, occ, held = st.ctr, st.occ, st.held
+    ctr[N_FREE_SLOTS] -= 1
+    slot = st.free_slots[ctr[N_FREE_SLOTS]]
+    for w in range(occ.shape[0]):
+        held[slot, w] = mask[w]
+        occ[w] |= mask[w]
     start = t + delay
+    end = start + jobs.run[j]
     st.slot_job[slot] = j
-    st.slot_end[slot] = start + jobs.run[j]
+    st.slot_end[slot] = end
     st.slot_est_end[slot] = start + jobs.estimate[j]
     st.slot_alloc[slot] = alloc
-    st.active[st.ctr[N_ACTIVE]] = slot
-    st.ctr[N_ACTIVE] += 1
+    st.active[ctr[N_ACTIVE]] = slot
+    ctr[N_ACTIVE] += 1
     st.sched_s[j] = t
     st.start_s[j] = start
-    st.end_s[j] = start + jobs.run[j]
+    st.end_s[j] = end
     st.alloc[j] = alloc
     st.waiting[j] = False
-    st.ctr[FREE_UNITS] -= alloc
-    st.ctr[QUEUED_UNITS] -= jobs.request[j]
-    st.ctr[EPOCH] += 1
+    ctr[FREE_UNITS] -= alloc
+    ctr[QUEUED_UNITS] -= jobs.request[j]
+    ctr[EPOCH] += 1
+    ctr[STARTS] += 1
     log_placement(st, t, j, mask)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def log_placement(st, t, j, mask):
     """Append (t, j, mask) to the placement log when recording."""
     n = st.ctr[LOG_LEN]
     if n < st.log_s.shape[0]:
         st.log_s[n] = t
         st.log_job[n] = j
-        st.log_mask[n] = mask
+        copy_into(st.log_mask[n], mask)
         st.ctr[LOG_LEN] = n + 1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def finish_jobs(st, t):
     """Release every running job whose end time is t."""
+    ctr, occ, held, active, slot_end = st.ctr, st.occ, st.held, st.active, st.slot_end
     i = 0
-    while i < st.ctr[N_ACTIVE]:
-        slot = st.active[i]
-        if st.slot_end[slot] == t:
-            for w in range(st.occ.shape[0]):
-                st.occ[w] &= ~st.held[slot, w]
-            st.ctr[FREE_UNITS] += st.slot_alloc[slot]
+    while i < ctr[N_ACTIVE]:
+        slot = active[i]
+        if slot_end[slot] == t:
+            for w in range(occ.shape[0]):
+                occ[w] &= ~held[slot, w]
+            ctr[FREE_UNITS] += st.slot_alloc[slot]
             st.slot_job[slot] = -1
-            st.ctr[N_ACTIVE] -= 1
-            st.active[i] = st.active[st.ctr[N_ACTIVE]]
-            st.free_slots[st.ctr[N_FREE_SLOTS]] = slot
-            st.ctr[N_FREE_SLOTS] += 1
-            st.ctr[EPOCH] += 1
+            ctr[N_ACTIVE] -= 1
+            active[i] = active[ctr[N_ACTIVE]]
+            st.free_slots[ctr[N_FREE_SLOTS]] = slot
+            ctr[N_FREE_SLOTS] += 1
+            ctr[EPOCH] += 1
         else:
             i += 1
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def compact_queue(st):
-    """Drop jobs that started from the queue, keeping priority order."""
+    """Drop jobs that started from the queue, keeping priority order (and keeping the
+    prefix the last backfill pass examined marked as examined)."""
+    ctr, queue, waiting = st.ctr, st.queue, st.waiting
+    scanned = ctr[PASS_SCANNED]
     n = 0
-    for i in range(st.ctr[QLEN]):
-        j = st.queue[i]
-        if st.waiting[j]:
-            st.queue[n] = j
+    examined = 0
+    for i in range(ctr[QLEN]):
+        j = queue[i]
+        if waiting[j]:
+            queue[n] = j
             n += 1
-    st.ctr[QLEN] = n
+            if i < scanned:
+                examined = n
+    ctr[QLEN] = n
+    ctr[PASS_SCANNED] = examined
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def active_by_estimated_end(st):
-    """Running slots ordered by estimated end, ties by job (submit order)."""
+    """Order running slots by estimated end, ties by job (submit order), into st.order;
+    return how many there are."""
+    return _sorted_active(st, st.slot_est_end, 1.0)
+
+
+@kernel
+def active_by_size(st):
+    """Order running slots by allocated units, largest first, ties by job, into st.order;
+    return how many there are."""
+    return _sorted_active(st, st.slot_alloc, -1.0)
+
+
+@kernel
+def _sorted_active(st, key, sign):
+    """Insertion sort of the running slots by sign * key[slot], then job: running sets are
+    small and often nearly sorted, and nothing is allocated."""
+    order, slot_job, active = st.order, st.slot_job, st.active
     n = st.ctr[N_ACTIVE]
-    keys = np.empty(n)
-    jobs = np.empty(n, dtype=np.int64)
     for i in range(n):
-        keys[i] = st.slot_est_end[st.active[i]]
-        jobs[i] = st.slot_job[st.active[i]]
-    order = np.argsort(jobs, kind="mergesort")
-    order = order[np.argsort(keys[order], kind="mergesort")]
-    out = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        out[i] = st.active[order[i]]
-    return out
+        slot = active[i]
+        value = sign * key[slot]
+        job = slot_job[slot]
+        k = i
+        while k > 0:
+            prev = order[k - 1]
+            prev_value = sign * key[prev]
+            if prev_value < value or (prev_value == value and slot_job[prev] < job):
+                break
+            order[k] = prev
+            k -= 1
+        order[k] = slot
+    return n

@@ -17,9 +17,9 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
-from simcore.bitset import n_words
+from simcore.bitset import copy_into, n_words
+from simcore.jit import kernel
 from simcore.machines.boxes import best_box, box_table, free_boxes
 from simcore.machines.links import LinkMachine, link_machine, no_link_machine, place_links
 from simcore.machines.spec import MachineSpec
@@ -53,7 +53,7 @@ def allocator(spec: MachineSpec) -> Allocator:
                      np.zeros(1, np.int64), np.zeros(spec.units + 1, bool), links)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def refresh(m, st, busy):
     """List the boxes free in `busy` into st.free_list (BOX); return their count."""
     if m.kind != BOX:
@@ -61,13 +61,13 @@ def refresh(m, st, busy):
     return free_boxes(m.box_masks, busy, st.free_list)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def largest_listed(m, st, n_free):
     """Largest free partition given a refreshed free list (BOX)."""
     return m.box_volume[st.free_list[0]] if n_free > 0 else 0
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def place(m, st, jobs, j, busy, n_free, growth, forbidden, use_forbidden, out):
     """Where job j would go in occupancy `busy`; writes its resources to `out`.
 
@@ -85,7 +85,7 @@ def place(m, st, jobs, j, busy, n_free, growth, forbidden, use_forbidden, out):
             b = best_box(m.box_masks, m.box_volume, st.free_list, n_free, q, forbidden,
                          use_forbidden)
             if b >= 0:
-                out[:] = m.box_masks[b]
+                copy_into(out, m.box_masks[b])
                 return q
         return -1
     if use_forbidden:

@@ -29,6 +29,7 @@ from numba import njit
 
 from simcore.bitset import intersects, n_words
 from simcore.errors import SpecError
+from simcore.jit import kernel
 
 MAX_TABLE_BYTES = 512 * 2**20
 
@@ -134,7 +135,7 @@ def _fill_masks(masks, shape, base, dims):
                     masks[i, u >> 6] |= np.uint64(1) << np.uint64(u & 63)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def largest_free(masks, volume, occupied) -> int:
     """Volume of the largest box disjoint from `occupied` (0 if the machine is full)."""
     for i in range(masks.shape[0]):
@@ -143,7 +144,7 @@ def largest_free(masks, volume, occupied) -> int:
     return 0
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def free_boxes(masks, occupied, out) -> int:
     """Write the indices of boxes disjoint from `occupied` to `out`, in table order."""
     n = 0
@@ -154,7 +155,7 @@ def free_boxes(masks, occupied, out) -> int:
     return n
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def volume_range(volume, free, n_free, p):
     """[lo, hi) of the entries of `free[:n_free]` whose box volume is p (volumes descend)."""
     lo = 0
@@ -171,7 +172,7 @@ def volume_range(volume, free, n_free, p):
     return lo, end
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def best_box(masks, volume, free, n_free, p, forbidden, use_forbidden) -> int:
     """Krevat's choice among free boxes of volume p: maximise the largest partition left.
 

@@ -13,17 +13,15 @@ over all lines; the fewest wins, ties go to the first candidate found.
 from __future__ import annotations
 
 import functools
-import os
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from simcore.bitset import intersects, n_words
+from simcore.bitset import copy_into, intersects, n_words
+from simcore.caches import cache_dir
+from simcore.jit import kernel
 from simcore.machines.wiring import TORUS, link_table, load_wiring
-
-CACHE_ENV = "TORUS_SWEEP_CACHE"
 
 
 class LinkMachine(NamedTuple):
@@ -59,11 +57,6 @@ def no_link_machine() -> LinkMachine:
         line_bit=np.zeros((3, 1), dtype=np.int64),
         line_cables=(0, 0, 0),
     )
-
-
-def cache_dir() -> Path:
-    """Where lookup tables are cached: $TORUS_SWEEP_CACHE or ~/.cache/torus-sweep."""
-    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "torus-sweep")
 
 
 @functools.lru_cache(maxsize=8)
@@ -143,43 +136,39 @@ def _fill(masks, box_offset, nx, ny, nz):
                                         masks[i, u >> 6] |= np.uint64(1) << np.uint64(u & 63)
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def box_index(box_offset, nx, ny, nz, a, b, c, x, y, z):
     """Index of the box of shape (a, b, c) based at (x, y, z)."""
     return box_offset[a, b, c] + (x * (ny - b + 1) + y) * (nz - c + 1) + z
 
 
-@njit(cache=True, nogil=True)
-def _line(d, x, y, z, ny, nz):
-    """Index of the line of dimension d through unit (x, y, z)."""
-    if d == 0:
-        return y * nz + z
-    if d == 1:
-        return x * nz + z
-    return x * ny + y
-
-
-@njit(cache=True, nogil=True)
-def _first_free_set(m, d, lo, extent, torus, x, y, z, a, b, c, busy):
-    """First link set (fewest cables) connecting the box's extent in dimension d in all of
-    its lines; -1 if none is free. `busy` holds occupied (and forbidden) resources."""
+@kernel
+def _line_bit(m, d, p, q, x, y, z):
+    """First bit of the cable slot of the (p, q)-th line of dimension d crossing the box
+    based at (x, y, z): p and q step along the two other dimensions, in axis order."""
     ny = m.dims[1]
     nz = m.dims[2]
+    if d == 0:
+        line = (y + p) * nz + z + q
+    elif d == 1:
+        line = (x + p) * nz + z + q
+    else:
+        line = (x + p) * ny + y + q
+    return m.line_bit[d, line]
+
+
+@kernel
+def _first_free_set(m, d, lo, extent, across_p, across_q, torus, x, y, z, busy):
+    """First link set (fewest cables) connecting positions lo..lo+extent-1 of dimension d
+    in all across_p x across_q lines of the box; -1 if none is free in `busy`."""
     members = ((1 << extent) - 1) << lo
     row = m.row_base[d] + ((members << 1) | (TORUS if torus else 0))
     for k in range(m.offsets[row], m.offsets[row + 1]):
         cables = m.cable_masks[k]
         free = True
-        # the lines of dimension d crossing the box: vary the other two coordinates
-        for p in range(b if d == 0 else a):
-            for q in range(b if d == 2 else c):
-                if d == 0:
-                    line = _line(0, x, y + p, z + q, ny, nz)
-                elif d == 1:
-                    line = _line(1, x + p, y, z + q, ny, nz)
-                else:
-                    line = _line(2, x + p, y + q, z, ny, nz)
-                bit = m.line_bit[d, line]
+        for p in range(across_p):
+            for q in range(across_q):
+                bit = _line_bit(m, d, p, q, x, y, z)
                 if (busy[bit >> 6] >> np.uint64(bit & 63)) & cables:
                     free = False
                     break
@@ -190,7 +179,17 @@ def _first_free_set(m, d, lo, extent, torus, x, y, z, a, b, c, busy):
     return -1
 
 
-@njit(cache=True, nogil=True)
+@kernel
+def _add_cables(m, out, d, k, across_p, across_q, x, y, z):
+    """Set link set k's cables in every line of dimension d crossing the box."""
+    cables = m.cable_masks[k]
+    for p in range(across_p):
+        for q in range(across_q):
+            bit = _line_bit(m, d, p, q, x, y, z)
+            out[bit >> 6] |= cables << np.uint64(bit & 63)
+
+
+@kernel
 def place_links(m, busy, shape_rotations, n_rotations, torus, out):
     """Best candidate partition for a job: fewest cables, first found on ties.
 
@@ -199,11 +198,8 @@ def place_links(m, busy, shape_rotations, n_rotations, torus, out):
     returns its number of units, or returns -1 (out untouched) if there is no candidate.
     """
     nx, ny, nz = m.dims
-    best = -1
     best_cables = 1 << 62
-    best_box = np.zeros(6, dtype=np.int64)
-    best_sets = np.zeros(3, dtype=np.int64)
-    sets = np.zeros(3, dtype=np.int64)
+    a0 = b0 = c0 = x0 = y0 = z0 = k0 = k1 = k2 = -1
     for r in range(n_rotations):
         a = shape_rotations[r, 0]
         b = shape_rotations[r, 1]
@@ -214,43 +210,30 @@ def place_links(m, busy, shape_rotations, n_rotations, torus, out):
                     box = m.box_masks[box_index(m.box_offset, nx, ny, nz, a, b, c, x, y, z)]
                     if intersects(box, busy):
                         continue
-                    total = 0
-                    for d in range(3):
-                        lo = x if d == 0 else (y if d == 1 else z)
-                        extent = a if d == 0 else (b if d == 1 else c)
-                        k = _first_free_set(m, d, lo, extent, torus, x, y, z, a, b, c, busy)
-                        if k < 0:
-                            total = -1
-                            break
-                        sets[d] = k
-                        lines = (b * c) if d == 0 else ((a * c) if d == 1 else (a * b))
-                        total += m.set_cables[k] * lines
-                    if total >= 0 and total < best_cables:
+                    kx = _first_free_set(m, 0, x, a, b, c, torus, x, y, z, busy)
+                    if kx < 0:
+                        continue
+                    ky = _first_free_set(m, 1, y, b, a, c, torus, x, y, z, busy)
+                    if ky < 0:
+                        continue
+                    kz = _first_free_set(m, 2, z, c, a, b, torus, x, y, z, busy)
+                    if kz < 0:
+                        continue
+                    total = (m.set_cables[kx] * b * c + m.set_cables[ky] * a * c
+                             + m.set_cables[kz] * a * b)
+                    if total < best_cables:
                         best_cables = total
-                        best = a * b * c
-                        best_box[0], best_box[1], best_box[2] = a, b, c
-                        best_box[3], best_box[4], best_box[5] = x, y, z
-                        best_sets[:] = sets
-    if best < 0:
+                        a0, b0, c0, x0, y0, z0, k0, k1, k2 = a, b, c, x, y, z, kx, ky, kz
+    if a0 < 0:
         return -1
-    a, b, c, x, y, z = best_box[0], best_box[1], best_box[2], best_box[3], best_box[4], best_box[5]
-    out[:] = m.box_masks[box_index(m.box_offset, nx, ny, nz, a, b, c, x, y, z)]
-    for d in range(3):
-        cables = m.cable_masks[best_sets[d]]
-        for p in range(b if d == 0 else a):
-            for q in range(b if d == 2 else c):
-                if d == 0:
-                    line = _line(0, x, y + p, z + q, ny, nz)
-                elif d == 1:
-                    line = _line(1, x + p, y, z + q, ny, nz)
-                else:
-                    line = _line(2, x + p, y + q, z, ny, nz)
-                bit = m.line_bit[d, line]
-                out[bit >> 6] |= cables << np.uint64(bit & 63)
-    return best
+    copy_into(out, m.box_masks[box_index(m.box_offset, nx, ny, nz, a0, b0, c0, x0, y0, z0)])
+    _add_cables(m, out, 0, k0, b0, c0, x0, y0, z0)
+    _add_cables(m, out, 1, k1, a0, c0, x0, y0, z0)
+    _add_cables(m, out, 2, k2, a0, b0, x0, y0, z0)
+    return a0 * b0 * c0
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def box_free_somewhere(m, busy, shape_rotations, n_rotations):
     """Phase 1 alone: whether some rotation has a box of free units (links ignored)."""
     nx, ny, nz = m.dims

@@ -17,8 +17,9 @@ more than the extra nodes, which it then consumes.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from simcore.bitset import copy_into
+from simcore.jit import kernel
 from simcore.machines.allocate import BOX, FLAT, place, refresh
 from simcore.state import (
     EPOCH,
@@ -26,70 +27,102 @@ from simcore.state import (
     FAIL_GUARDED,
     FREE_UNITS,
     N_ACTIVE,
+    PASS_EPOCH,
+    PASS_EXTRA,
+    PASS_HEAD,
+    PASS_SCANNED,
+    PASS_SHADOW,
     QLEN,
     active_by_estimated_end,
     start_job,
 )
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def shadow_time(m, st, jobs, head):
     """Reservation for the head job: (time, units); st.reserved gets its partition."""
-    order = active_by_estimated_end(st)
-    st.tmp[:] = st.occ
+    n = active_by_estimated_end(st)
+    order, tmp, held = st.order, st.tmp, st.held
+    est_end, slot_alloc = st.slot_est_end, st.slot_alloc
+    copy_into(tmp, st.occ)
     free = st.ctr[FREE_UNITS]
+    need = jobs.size[head]
     k = 0
-    while k < order.shape[0]:
-        when = st.slot_est_end[order[k]]
-        while k < order.shape[0] and st.slot_est_end[order[k]] == when:
+    while k < n:
+        when = est_end[order[k]]
+        while k < n and est_end[order[k]] == when:
             slot = order[k]
-            for w in range(st.tmp.shape[0]):
-                st.tmp[w] &= ~st.held[slot, w]
-            free += st.slot_alloc[slot]
+            for w in range(tmp.shape[0]):
+                tmp[w] &= ~held[slot, w]
+            free += slot_alloc[slot]
             k += 1
-        if free < jobs.size[head]:
+        if free < need:
             continue
         if m.kind == FLAT:
             return when, free
-        n_free = refresh(m, st, st.tmp)
-        if place(m, st, jobs, head, st.tmp, n_free, m.units, st.occ, False, st.reserved) >= 0:
+        n_free = refresh(m, st, tmp)
+        if place(m, st, jobs, head, tmp, n_free, m.units, st.occ, False, st.reserved) >= 0:
             return when, free
     return np.inf, free
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def backfill_pass(m, st, jobs, delay, max_growth, reservation, t, head_pos):
-    """Start queued jobs after the blocked head that do not delay its reservation."""
+    """Start queued jobs after the blocked head that do not delay its reservation.
+
+    A pass that started nothing leaves the occupancy, the head, its reservation and every
+    verdict as they were; until the occupancy changes (EPOCH) the next pass only examines
+    jobs that arrived since.
+    """
     head = st.queue[head_pos]
-    shadow = np.inf
-    extra = 0
-    if reservation and st.ctr[N_ACTIVE] > 0:
-        shadow, free_at_shadow = shadow_time(m, st, jobs, head)
-        extra = free_at_shadow - jobs.size[head]
-        if np.isnan(st.reserved_s[head]):
-            st.reserved_s[head] = shadow
+    epoch = st.ctr[EPOCH]
+    if st.ctr[PASS_EPOCH] == epoch and st.ctr[PASS_HEAD] == head:
+        begin = st.ctr[PASS_SCANNED]
+        shadow = st.acc[PASS_SHADOW]
+        extra = st.ctr[PASS_EXTRA]
+    else:
+        begin = head_pos + 1
+        shadow = np.inf
+        extra = 0
+        if reservation and st.ctr[N_ACTIVE] > 0:
+            shadow, free_at_shadow = shadow_time(m, st, jobs, head)
+            extra = free_at_shadow - jobs.size[head]
+            if np.isnan(st.reserved_s[head]):
+                st.reserved_s[head] = shadow
     growth = max_growth if m.kind == BOX else 0
-    n_free = refresh(m, st, st.occ)
-    for i in range(head_pos + 1, st.ctr[QLEN]):
-        j = st.queue[i]
-        if not st.waiting[j] or jobs.size[j] > st.ctr[FREE_UNITS]:
+    ctr, queue, waiting, fail_epoch = st.ctr, st.queue, st.waiting, st.fail_epoch
+    size, estimate, placement_class = jobs.size, jobs.estimate, jobs.placement_class
+    n_free = refresh(m, st, st.occ) if ctr[FREE_UNITS] > 0 else 0
+    for i in range(begin, ctr[QLEN]):
+        if ctr[FREE_UNITS] == 0:
+            break
+        j = queue[i]
+        if not waiting[j] or size[j] > ctr[FREE_UNITS]:
             continue
-        in_time = t + delay + jobs.estimate[j] <= shadow
+        in_time = t + delay + estimate[j] <= shadow
         if m.kind == FLAT:
             if in_time or not reservation:
-                start_job(st, jobs, delay, j, t, jobs.size[j], st.mask)
-            elif jobs.size[j] <= extra:
-                extra -= jobs.size[j]
-                start_job(st, jobs, delay, j, t, jobs.size[j], st.mask)
+                start_job(st, jobs, delay, j, t, size[j], st.mask)
+            elif size[j] <= extra:
+                extra -= size[j]
+                start_job(st, jobs, delay, j, t, size[j], st.mask)
             continue
         guarded = FAIL_GUARDED if (reservation and not in_time) else FAIL_BACKFILL
-        cls = jobs.placement_class[j]
-        if st.fail_epoch[cls, guarded] == st.ctr[EPOCH]:
+        cls = placement_class[j]
+        if fail_epoch[cls, guarded] == ctr[EPOCH]:
             continue  # an identical job already failed in this very occupancy
         alloc = place(m, st, jobs, j, st.occ, n_free, growth, st.reserved,
                       guarded == FAIL_GUARDED, st.mask)
         if alloc < 0:
-            st.fail_epoch[cls, guarded] = st.ctr[EPOCH]
+            fail_epoch[cls, guarded] = ctr[EPOCH]
             continue
         start_job(st, jobs, delay, j, t, alloc, st.mask)
         n_free = refresh(m, st, st.occ)
+    if st.ctr[EPOCH] == epoch:
+        st.ctr[PASS_EPOCH] = epoch
+        st.ctr[PASS_HEAD] = head
+        st.ctr[PASS_SCANNED] = st.ctr[QLEN]
+        st.acc[PASS_SHADOW] = shadow
+        st.ctr[PASS_EXTRA] = extra
+    else:
+        st.ctr[PASS_EPOCH] = -1

@@ -7,31 +7,32 @@ unbounded in this phase, as the thesis says); on a flat machine any free units w
 
 from __future__ import annotations
 
-from numba import njit
-
+from simcore.jit import kernel
 from simcore.machines.allocate import FLAT, place, refresh
 from simcore.state import EPOCH, FAIL_FCFS, FREE_UNITS, QLEN, start_job
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def fcfs_pass(m, st, jobs, delay, t):
     """Start queued jobs in order; return the queue position of the blocked head (or QLEN)."""
-    for i in range(st.ctr[QLEN]):
-        j = st.queue[i]
-        if not st.waiting[j]:
+    ctr, queue, waiting, fail_epoch = st.ctr, st.queue, st.waiting, st.fail_epoch
+    size, placement_class = jobs.size, jobs.placement_class
+    for i in range(ctr[QLEN]):
+        j = queue[i]
+        if not waiting[j]:
             continue
         if m.kind == FLAT:
-            if jobs.size[j] > st.ctr[FREE_UNITS]:
+            if size[j] > ctr[FREE_UNITS]:
                 return i
-            start_job(st, jobs, delay, j, t, jobs.size[j], st.mask)
+            start_job(st, jobs, delay, j, t, size[j], st.mask)
             continue
-        cls = jobs.placement_class[j]
-        if jobs.size[j] > st.ctr[FREE_UNITS] or st.fail_epoch[cls, FAIL_FCFS] == st.ctr[EPOCH]:
+        cls = placement_class[j]
+        if size[j] > ctr[FREE_UNITS] or fail_epoch[cls, FAIL_FCFS] == ctr[EPOCH]:
             return i
         n_free = refresh(m, st, st.occ)
         alloc = place(m, st, jobs, j, st.occ, n_free, m.units, st.reserved, False, st.mask)
         if alloc < 0:
-            st.fail_epoch[cls, FAIL_FCFS] = st.ctr[EPOCH]
+            fail_epoch[cls, FAIL_FCFS] = ctr[EPOCH]
             return i
         start_job(st, jobs, delay, j, t, alloc, st.mask)
-    return st.ctr[QLEN]
+    return ctr[QLEN]

@@ -11,9 +11,8 @@ free partition would shrink. A migration is successful if it grew.
 
 from __future__ import annotations
 
-import numpy as np
-from numba import njit
-
+from simcore.bitset import clear, copy_into
+from simcore.jit import kernel
 from simcore.machines.allocate import largest_listed, refresh
 from simcore.machines.boxes import best_box
 from simcore.state import (
@@ -21,62 +20,62 @@ from simcore.state import (
     FREE_UNITS,
     MIGRATIONS_ATTEMPTED,
     MIGRATIONS_SUCCESSFUL,
-    N_ACTIVE,
+    active_by_size,
     log_placement,
 )
 
 
-@njit(cache=True, nogil=True)
+@kernel
 def migrate(m, st, fn_tor, fn_max, t):
     """Try a migration at time t; return whether the layout changed."""
-    free = st.ctr[FREE_UNITS]
+    ctr = st.ctr
+    free = ctr[FREE_UNITS]
     if free == 0:
         return False
     before = largest_listed(m, st, refresh(m, st, st.occ))
     if free / m.units < fn_tor or before / free > fn_max:
         return False
-    st.ctr[MIGRATIONS_ATTEMPTED] += 1
-    n = st.ctr[N_ACTIVE]
-    sizes = np.empty(n, dtype=np.int64)
-    jobs = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        sizes[i] = -st.slot_alloc[st.active[i]]
-        jobs[i] = st.slot_job[st.active[i]]
-    order = np.argsort(jobs, kind="mergesort")
-    order = order[np.argsort(sizes[order], kind="mergesort")]
-    stays = np.zeros(n, dtype=np.bool_)
+    ctr[MIGRATIONS_ATTEMPTED] += 1
+    n = active_by_size(st)
+    order = st.order
+    stays, held, moved, tmp, alloc = st.stays, st.held, st.moved, st.tmp, st.slot_alloc
+    box_masks = m.box_masks
+    words = tmp.shape[0]
+    for k in range(n):
+        stays[order[k]] = False
     placed_all = False
-    while not placed_all:
-        st.tmp[:] = 0
-        for i in range(n):
-            if stays[i]:
-                for w in range(st.tmp.shape[0]):
-                    st.tmp[w] |= st.held[st.active[i], w]
+    while not placed_all:  # each failed pass leaves one more job in place
+        clear(tmp)
+        for k in range(n):
+            if stays[order[k]]:
+                for w in range(words):
+                    tmp[w] |= held[order[k], w]
         placed_all = True
         for k in range(n):
-            i = order[k]
-            if stays[i]:
+            slot = order[k]
+            if stays[slot]:
                 continue
-            n_free = refresh(m, st, st.tmp)
-            b = best_box(m.box_masks, m.box_volume, st.free_list, n_free,
-                         st.slot_alloc[st.active[i]], st.reserved, False)
+            n_free = refresh(m, st, tmp)
+            b = best_box(box_masks, m.box_volume, st.free_list, n_free, alloc[slot],
+                         st.reserved, False)
             if b < 0:
-                stays[i] = True
+                stays[slot] = True
                 placed_all = False
                 break
-            for w in range(st.tmp.shape[0]):
-                st.moved[st.active[i], w] = m.box_masks[b, w]
-                st.tmp[w] |= m.box_masks[b, w]
-    after = largest_listed(m, st, refresh(m, st, st.tmp))
+            for w in range(words):
+                moved[slot, w] = box_masks[b, w]
+                tmp[w] |= box_masks[b, w]
+    after = largest_listed(m, st, refresh(m, st, tmp))
     if after < before:
         return False
-    for i in range(n):
-        if not stays[i]:
-            st.held[st.active[i]] = st.moved[st.active[i]]
-            log_placement(st, t, st.slot_job[st.active[i]], st.held[st.active[i]])
-    st.occ[:] = st.tmp
-    st.ctr[EPOCH] += 1
+    for k in range(n):
+        slot = order[k]
+        if not stays[slot]:
+            copy_into(held[slot], moved[slot])
+            log_placement(st, t, st.slot_job[slot], held[slot])
+    copy_into(st.occ, tmp)
+    ctr[EPOCH] += 1
     if after > before:
-        st.migration_s[st.ctr[MIGRATIONS_SUCCESSFUL]] = t
-        st.ctr[MIGRATIONS_SUCCESSFUL] += 1
+        st.migration_s[ctr[MIGRATIONS_SUCCESSFUL]] = t
+        ctr[MIGRATIONS_SUCCESSFUL] += 1
     return True

@@ -1,0 +1,97 @@
+"""`simcore bench`: measured speed of the simulator and of the partition searches.
+
+Simulation time is the kernel's wall time alone (the best of `repeat` runs), apart from
+start-up (imports and numba compilation, reported once as `warmup_s`) and trace parsing
+(`parse_s`). Nothing here is asserted: the numbers are for notes and regressions.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from simcore.errors import SimcoreError, SpecError
+
+SPAN_JOBS = 10_000
+CASES = [("torus:4x4x8", s) for s in ("fcfs", "backfill", "migration", "bm")] + [
+    ("flat:128", s) for s in ("fcfs", "backfill")
+]
+LFP_DIMS = [(4, 4, 8), (8, 8, 8), (16, 16, 16)]
+
+
+def run_bench(trace: Path, repeat: int = 3, occupancies: int = 5) -> dict[str, object]:
+    """Benchmark the simulator on SDSC-SP2 (`trace`) and the LFP methods."""
+    from simcore.cleaning import clean
+    from simcore.machines.spec import MachineSpec
+    from simcore.simulate import simulate
+    from simcore.swf import read_swf
+    from simcore.workload.transforms import WorkloadSpec, prepare
+
+    began = time.perf_counter()
+    table = clean(read_swf(trace))
+    parse_s = time.perf_counter() - began
+
+    began = time.perf_counter()
+    tiny = prepare(table, WorkloadSpec(first_jobs=50), MachineSpec.parse("torus:4x4x8"))
+    for machine, scheduler in CASES:
+        simulate(tiny, machine, scheduler)
+    warmup_s = time.perf_counter() - began
+
+    results = []
+    for machine, scheduler in CASES:
+        jobs = prepare(table, WorkloadSpec(first_jobs=SPAN_JOBS), MachineSpec.parse(machine))
+        best = min(simulate(jobs, machine, scheduler).timing["simulate_s"]
+                   for _ in range(repeat))
+        results.append({"case": f"sdsc-10k {machine} {scheduler}", "jobs": len(jobs),
+                        "simulate_s": best, "jobs_per_s": len(jobs) / best})
+    whole = prepare(table, WorkloadSpec(), MachineSpec.parse("flat:128"))
+    best = min(simulate(whole, "flat:128", "backfill").timing["simulate_s"]
+               for _ in range(repeat))
+    results.append({"case": "sdsc-all flat:128 backfill (EASY)", "jobs": len(whole),
+                    "simulate_s": best, "jobs_per_s": len(whole) / best})
+    return {
+        "trace": str(trace),
+        "parse_s": parse_s,
+        "warmup_s": warmup_s,
+        "simulations": results,
+        "largest_free_partition": bench_partitions(occupancies),
+    }
+
+
+def bench_partitions(occupancies: int, fill: float = 0.5, seed: int = 1) -> list[dict]:
+    """Mean seconds per call of each method on random torus occupancies."""
+    from simcore.machines import partitions
+    from simcore.machines.boxes import box_table
+
+    methods: dict[str, Callable[[np.ndarray, bool], int]] = {
+        "bruteforce": partitions.bruteforce,
+        "pop": partitions.pop,
+        "boxscan": partitions.boxscan,
+        "bitrows": partitions.bitrows,
+    }
+    rng = np.random.default_rng(seed)
+    rows = []
+    for dims in LFP_DIMS:
+        grids = [rng.random(dims) < fill for _ in range(occupancies)]
+        answers = {}
+        for name, method in methods.items():
+            row = {"dims": "x".join(map(str, dims)), "method": name}
+            try:
+                if name == "boxscan":
+                    began = time.perf_counter()
+                    box_table(dims, True)
+                    row["table_build_s"] = time.perf_counter() - began
+                method(grids[0], True)  # compile / build outside the timing
+            except SpecError as exc:
+                rows.append({**row, "s_per_call": None, "note": str(exc)})
+                continue
+            began = time.perf_counter()
+            answers[name] = [method(g, True) for g in grids]
+            row["s_per_call"] = (time.perf_counter() - began) / len(grids)
+            rows.append(row)
+        if len({tuple(a) for a in answers.values()}) != 1:
+            raise SimcoreError(f"largest free partition methods disagree on {dims}: {answers}")
+    return rows
