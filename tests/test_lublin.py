@@ -17,16 +17,17 @@ from hypothesis import strategies as st
 from simcore.workload.lublin import (
     BATCH,
     INTERACTIVE,
+    QUEUE_BATCH,
     TYPELESS,
     JobClassParams,
     LublinParams,
     _gamma_cdf,
-    _generate_with_types,
     daily_cycle_weights,
     generate,
 )
 
-KEYS = {"job_number", "submit_time", "run_time", "allocated_processors", "requested_processors"}
+KEYS = {"job_number", "submit_time", "run_time", "allocated_processors", "requested_processors",
+        "queue"}
 CLASSES = {"batch": BATCH, "interactive": INTERACTIVE, "typeless": TYPELESS}
 N_LARGE = 20_000
 Z = 4.0  # standard errors allowed: a correct generator fails a check with probability ~6e-5
@@ -172,12 +173,14 @@ def test_defaults_are_the_published_values() -> None:
 def test_arrays_have_the_documented_keys_types_and_ranges(max_procs: int, job_type: str) -> None:
     jobs = generate(3000, max_procs, seed=11, job_type=job_type)
     assert set(jobs) == KEYS
-    for key in ("job_number", "allocated_processors", "requested_processors"):
+    for key in ("job_number", "allocated_processors", "requested_processors", "queue"):
         assert jobs[key].dtype == np.int64
     for key in ("submit_time", "run_time"):
         assert jobs[key].dtype == np.float64
     assert all(a.shape == (3000,) for a in jobs.values())
     np.testing.assert_array_equal(jobs["job_number"], np.arange(1, 3001))
+    types = set(np.unique(jobs["queue"]).tolist())
+    assert types == {"batch": {1}, "interactive": {0}, "mixed": {0, 1}}.get(job_type, types)
     submit, run = jobs["submit_time"], jobs["run_time"]
     assert submit[0] >= 0 and np.all(np.diff(submit) >= 0)
     assert np.all(run >= 1) and np.all(run <= math.exp(12))  # TOO_MUCH_TIME = 12
@@ -253,7 +256,8 @@ def test_serial_and_power_of_two_fractions_match_the_model(max_procs: int, job_t
 
 
 def test_mixed_workload_uses_each_types_own_parameters() -> None:
-    jobs, is_batch = _generate_with_types(N_LARGE, 128, 3, LublinParams(), "mixed")
+    jobs = generate(N_LARGE, 128, 3, LublinParams(), "mixed")
+    is_batch = jobs["queue"] == QUEUE_BATCH
     sizes = jobs["allocated_processors"]
     for mask, job_class in ((is_batch, BATCH), (~is_batch, INTERACTIVE)):
         n = int(mask.sum())
