@@ -71,6 +71,16 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.set_defaults(handler=_run)
 
+    bgl = commands.add_parser("bgl", help="inspect a wired machine (BG/L) description")
+    bgl_commands = bgl.add_subparsers(dest="bgl_command", required=True)
+    links = bgl_commands.add_parser("links", help="link sets connecting midplanes of one line")
+    links.add_argument("--machine", default="bgl", help="machine description name or .yaml")
+    links.add_argument("--dim", required=True, help="dimension: x, y, z (or 0, 1, 2)")
+    links.add_argument("--midplanes", required=True, help="positions along the line, e.g. 1,2,3")
+    links.add_argument("--topology", required=True, choices=("mesh", "torus"))
+    links.add_argument("--json", action="store_true", help="print one JSON object")
+    links.set_defaults(handler=_bgl_links)
+
     bench = commands.add_parser("bench", help="measure simulation and partition-search speed")
     bench.add_argument("--trace", help="SDSC-SP2-1998-4.2-cln.swf.gz (default: acquired "
                                        "through the catalogue into resources/traces/)")
@@ -173,6 +183,50 @@ def _run(args: argparse.Namespace) -> int:
           f"{s['migrations_successful']}/{s['migrations_attempted']} successful")
     print(f"  simulated in {result.timing['simulate_s']:.3f} s "
           f"({result.timing['s_per_decision'] * 1e6:.1f} us per decision)")
+    return 0
+
+
+def _bgl_links(args: argparse.Namespace) -> int:
+    from simcore.machines.spec import machines_dirs
+    from simcore.machines.wiring import link_sets, load_wiring
+
+    path = args.machine if args.machine.endswith(".yaml") else next(
+        (str(d / f"{args.machine}.yaml") for d in machines_dirs()
+         if (d / f"{args.machine}.yaml").is_file()), None)
+    if path is None:
+        raise SpecError(f"no machine description {args.machine}.yaml in "
+                        f"{', '.join(map(str, machines_dirs()))}")
+    wiring = load_wiring(path)
+    dim = wiring.axes.index(args.dim) if args.dim in wiring.axes else None
+    if dim is None and args.dim.isdigit() and int(args.dim) < len(wiring.lines):
+        dim = int(args.dim)
+    if dim is None:
+        raise SpecError(f"--dim {args.dim!r}; expected one of {', '.join(wiring.axes)}")
+    try:
+        members = frozenset(int(p) for p in args.midplanes.split(","))
+    except ValueError:
+        raise SpecError(f"--midplanes {args.midplanes!r}; expected positions like 1,2,3") from None
+    line = wiring.lines[dim]
+
+    def name(cable: int) -> object:
+        label = line.cables[cable].label
+        return cable if label is None else label
+
+    sets = [sorted(map(name, s)) for s in link_sets(line, members, args.topology)]
+    if args.json:
+        print(_json({"machine": wiring.name, "dim": wiring.axes[dim],
+                     "midplanes": sorted(members), "topology": args.topology,
+                     "link_sets": sets, "cables": {
+                         str(name(i)): f"{c.src}.{c.out_port} -> {c.dst}.{c.in_port}"
+                         for i, c in enumerate(line.cables)}}))
+        return 0
+    print(f"{wiring.name} {wiring.axes[dim]}-line, midplanes {sorted(members)} as a "
+          f"{args.topology}: {len(sets)} link set(s), fewest cables first")
+    for cables in sets:
+        route = ", ".join(f"{name(i)}: {line.cables[i].src}->{line.cables[i].dst}"
+                          for i in sorted(range(len(line.cables)), key=name)
+                          if name(i) in cables)
+        print(f"  {{{', '.join(map(str, cables))}}}  ({route or 'no cable'})")
     return 0
 
 

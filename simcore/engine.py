@@ -56,7 +56,8 @@ class KernelJobs(NamedTuple):
     rotations: np.ndarray  # (jobs, 6, 3) int64: distinct orientations of a fixed shape
     n_rotations: np.ndarray  # int64
     torus: np.ndarray  # bool: the job wants a torus (wired machines)
-    placement_class: np.ndarray  # int64: jobs of one class place identically
+    placement_class: np.ndarray  # int64 in 0..n_classes-1: jobs of one class place alike
+    n_classes: int
 
 
 class KernelPolicy(NamedTuple):

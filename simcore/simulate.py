@@ -18,6 +18,7 @@ from simcore.machines.allocate import BOX, LINKS, Allocator, allocator
 from simcore.machines.links import place_links
 from simcore.machines.spec import MachineSpec
 from simcore.metrics import bounded_slowdown, capacity, mean_interval, summarize
+from simcore.placements import PlacementLog
 from simcore.policy import PolicySpec
 from simcore.state import (
     BLOCKED_LINKS,
@@ -52,13 +53,6 @@ class SimulationResult:
     placements: PlacementLog | None = None
 
 
-@dataclass(frozen=True, eq=False)
-class PlacementLog:
-    time_s: np.ndarray
-    job_id: np.ndarray
-    masks: np.ndarray
-
-
 def simulate(
     jobs: Jobs | pa.Table,
     machine: str | MachineSpec,
@@ -83,7 +77,7 @@ def simulate(
         raise SpecError(f"scheduler {policy.scheduler} migrates jobs on torus and mesh "
                         f"machines only, not on {spec}")
     kernel_jobs = kernel_inputs(jobs, alloc, spec, policy)
-    classes = int(kernel_jobs.placement_class.max()) + 1
+    classes = kernel_jobs.n_classes
     log_capacity = 0
     if record_placements:  # every start, plus at most every running job per migration
         moves = (2 * len(jobs) + 1) * spec.units if policy.scheduler in ("migration", "bm") else 0
@@ -130,11 +124,12 @@ def kernel_inputs(jobs: Jobs, alloc: Allocator, spec: MachineSpec,
     else:
         size = jobs.size
         placement_class = np.zeros(n, dtype=np.int64)
+    classes, dense = np.unique(placement_class, return_inverse=True)
     return KernelJobs(
         submit=jobs.submit_s, run=jobs.run_s, estimate=jobs.estimates(policy.estimates),
         size=np.ascontiguousarray(size, dtype=np.int64), request=jobs.size,
         rotations=rotations, n_rotations=n_rotations, torus=torus,
-        placement_class=np.ascontiguousarray(placement_class, dtype=np.int64),
+        placement_class=dense.astype(np.int64).ravel(), n_classes=len(classes),
     )
 
 
@@ -198,6 +193,7 @@ def _result(jobs: Jobs, kj: KernelJobs, st, alloc: Allocator, spec: MachineSpec,
         "blocked_links": int(st.ctr[BLOCKED_LINKS]),
         "cable_utilization": (float(st.acc[CABLE_AREA]) / (span * alloc.links.n_cables)
                               if alloc.kind == LINKS and span > 0 else float("nan")),
+        "resources_left_busy": int(np.unpackbits(st.occ.view(np.uint8)).sum()),
     }
     table = pa.table({
         "job_id": jobs.job_id,

@@ -59,25 +59,13 @@ def flat_schedule(submit, run, estimate, size, units, easy, delay=0.0):
     return np.array(alloc_at)
 
 
-def _bits(masks: np.ndarray) -> np.ndarray:
-    """(entries, words) uint64 -> (entries, 64 * words) bool, bit i of word w at 64w + i."""
-    little = masks.astype("<u8").view(np.uint8).reshape(masks.shape[0], -1)
-    return np.unpackbits(little, axis=1, bitorder="little").astype(bool)
-
-
 def check_exclusive(result) -> int:
     """Every unit (and cable) is held by at most one job at a time; returns entries checked."""
     log = result.placements
     table = result.jobs
-    end = dict(zip(table.column("job_id").to_pylist(), table.column("end_s").to_pylist(),
-                   strict=True))
-    held_until = np.empty(log.time_s.shape[0])
-    last = {}
-    for i in range(log.time_s.shape[0] - 1, -1, -1):  # a placement lasts until the next one
-        job = int(log.job_id[i])
-        held_until[i] = last.get(job, end[job])
-        last[job] = log.time_s[i]
-    bits = _bits(log.masks)
+    held_until = log.held_until(table.column("job_id").to_numpy(),
+                                table.column("end_s").to_numpy())
+    bits = log.bits()
     for resource in np.flatnonzero(bits.any(axis=0)):
         rows = np.flatnonzero(bits[:, resource])
         order = np.argsort(log.time_s[rows], kind="stable")

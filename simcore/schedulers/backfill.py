@@ -93,6 +93,8 @@ def backfill_pass(m, st, jobs, delay, max_growth, reservation, t, head_pos):
     ctr, queue, waiting, fail_epoch = st.ctr, st.queue, st.waiting, st.fail_epoch
     size, estimate, placement_class = jobs.size, jobs.estimate, jobs.placement_class
     n_free = refresh(m, st, st.occ) if ctr[FREE_UNITS] > 0 else 0
+    failures = 0  # class x rule failures recorded in this occupancy by this pass
+    all_fail = jobs.n_classes * (2 if reservation else 1)
     for i in range(begin, ctr[QLEN]):
         if ctr[FREE_UNITS] == 0:
             break
@@ -115,8 +117,12 @@ def backfill_pass(m, st, jobs, delay, max_growth, reservation, t, head_pos):
                       guarded == FAIL_GUARDED, st.mask)
         if alloc < 0:
             fail_epoch[cls, guarded] = ctr[EPOCH]
+            failures += 1
+            if failures == all_fail:
+                break  # every kind of job already fails here: none behind can start
             continue
         start_job(st, jobs, delay, j, t, alloc, st.mask)
+        failures = 0
         n_free = refresh(m, st, st.occ)
     if st.ctr[EPOCH] == epoch:
         st.ctr[PASS_EPOCH] = epoch
