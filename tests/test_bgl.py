@@ -79,7 +79,7 @@ def test_allocation_is_all_or_nothing_and_release_restores():
     assert not busy.any()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def ctc_span(path: str, machine_text: str, p_fat: float, p_torus: float):
     table = clean(read_swf(path))
     spec = WorkloadSpec(first_jobs=3000, processors_per_unit=4, offered_load=0.9,
@@ -98,7 +98,7 @@ def test_real_trace_invariants_with_links(machine_text, scheduler, trace_path):
     assert check_exclusive(result) == len(jobs)  # midplanes and cables, no migration
     assert result.summary["resources_left_busy"] == 0
     times, fraction = cable_usage(result, MachineSpec.parse(machine_text))
-    assert 0 <= fraction.min() and fraction.max() <= 1 and fraction[-1] == 0
+    assert fraction.min() >= 0 and fraction.max() <= 1 and fraction[-1] == 0
     span = result.summary["makespan_s"]
     mean = float((fraction[:-1] * np.diff(times)).sum() / span)
     assert mean == pytest.approx(result.summary["cable_utilization"], rel=1e-9)
