@@ -1,0 +1,80 @@
+"""Figures: the right figures for each experiment, byte-identical on a second run, and
+readable files (PNG at DPI, SVG without dates)."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from simcore.errors import SimcoreError
+from simcore.plots import DPI, FIGURES, _pick, write_figures
+from simcore.tables import write_tables
+from tests.test_tables import build_store
+
+
+@pytest.fixture(scope="module")
+def tables_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("plots")
+    store = build_store(root / "results", experiments=("krevat", "aridor"))
+    write_tables(store, root / "tables")
+    return root / "tables"
+
+
+@pytest.fixture(scope="module")
+def figures(tables_dir: Path) -> list[Path]:
+    return write_figures(tables_dir, tables_dir.parent / "figures")
+
+
+def test_figures_per_experiment(figures: list[Path]) -> None:
+    # aridor has no migration or bm policy (no migrations figure) and no job waits (no
+    # wait figure: zero on a log scale); krevat has them all
+    skipped = {"migrations-vs-utilization", "wait-vs-utilization"}
+    expected = [f"{figure}-{experiment}.{ext}" for experiment in ("aridor", "krevat")
+                for figure in FIGURES for ext in ("png", "svg")
+                if experiment == "krevat" or figure not in skipped]
+    assert [p.name for p in figures] == expected
+    assert all(p.is_file() and p.stat().st_size > 1000 for p in figures)
+    assert not list(figures[0].parent.glob(".*.tmp"))
+
+
+def test_png_and_svg_files(figures: list[Path]) -> None:
+    png = next(p for p in figures if p.name == "capacity-krevat.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert b"pHYs" in png  # physical size chunk carries the dpi
+    ppm = struct.unpack(">I", png[png.index(b"pHYs") + 4:][:4])[0]
+    assert round(ppm * 0.0254) == DPI
+    svg = next(p for p in figures if p.name == "migrations-vs-utilization-krevat.svg")
+    text = svg.read_text()
+    assert "<dc:date>" not in text and text.lstrip().startswith("<?xml")
+
+
+def test_figures_are_deterministic(tables_dir: Path, figures: list[Path],
+                                  tmp_path: Path) -> None:
+    # aridor's utilization and capacity again (two figures keep the test fast; panels by
+    # p_fat, curves by p_torus, null p_fat of no machine): the same PNG and SVG bytes.
+    # The other tables are empty here, so their figures are not drawn.
+    for name in ("utilization", "capacity", "wait_slowdown", "migrations"):
+        table = pl.read_parquet(tables_dir / f"{name}.parquet")
+        keep = name in ("utilization", "capacity")
+        table.filter((pl.col("experiment") == "aridor") & keep).write_parquet(
+            tmp_path / "t" / f"{name}.parquet", mkdir=True)
+    again = write_figures(tmp_path / "t", tmp_path / "figures")
+    assert [p.name for p in again] == [f"{f}-aridor.{e}" for f in ("utilization-vs-load",
+                                       "capacity") for e in ("png", "svg")]
+    first = {p.name: p.read_bytes() for p in figures}
+    for path in again:
+        assert path.read_bytes() == first[path.name], path.name
+
+
+def test_pick_loads() -> None:
+    assert _pick([1.0, 2.0, 3.0]) == [1.0, 2.0, 3.0]
+    values = [0.6 + 0.1 * i for i in range(11)]
+    assert _pick(values) == [values[i] for i in (0, 2, 4, 6, 8, 10)]
+
+
+def test_missing_tables_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(SimcoreError, match="missing result table"):
+        write_figures(tmp_path, tmp_path / "figures")
