@@ -47,3 +47,7 @@ class SpecError(SimcoreError, ValueError):
 
 class ConfigError(SimcoreError, ValueError):
     """A configuration value that does not validate; the message names the key."""
+
+
+class ArchiveError(SimcoreError, ValueError):
+    """A dataset archive that cannot be packed, or whose members do not match its manifest."""

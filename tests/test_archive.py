@@ -1,0 +1,293 @@
+"""Dataset archives: layout, reproducibility, verification and corruption."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+
+from simcore import archive
+from simcore.archive import GENERATED, MANIFEST, pack, verify
+from simcore.errors import ArchiveError, SimcoreError
+
+REAL_PIP_FREEZE = archive._pip_freeze
+METADATA = {"name": "torus-sweep test dataset", "version": "1.0", "git_commit": "0123abc",
+            "config": {"experiments": {"krevat": {"loads": [0.5, 0.9]}}, "seed": 7}}
+TABLE_ROWS = {"tables/summary.parquet": 5, "tables/wait.parquet": 3}
+DATA = ["config/config.yaml", "figures/utilization.png",
+        "store/experiment=e/workload=w/machine=m/policy=p/summary.parquet", *TABLE_ROWS]
+
+
+@pytest.fixture(autouse=True)
+def _fixed_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Skip the real `pip freeze` (0.5 s a call) except where a test restores it."""
+    monkeypatch.setattr(archive, "_pip_freeze", lambda: "# pip freeze stand-in\npolars==1\n")
+
+
+@pytest.fixture
+def results(tmp_path: Path) -> dict[str, Path]:
+    """A small results tree: a store shard, two tables, a figure and a config file."""
+    root = tmp_path / "results"
+    shard = root / "store" / "experiment=e" / "workload=w" / "machine=m" / "policy=p"
+    shard.mkdir(parents=True)
+    (root / "tables").mkdir()
+    (root / "figures").mkdir()
+    pl.DataFrame({"run_key": ["a", "b"], "utilization": [0.5, 0.75]}).write_parquet(
+        shard / "summary.parquet")
+    pl.DataFrame({"load": [0.1 * i for i in range(5)], "policy": ["fcfs"] * 5}).write_parquet(
+        root / "tables" / "summary.parquet")
+    pl.DataFrame({"wait_s": [1.0, 2.0, 3.0]}).write_parquet(root / "tables" / "wait.parquet")
+    (root / "figures" / "utilization.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+    config = tmp_path / "config.yaml"
+    config.write_text("seed: 7\nexperiments:\n  krevat:\n    loads: [0.5, 0.9]\n")
+    return {"store": root / "store", "tables": root / "tables", "figures": root / "figures",
+            "config": config}
+
+
+def _members(path: Path) -> dict[str, bytes]:
+    with tarfile.open(path) as tar:
+        return {m.name: tar.extractfile(m).read() for m in tar.getmembers()}  # type: ignore[union-attr]
+
+
+def _rewrite(src: Path, dst: Path, edit: Callable[[dict[str, bytes]], None]) -> Path:
+    """Copy an archive to an uncompressed tar after `edit` changed its members in place."""
+    contents = _members(src)
+    edit(contents)
+    with tarfile.open(dst, "w") as tar:
+        for name, data in contents.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return dst
+
+
+@pytest.mark.parametrize("suffix", [".tar.xz", ".tar.gz"])
+def test_pack_then_verify(tmp_path: Path, results: dict[str, Path], suffix: str) -> None:
+    out = pack(tmp_path / f"dataset{suffix}", results, METADATA)
+    with tarfile.open(out) as tar:
+        infos = tar.getmembers()
+    assert [i.name for i in infos] == sorted([*DATA, *GENERATED])
+    assert all(i.isfile() and i.mtime == 0 and i.mode == 0o644 and (i.uid, i.gid) == (0, 0)
+               and i.uname == i.gname == "" for i in infos)
+    report = verify(out)
+    assert report == {"archive": str(out), "dataset": METADATA["name"], "members": len(infos),
+                      "bytes": sum(i.size for i in infos), "tables": TABLE_ROWS}
+    for name, rows in TABLE_ROWS.items():
+        assert pl.read_parquet(results["tables"] / Path(name).name).height == rows
+
+
+def test_generated_members(tmp_path: Path, results: dict[str, Path]) -> None:
+    contents = _members(pack(tmp_path / "dataset.tar", results, METADATA))
+    lines = contents[MANIFEST].decode().splitlines()
+    assert lines == [f"{hashlib.sha256(contents[n]).hexdigest()}  {n}"
+                     for n in sorted(contents) if n != MANIFEST]
+    manifest = json.loads(contents["manifest.json"])
+    assert manifest["archive_schema_version"] == archive.ARCHIVE_SCHEMA_VERSION
+    assert (manifest["name"], manifest["git_commit"]) == (METADATA["name"], "0123abc")
+    assert manifest["config"] == METADATA["config"]
+    assert manifest["simcore_version"] and manifest["result_schema_version"] == 1
+    assert manifest["members"] == [
+        {"path": n, "sha256": hashlib.sha256(contents[n]).hexdigest(), "size": len(contents[n])}
+        for n in sorted(contents) if n not in (MANIFEST, "manifest.json")]
+    assert contents["environment.txt"] == b"# pip freeze stand-in\npolars==1\n"
+    cff = yaml.safe_load(contents["CITATION.cff"])
+    assert (cff["cff-version"], cff["type"], cff["title"], cff["version"]) == (
+        "1.2.0", "dataset", METADATA["name"], "1.0")
+    assert cff["message"] and cff["authors"] and cff["commit"] == "0123abc"
+    paper = cff["references"][0]
+    assert paper["title"] == "Experience with using the Parallel Workloads Archive"
+    assert [a["family-names"] for a in paper["authors"]] == ["Feitelson", "Tsafrir", "Krakov"]
+    assert (paper["journal"], paper["volume"], paper["issue"], paper["start"], paper["end"],
+            paper["year"]) == ("Journal of Parallel and Distributed Computing", 74, 10, 2967,
+                               2982, 2014)
+    readme = contents["README.md"].decode()
+    for needle in (METADATA["name"], "0123abc", "tables/wait.parquet", "pl.read_parquet",
+                   "sha256sum -c MANIFEST.sha256", "CITATION.cff", "krevat"):
+        assert needle in readme
+
+
+@pytest.mark.parametrize("suffix", [".tar.xz", ".tar.gz", ".tar"])
+def test_repack_is_byte_identical(tmp_path: Path, results: dict[str, Path], suffix: str) -> None:
+    first = pack(tmp_path / f"a{suffix}", results, METADATA)
+    for path in [results["config"], *results["tables"].iterdir()]:
+        os.utime(path, (1_000_000, 1_000_000))  # file times must not reach the archive
+    second = pack(tmp_path / f"b{suffix}", dict(reversed(results.items())), METADATA)
+    assert first.read_bytes() == second.read_bytes()
+    if suffix == ".tar.gz":  # no name, no timestamp in the gzip header
+        assert first.read_bytes()[3:8] == b"\0\0\0\0\0"
+
+
+def test_given_epoch_and_no_commit(tmp_path: Path, results: dict[str, Path]) -> None:
+    out = pack(tmp_path / "d.tar", results, {**METADATA, "git_commit": None}, mtime=1_700_000_000)
+    with tarfile.open(out) as tar:
+        assert {m.mtime for m in tar.getmembers()} == {1_700_000_000}
+    contents = _members(out)
+    assert json.loads(contents["manifest.json"])["git_commit"] is None
+    assert b"git commit: not recorded" in contents["README.md"]
+
+
+def test_sha256sum_checks_extracted_copy(tmp_path: Path, results: dict[str, Path]) -> None:
+    if shutil.which("sha256sum") is None:
+        pytest.skip("sha256sum (GNU coreutils) not installed")
+    out = pack(tmp_path / "dataset.tar.xz", results, METADATA)
+    verify(out, extract_to=tmp_path / "x")
+    assert (tmp_path / "x" / "figures" / "utilization.png").read_bytes() == (
+        results["figures"] / "utilization.png").read_bytes()
+    done = subprocess.run(["sha256sum", "--check", "--strict", MANIFEST], cwd=tmp_path / "x",
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count(": OK\n") == len(DATA) + len(GENERATED) - 1
+
+
+def test_corrupted_member_is_named(tmp_path: Path, results: dict[str, Path]) -> None:
+    out = pack(tmp_path / "dataset.tar", results, METADATA)
+    original = _members(out)["tables/wait.parquet"]
+
+    def flip(contents: dict[str, bytes]) -> None:
+        data = bytearray(contents["tables/wait.parquet"])
+        data[len(data) // 2] ^= 0xFF
+        contents["tables/wait.parquet"] = bytes(data)
+
+    bad = _rewrite(out, tmp_path / "bad.tar", flip)
+    expected, actual = (hashlib.sha256(b).hexdigest() for b in (
+        original, _members(bad)["tables/wait.parquet"]))
+    with pytest.raises(ArchiveError) as caught:
+        verify(bad)
+    assert str(caught.value) == (f"{bad}: tables/wait.parquet: sha256 expected {expected}, "
+                                 f"actual {actual}")
+
+
+def test_truncated_member_reports_size(tmp_path: Path, results: dict[str, Path]) -> None:
+    out = pack(tmp_path / "dataset.tar", results, METADATA)
+    size = len(_members(out)["figures/utilization.png"])
+
+    def truncate(contents: dict[str, bytes]) -> None:
+        contents["figures/utilization.png"] = contents["figures/utilization.png"][:-10]
+
+    with pytest.raises(ArchiveError, match=rf"figures/utilization\.png: sha256 expected \w+, "
+                                           rf"actual \w+ and size expected {size}, "
+                                           rf"actual {size - 10}$"):
+        verify(_rewrite(out, tmp_path / "bad.tar", truncate))
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda c: c.update({MANIFEST: b"".join(line for line in io.BytesIO(c[MANIFEST])
+                                            if not line.endswith(b"  figures/utilization.png\n"))}),
+     "figures/utilization.png: present but not listed in MANIFEST.sha256"),
+    (lambda c: c.update({"tables/extra.parquet": b"PAR1"}),
+     "tables/extra.parquet: present but not listed in MANIFEST.sha256"),
+    (lambda c: c.pop("config/config.yaml"),
+     "config/config.yaml: listed in MANIFEST.sha256 but missing"),
+    (lambda c: c.pop(MANIFEST), "no MANIFEST.sha256 member"),
+    (lambda c: c.update({MANIFEST: b"not a checksum line\n"}),
+     "MANIFEST.sha256 line 1: expected '<sha256>  <path>', got 'not a checksum line'"),
+], ids=["unlisted", "extra", "missing", "no-manifest", "bad-manifest"])
+def test_manifest_mismatch(tmp_path: Path, results: dict[str, Path],
+                           edit: Callable[[dict[str, bytes]], None], message: str) -> None:
+    bad = _rewrite(pack(tmp_path / "dataset.tar", results, METADATA), tmp_path / "bad.tar", edit)
+    with pytest.raises(ArchiveError, match=re.escape(f"{bad}: {message}")):
+        verify(bad)
+
+
+@pytest.mark.parametrize("payload", [b"", b"seed: 7\n" * 200, gzip.compress(b"x" * 1000)],
+                         ids=["empty", "text", "gzip-not-tar"])
+def test_not_an_archive(tmp_path: Path, payload: bytes) -> None:
+    path = tmp_path / "dataset.tar.gz"
+    path.write_bytes(payload)
+    with pytest.raises(ArchiveError, match=re.escape(f"{path}: not a readable tar archive")):
+        verify(path)
+
+
+def test_truncated_archive(tmp_path: Path, results: dict[str, Path]) -> None:
+    out = pack(tmp_path / "dataset.tar.xz", results, METADATA)
+    cut = tmp_path / "cut.tar.xz"
+    cut.write_bytes(out.read_bytes()[: out.stat().st_size // 2])
+    with pytest.raises(ArchiveError, match=re.escape(f"{cut}: not a readable tar archive")):
+        verify(cut)
+
+
+@pytest.mark.parametrize(("name", "members", "metadata", "message"), [
+    ("d.zip", None, METADATA, "d.zip: unsupported suffix; expected one of .tar.xz, .tar.gz, .tar"),
+    ("d.tar", None, {}, "metadata['name']: required"),
+    ("d.tar", None, {**METADATA, "title": "x"}, "metadata: unknown key(s) ['title']"),
+    ("d.tar", None, {**METADATA, "version": 2}, "metadata['version']: expected str, got 2"),
+    ("d.tar", None, {**METADATA, "config": {"x": float("nan")}}, "must be JSON-compatible"),
+    ("d.tar", {"tables": "nowhere"}, METADATA, "members['tables']: nowhere is neither"),
+    ("d.tar", {"../up": None}, METADATA, "members['../up']: expected a relative archive path"),
+    ("d.tar", {"README.md": None}, METADATA, "members['README.md']: README.md is generated"),
+], ids=["suffix", "no-name", "unknown-key", "type", "nan", "missing", "dotdot", "generated"])
+def test_pack_refuses(tmp_path: Path, results: dict[str, Path], name: str,
+                      members: dict[str, str | None] | None, metadata: dict[str, object],
+                      message: str) -> None:
+    given = {k: v or results["tables"] for k, v in (members or results).items()}
+    with pytest.raises(ArchiveError, match=re.escape(message)):
+        pack(tmp_path / name, given, metadata)
+    assert not (tmp_path / name).exists()
+
+
+def test_pack_refuses_output_inside_a_member(results: dict[str, Path]) -> None:
+    out = results["tables"] / "dataset.tar"
+    with pytest.raises(ArchiveError, match=re.escape(f"{out}: inside members['tables']")):
+        pack(out, results, METADATA)
+
+
+def test_failed_pack_leaves_old_archive(tmp_path: Path, results: dict[str, Path],
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "dataset.tar.xz"
+    out.write_bytes(b"previous archive")
+
+    def broken(self: object, size: int) -> bytes:
+        raise OSError("disk went away")
+
+    monkeypatch.setattr(archive._HashingReader, "read", broken)
+    with pytest.raises(OSError, match="disk went away"):
+        pack(out, results, METADATA)
+    assert out.read_bytes() == b"previous archive"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.yaml", "dataset.tar.xz",
+                                                          "results"]
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    ("seed: 8\nexperiments:\n  krevat:\n    loads: [0.5, 0.9]\n", "changed while packing"),
+    ("seed: 8\n", "shrank while packing"),
+], ids=["changed", "shrank"])
+def test_file_changed_while_packing(tmp_path: Path, results: dict[str, Path],
+                                    monkeypatch: pytest.MonkeyPatch, content: str,
+                                    message: str) -> None:
+    generated = archive._generated
+
+    def generate_then_edit(*args: object) -> dict[str, bytes]:
+        results["config"].write_text(content)  # after hashing, before writing the tar
+        return generated(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(archive, "_generated", generate_then_edit)
+    with pytest.raises(ArchiveError, match=re.escape(f"{results['config']}: {message}")):
+        pack(tmp_path / "d.tar.gz", results, METADATA)
+    assert not (tmp_path / "d.tar.gz").exists()
+
+
+def test_environment_is_pip_freeze(tmp_path: Path, results: dict[str, Path],
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(archive, "_pip_freeze", REAL_PIP_FREEZE)
+    environment = _members(pack(tmp_path / "d.tar", results, METADATA))["environment.txt"]
+    assert environment.startswith(b"# python -m pip freeze (Python ")
+    assert re.search(rb"^polars==", environment, re.MULTILINE)
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python"))
+    assert REAL_PIP_FREEZE().startswith("# python -m pip freeze failed, no package list recorded")
+
+
+def test_archive_error_is_typed() -> None:
+    assert issubclass(ArchiveError, SimcoreError) and issubclass(ArchiveError, ValueError)
