@@ -2,6 +2,8 @@
 #
 #   snakemake --cores N                      the default config (offline, synthetic workloads)
 #   snakemake --cores N --configfile config/papers.yaml     the seeds' experiments on PWA traces
+#   snakemake --cores N archive              pack results/archive/<dataset>.tar.xz
+#   snakemake --report report.html           the figures and tables as an HTML report
 #
 # This root Snakefile is the main file (it carries the default target); rules live in
 # workflow/rules/*.smk and each calls one simcore command.
@@ -10,17 +12,28 @@ from snakemake.utils import min_version, validate
 min_version("9.27")
 
 
-configfile: "config/config.yaml"
+# A --configfile is a complete configuration: it replaces the default instead of being
+# merged into it (--config KEY=VALUE still overrides single keys).
+if not workflow.config_settings.configfiles:
+
+    configfile: "config/config.yaml"
+
 
 
 validate(config, "workflow/schemas/config.schema.yaml")
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/traces.smk"
+include: "workflow/rules/sweep.smk"
+include: "workflow/rules/results.smk"
 
 
 rule all:
     default_target: True
     input:
-        workload_files(),
+        "results/tables",
+        "results/figures",

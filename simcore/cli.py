@@ -71,6 +71,50 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.set_defaults(handler=_run)
 
+    synth = commands.add_parser("synthesize", help="write a synthetic workload as Parquet")
+    synth.add_argument("--model", default="lublin")
+    synth.add_argument("--jobs", type=int, required=True)
+    synth.add_argument("--max-procs", type=int, required=True)
+    synth.add_argument("--job-type", default="batch")
+    synth.add_argument("--seed", type=int, required=True)
+    synth.add_argument("--out", required=True, help="destination .parquet")
+    synth.set_defaults(handler=_synthesize)
+
+    warm = commands.add_parser("warm", help="compile the simulation kernels into the cache")
+    warm.add_argument("--flag", help="touch this file when done")
+    warm.set_defaults(handler=_warm)
+
+    shard = commands.add_parser("sweep-shard", help="run one shard of a sweep")
+    shard.add_argument("--spec", required=True, help="shard specification (JSON)")
+    shard.add_argument("--results", default="results", help="results root (store and cache)")
+    shard.add_argument("--workers", type=int, default=1, help="local Dask worker processes")
+    shard.add_argument("--dask", default='{"backend": "local"}', metavar="JSON",
+                       help="Dask backend: local, address or slurm, with options")
+    shard.set_defaults(handler=_sweep_shard)
+
+    tables = commands.add_parser("tables", help="aggregate the store into tables")
+    tables.add_argument("--results", default="results")
+    tables.add_argument("--out", default="results/tables")
+    tables.set_defaults(handler=_tables)
+
+    figures = commands.add_parser("figures", help="plot the tables")
+    figures.add_argument("--tables", default="results/tables")
+    figures.add_argument("--out", default="results/figures")
+    figures.set_defaults(handler=_figures)
+
+    archive = commands.add_parser("archive", help="pack or verify a result dataset archive")
+    archive_commands = archive.add_subparsers(dest="archive_command", required=True)
+    pack = archive_commands.add_parser("pack", help="store, tables, figures, config -> one file")
+    pack.add_argument("--out", required=True, help="archive path (.tar.xz, .tar.gz or .tar)")
+    pack.add_argument("--results", default="results")
+    pack.add_argument("--config-json", default="{}", metavar="JSON", help="resolved config")
+    pack.add_argument("--name", help="dataset name (default: config 'dataset')")
+    pack.set_defaults(handler=_archive_pack)
+    check = archive_commands.add_parser("verify", help="check every checksum, reload tables")
+    check.add_argument("path")
+    check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.set_defaults(handler=_archive_verify)
+
     bgl = commands.add_parser("bgl", help="inspect a wired machine (BG/L) description")
     bgl_commands = bgl.add_subparsers(dest="bgl_command", required=True)
     links = bgl_commands.add_parser("links", help="link sets connecting midplanes of one line")
@@ -183,6 +227,98 @@ def _run(args: argparse.Namespace) -> int:
           f"{s['migrations_successful']}/{s['migrations_attempted']} successful")
     print(f"  simulated in {result.timing['simulate_s']:.3f} s "
           f"({result.timing['s_per_decision'] * 1e6:.1f} us per decision)")
+    return 0
+
+
+def _synthesize(args: argparse.Namespace) -> int:
+    from simcore.workload.io import write_workload
+    from simcore.workload.synthetic import SyntheticSpec, synthesize
+
+    spec = SyntheticSpec(args.model, args.jobs, args.max_procs, args.job_type)
+    table = synthesize(spec, args.seed)
+    write_workload(table, args.out)
+    print(f"{args.out}: {table.num_rows} jobs ({args.model}, seed {args.seed})")
+    return 0
+
+
+def _warm(args: argparse.Namespace) -> int:
+    import time
+    from pathlib import Path
+
+    from simcore import NUMBA_CACHE
+    from simcore.runner import warm_kernels
+
+    began = time.perf_counter()
+    warm_kernels()
+    print(f"kernels ready in {time.perf_counter() - began:.1f} s (cache {NUMBA_CACHE})")
+    if args.flag:
+        Path(args.flag).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.flag).touch()
+    return 0
+
+
+def _sweep_shard(args: argparse.Namespace) -> int:
+    from simcore.experiments import Shard
+    from simcore.runner import run_shard
+
+    try:
+        dask = json.loads(args.dask)
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"--dask: not JSON ({exc})") from None
+    run_shard(Shard.from_json(args.spec), args.results, args.workers, dask)
+    return 0
+
+
+def _tables(args: argparse.Namespace) -> int:
+    from simcore.tables import write_tables
+
+    for path in write_tables(args.results, args.out):
+        print(path)
+    return 0
+
+
+def _figures(args: argparse.Namespace) -> int:
+    from simcore.plots import write_figures
+
+    for path in write_figures(args.tables, args.out):
+        print(path)
+    return 0
+
+
+def _archive_pack(args: argparse.Namespace) -> int:
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    import yaml
+
+    from simcore.archive import pack
+
+    config = json.loads(args.config_json)
+    results = Path(args.results)
+    members = {name: results / name for name in ("store", "tables", "figures")
+               if (results / name).exists()}
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=False).stdout.strip() or None
+    name = args.name or config.get("dataset") or Path(args.out).name.split(".")[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=True))
+        members["config"] = Path(tmp)
+        path = pack(args.out, members, {"name": name, "config": config, "git_commit": commit})
+    print(path)
+    return 0
+
+
+def _archive_verify(args: argparse.Namespace) -> int:
+    from simcore.archive import verify
+
+    report = verify(args.path)
+    if args.json:
+        print(_json(report))
+        return 0
+    print(f"{args.path}: {report['members']} members, {report['bytes']} bytes, checksums OK")
+    for table, rows in report["tables"].items():
+        print(f"  {table}: {rows} rows")
     return 0
 
 

@@ -22,10 +22,10 @@ def scratch_workflow(tmp_path: Path) -> Path:
 
 
 def snakemake(workdir: Path, *args: str, env: dict[str, str] | None = None,
-              check: bool = True) -> subprocess.CompletedProcess:
+              check: bool = True, cores: int = 2) -> subprocess.CompletedProcess:
     """Run the snakemake CLI in `workdir`; fail with its output when `check` and it fails."""
     result = subprocess.run(
-        ["snakemake", "--cores", "2", *args],
+        ["snakemake", "--cores", str(cores), *args],
         cwd=workdir, capture_output=True, text=True, env={**os.environ, **(env or {})},
         check=False,
     )

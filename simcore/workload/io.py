@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Mapping
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -47,3 +49,13 @@ def write_workload(table: pa.Table, out: str | os.PathLike[str]) -> None:
 def read_workload(path: str | os.PathLike[str]) -> pa.Table:
     """Read a job table written by `write_workload` (metadata included)."""
     return pq.read_table(path)
+
+
+def table_hash(table: pa.Table) -> str:
+    """sha256 of a job table's content (column names, types, values), not of its file."""
+    digest = hashlib.sha256()
+    for name in table.column_names:
+        column = table.column(name)
+        digest.update(f"{name}:{column.type}:".encode())
+        digest.update(np.ascontiguousarray(column.to_numpy()).tobytes())
+    return digest.hexdigest()

@@ -1,11 +1,55 @@
-# Shared helpers for the rules: config lookups and target lists.
+# Shared by the rules: the experiment plan and the file lists derived from it.
+
+import json
+import os
+
+from simcore.caches import sources_digest
+from simcore.experiments import plan
+from simcore.traces import load_catalogue
 
 
-def trace_names():
-    """Traces the configured workloads use."""
-    return sorted(config["traces"].get("use", []))
+wildcard_constraints:
+    trace=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    workload=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    experiment=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    machine=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    policy=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    seed=r"\d+",
 
 
-def workload_files():
-    """Converted job tables of every trace in use."""
-    return [f"results/workloads/{name}/jobs.parquet" for name in trace_names()]
+CATALOGUE = load_catalogue(config["traces"]["catalogue"])
+SHARDS = {shard.label(): shard for shard in plan(config, sorted(CATALOGUE))}
+KERNELS_READY = f"results/.kernels/{sources_digest()[:16]}.ready"
+SHARD_DIR = (
+    "results/store/experiment={experiment}/workload={workload}/machine={machine}/policy={policy}"
+)
+
+
+def shard(wildcards):
+    return SHARDS[
+        "/".join(
+            (wildcards.experiment, wildcards.workload, wildcards.machine, wildcards.policy)
+        )
+    ]
+
+
+def shard_summaries():
+    return [SHARD_DIR.format(**s.names) + "/summary.parquet" for s in SHARDS.values()]
+
+
+def shard_workloads(wildcards):
+    return [f"results/{path}" for path in shard(wildcards).input_paths()]
+
+
+def shard_code(wildcards):
+    """Source files of the code a shard depends on: editing one re-runs the shard."""
+    return [
+        os.path.relpath(p) if p.is_relative_to(os.getcwd()) else str(p)
+        for p in shard(wildcards).code_files()
+    ]
+
+
+def synthetic_spec(wildcards):
+    """Sorted, so the params rerun trigger ignores key order in the config file."""
+    spec = {"job_type": "batch", **config["workloads"][wildcards.workload]["synthetic"]}
+    return dict(sorted(spec.items()))

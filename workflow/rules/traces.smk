@@ -1,7 +1,5 @@
 # Trace acquisition (mirror or archive, sha256-verified) and SWF -> Parquet conversion.
 
-import json
-
 
 localrules:
     acquire_trace,

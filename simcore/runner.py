@@ -1,0 +1,260 @@
+"""Running a shard: cached runs are read back, the others simulated on Dask workers.
+
+Each simulation writes its own cache entry (`simcore.store.cache_path`) as soon as it is
+done, atomically, from the worker that ran it. So an interrupted shard, a killed worker or
+a re-run after a policy change only simulates runs whose keys have no entry yet, and the
+shard's result file is assembled from cache entries in the shard's fixed run order, which
+makes it identical whatever the number of workers.
+
+Dask backends (config `sweep.dask`): `local` (default: a LocalCluster of `workers`
+single-threaded processes, or no cluster at all for one worker or one run), `address` (an
+existing scheduler) and `slurm` (dask-jobqueue's SLURMCluster, scaled between bounds).
+Batches of runs are submitted, never one task per millisecond-scale simulation; a batch
+lost with its worker is recomputed (`retries`) and finds the entries already written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from simcore.errors import ConfigError, SimcoreError
+from simcore.experiments import Run, Shard
+from simcore.machines.spec import MachineSpec
+from simcore.policy import PolicySpec
+from simcore.store import (
+    JOBS_SCHEMA,
+    SUMMARY_SCHEMA,
+    cache_path,
+    shard_dir,
+    summary_table,
+    write_table,
+)
+from simcore.workload.io import read_workload, table_hash
+from simcore.workload.transforms import offered_load, prepare
+
+BACKENDS = ("local", "address", "slurm")
+_POLICY_COLUMNS = ("start_delay_s", "reservation", "max_growth", "estimates", "fn_tor", "fn_max")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run as a worker needs it (small, so batches pickle cheaply)."""
+
+    key: str
+    workload_path: str
+    run: Run
+    machine_spec: str
+    policy: PolicySpec
+    per_job: bool
+    root: str
+
+
+@dataclass(frozen=True)
+class ShardReport:
+    runs: int
+    cached: int
+    simulated: int
+    seconds: float
+
+
+def run_shard(shard: Shard, root: str | Path, workers: int = 1,
+              dask: Mapping[str, Any] | None = None, log: TextIO = sys.stderr) -> ShardReport:
+    """Make the shard's result files under `root`/store, simulating only uncached runs."""
+    began = time.perf_counter()
+    root = Path(root)
+    tasks = _tasks(shard, root)
+    todo = [t for t in tasks if not cache_path(root, t.key).exists()]
+    progress = Progress(shard.label(), len(tasks), len(tasks) - len(todo), log)
+    if todo:
+        with _executor(workers, len(todo), dict(dask or {"backend": "local"})) as execute:
+            for done in execute(todo):
+                progress.advance(done)
+    rows = [_read_row(root, task.key) for task in tasks]
+    out = shard_dir(root, shard.names)
+    meta = {"shard": shard.to_json(), "runs": len(tasks)}
+    if shard.per_job:
+        parts = [pq.read_table(cache_path(root, t.key, per_job=True)) for t in tasks]
+        write_table(pa.concat_tables(parts).cast(JOBS_SCHEMA), out / "jobs.parquet", meta)
+    else:
+        write_table(JOBS_SCHEMA.empty_table(), out / "jobs.parquet", meta)
+    write_table(summary_table(rows), out / "summary.parquet", meta)
+    report = ShardReport(len(tasks), len(tasks) - len(todo), len(todo),
+                         time.perf_counter() - began)
+    progress.finish(report)
+    return report
+
+
+def _tasks(shard: Shard, root: Path) -> list[Task]:
+    code = shard.code_fingerprint()
+    hashes: dict[str, str] = {}
+    tasks = []
+    for run in shard.runs:
+        path = root / shard.source.path(run.seed)
+        if not path.is_file():
+            raise SimcoreError(f"shard {shard.label()}: workload file {path} is missing")
+        if str(path) not in hashes:
+            hashes[str(path)] = table_hash(read_workload(path))
+        key = shard.run_key(run, hashes[str(path)], code)
+        tasks.append(Task(key, str(path), run, shard.machine_spec, shard.policy_spec,
+                          shard.per_job, str(root)))
+    return tasks
+
+
+def simulate_batch(tasks: Sequence[Task]) -> int:
+    """Simulate tasks and store each result in the run cache; returns how many ran."""
+    for task in tasks:
+        simulate_task(task)
+    return len(tasks)
+
+
+def simulate_task(task: Task) -> None:
+    """One run, unless its cache entry exists (a retried batch finds its own work)."""
+    from simcore.simulate import simulate
+
+    target = cache_path(task.root, task.key)
+    if target.exists():
+        return
+    machine = MachineSpec.parse(task.machine_spec)
+    jobs = prepare(_workload(task.workload_path), task.run.transforms, machine, task.run.seed)
+    result = simulate(jobs, machine, task.policy, task.run.seed)
+    if task.per_job:
+        per_job = result.jobs.add_column(0, "run_key", pa.array([task.key] * len(jobs)))
+        write_table(per_job.cast(JOBS_SCHEMA), cache_path(task.root, task.key, per_job=True))
+    try:
+        load = offered_load(jobs.size, jobs.run_s, jobs.submit_s, machine.units)
+    except SimcoreError:
+        load = None
+    params = task.policy.params()
+    row = {
+        **{k: _null_nan(v) for k, v in result.summary.items()},
+        **asdict(task.run.transforms),
+        **{k: params.get(k) for k in _POLICY_COLUMNS},
+        "run_key": task.key,
+        "machine_spec": task.machine_spec,
+        "scheduler": task.policy.scheduler,
+        "seed": task.run.seed,
+        "offered_load_actual": load,
+    }
+    write_table(summary_table([row]), target)
+
+
+def _null_nan(value: Any) -> Any:
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+@functools.lru_cache(maxsize=8)
+def _workload(path: str) -> pa.Table:
+    return read_workload(path)
+
+
+def _read_row(root: Path, key: str) -> dict[str, Any]:
+    table = pq.read_table(cache_path(root, key)).cast(SUMMARY_SCHEMA)
+    return table.to_pylist()[0]
+
+
+def warm_kernels() -> None:
+    """Compile (or load from the on-disk cache) every simulation kernel once."""
+    from simcore.jobs import Jobs
+    from simcore.simulate import simulate
+
+    jobs = Jobs.create([1, 2, 3], [0, 1, 2], [5, 5, 5], [6, 6, 6], [2, 1, 2],
+                       np.array([[2, 1, 1], [1, 1, 1], [1, 2, 1]]), np.array([1, 0, 1], bool))
+    for machine, scheduler in (("flat:4", "backfill"), ("torus:2x2", "bm"),
+                               ("bgl:8x4x4", "backfill")):
+        simulate(jobs, machine, scheduler)
+
+
+def _batches(tasks: Sequence[Task], workers: int) -> list[list[Task]]:
+    """Several batches per worker (load balance), none too large (lost work on failure)."""
+    size = max(1, min(50, math.ceil(len(tasks) / (workers * 8))))
+    return [list(tasks[i:i + size]) for i in range(0, len(tasks), size)]
+
+
+@contextlib.contextmanager
+def _executor(workers: int, n_tasks: int, dask: dict[str, Any]) -> Iterator[Any]:
+    """A function tasks -> iterator of completed counts, backed by Dask or run in-process."""
+    backend = dask.pop("backend", "local")
+    if backend not in BACKENDS:
+        raise ConfigError(f"sweep.dask.backend: {backend!r}; expected one of {BACKENDS}")
+    if backend == "local" and (workers <= 1 or n_tasks <= 1):
+        yield lambda tasks: (simulate_batch([t]) for t in tasks)
+        return
+    from dask.distributed import Client, as_completed
+
+    with _cluster(backend, workers, dask) as cluster, Client(cluster) as client:
+        client.run(warm_kernels)
+
+        def execute(tasks: Sequence[Task]) -> Iterator[int]:
+            futures = client.map(simulate_batch, _batches(tasks, workers), retries=3,
+                                 pure=False)
+            for _, done in as_completed(futures, with_results=True):
+                yield done
+
+        yield execute
+
+
+@contextlib.contextmanager
+def _cluster(backend: str, workers: int, options: dict[str, Any]) -> Iterator[Any]:
+    if backend == "address":
+        if "address" not in options:
+            raise ConfigError("sweep.dask.address: the scheduler address, e.g. tcp://host:8786")
+        yield options["address"]
+        return
+    if backend == "local":
+        from dask.distributed import LocalCluster
+
+        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                          dashboard_address=None) as cluster:
+            yield cluster
+        return
+    from simcore.slurm_cluster import slurm_cluster
+
+    with slurm_cluster(options) as cluster:
+        yield cluster
+
+
+class Progress:
+    """Counts and ETA for a shard: a line per `interval_s` to a log, live on a terminal."""
+
+    def __init__(self, label: str, total: int, cached: int, stream: TextIO,
+                 interval_s: float = 10.0) -> None:
+        self.label, self.total, self.cached, self.stream = label, total, cached, stream
+        self.done = 0
+        self.interval_s = interval_s
+        self.began = self.last = time.perf_counter()
+        self.live = stream.isatty()
+        print(f"{label}: {total} runs, {cached} cached, {total - cached} to simulate",
+              file=stream, flush=True)
+
+    def advance(self, runs: int) -> None:
+        self.done += runs
+        now = time.perf_counter()
+        if not self.live and now - self.last < self.interval_s:
+            return
+        self.last = now
+        rate = self.done / max(now - self.began, 1e-9)
+        left = self.total - self.cached - self.done
+        eta = time.strftime("%H:%M:%S", time.gmtime(left / rate)) if rate > 0 else "?"
+        line = (f"{self.label}: {self.cached + self.done}/{self.total} runs "
+                f"({self.done} simulated), {rate:.1f} runs/s, ETA {eta}")
+        print(("\r" + line) if self.live else line, end="" if self.live else "\n",
+              file=self.stream, flush=True)
+
+    def finish(self, report: ShardReport) -> None:
+        rate = report.simulated / max(report.seconds, 1e-9)
+        print(("\n" if self.live and report.simulated else "")
+              + f"{self.label}: {report.runs} runs: {report.cached} cached, {report.simulated} "
+              f"simulated in {report.seconds:.1f} s ({rate:.1f} runs/s)",
+              file=self.stream, flush=True)

@@ -1,0 +1,109 @@
+"""The experiment planner: shards, runs, run keys and precise configuration errors."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from simcore.errors import ConfigError
+from simcore.experiments import Shard, plan
+from tests.conftest import ROOT
+
+SMALL = yaml.safe_load((ROOT / "config/test/small.yaml").read_text())
+
+
+def shards(config=SMALL):
+    return {s.label(): s for s in plan(config)}
+
+
+def test_cross_product_skips_migration_off_torus():
+    labels = set(shards())
+    assert "small/lublin16/torus/bm" in labels
+    assert "small/lublin16/flat/backfill" in labels
+    assert "small/lublin16/flat/bm" not in labels
+    assert "small/lublin16/flat/migration-always" not in labels
+    assert len(labels) == 8
+
+
+def test_runs_in_grid_order_with_seeds():
+    runs = shards()["small/lublin16/torus/fcfs"].runs
+    assert [(r.transforms.offered_load, r.seed) for r in runs] == [(0.6, 1), (0.6, 2),
+                                                                   (0.9, 1), (0.9, 2)]
+
+
+def test_shapes_collapse_on_machines_that_do_not_allocate_them():
+    config = copy.deepcopy(SMALL)
+    config["experiments"]["small"]["grid"]["p_fat"] = [0, 1]
+    runs = shards(config)["small/lublin16/torus/fcfs"].runs
+    assert len(runs) == 4 and {r.transforms.p_fat for r in runs} == {0.0}
+    bgl = shards(config)["shapes/lublin128/bgl/backfill"].runs
+    assert {r.transforms.p_fat for r in bgl} == {0.0, 1.0}
+
+
+def test_seed_dropped_where_nothing_is_random():
+    config = copy.deepcopy(SMALL)
+    config["workloads"]["trace"] = {"trace": "NASA-iPSC-1993-3.1-cln"}
+    config["experiments"]["small"]["workloads"] = ["trace"]
+    runs = shards(config)["small/trace/torus/fcfs"].runs
+    assert [r.seed for r in runs] == [0, 0], "a trace on a torus is deterministic"
+    config["experiments"]["shapes"]["workloads"] = ["trace"]
+    config["experiments"]["shapes"]["grid"]["p_torus"] = [0.5]
+    runs = shards(config)["shapes/trace/bgl/backfill"].runs
+    assert sorted({r.seed for r in runs}) == [1], "random torus draws keep their seed"
+
+
+def test_shard_json_round_trip_and_stable_keys():
+    shard = shards()["small/lublin16/torus/bm"]
+    again = Shard.from_json(shard.to_json())
+    assert again.to_json() == shard.to_json()
+    code = shard.code_fingerprint()
+    keys = {shard.run_key(run, "w" * 64, code) for run in shard.runs}
+    assert len(keys) == len(shard.runs)
+    other = shards()["small/lublin16/torus/fcfs"]
+    assert keys.isdisjoint(other.run_key(r, "w" * 64, other.code_fingerprint())
+                           for r in other.runs)
+    assert shard.run_key(shard.runs[0], "v" * 64, code) not in keys
+
+
+def test_code_dependencies_follow_the_policy():
+    s = shards()
+    names = lambda label: {p.name for p in s[label].code_files()}  # noqa: E731
+    assert "migration.py" in names("small/lublin16/torus/bm")
+    assert "migration.py" not in names("small/lublin16/torus/fcfs")
+    assert "backfill.py" not in names("small/lublin16/torus/fcfs")
+    assert "links.py" in names("shapes/lublin128/bgl/backfill")
+    assert "boxes.py" not in names("small/lublin16/flat/fcfs")
+    assert "lublin.py" in names("small/lublin16/flat/fcfs")
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda c: c["experiments"]["small"]["machines"].append("nope"),
+     r"experiments.small.machines\[2\]: unknown name 'nope'; expected one of"),
+    (lambda c: c["machines"].update(torus="torus:axb"), r"machines.torus: machine 'torus:axb'"),
+    (lambda c: c["policies"]["fcfs"].update(fn_tor=0.2),
+     r"policies.fcfs: parameter\(s\) \['fn_tor'\] do not apply to scheduler fcfs"),
+    (lambda c: c["experiments"]["small"]["grid"].update(c=[1.0]),
+     r"experiments.small.grid: unknown key\(s\) \['c'\]"),
+    (lambda c: c["experiments"]["small"].update(seeds=[-1]),
+     r"experiments.small.seeds: expected a non-empty list of integers >= 0"),
+    (lambda c: c["workloads"].update(bad={"trace": "X", "synthetic": {}}),
+     r"workloads.bad: expected exactly one of 'trace' or 'synthetic'"),
+    (lambda c: c["experiments"]["small"]["grid"].update(runtime_scale=[0]),
+     r"experiments.small.grid: workload runtime_scale=0 is out of range"),
+    (lambda c: c["experiments"].update({"a b": c["experiments"]["small"]}),
+     r"experiments.a b: names may hold"),
+])
+def test_config_errors_name_the_key(edit, message):
+    config = copy.deepcopy(SMALL)
+    edit(config)
+    with pytest.raises(ConfigError, match=message):
+        plan(config)
+
+
+def test_unknown_trace_names_the_catalogue():
+    config = copy.deepcopy(SMALL)
+    config["workloads"]["t"] = {"trace": "Missing-1999"}
+    with pytest.raises(ConfigError, match=r"workloads.t.trace: 'Missing-1999' is not in"):
+        plan(config, traces=["NASA-iPSC-1993-3.1-cln"])

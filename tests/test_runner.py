@@ -1,0 +1,131 @@
+"""Shard execution: cache reuse, worker counts, killed workers, interrupted shards."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pyarrow.parquet as pq
+import pytest
+import yaml
+
+from simcore.experiments import plan
+from simcore.runner import run_shard
+from simcore.store import shard_dir
+from simcore.workload.io import write_workload
+from simcore.workload.synthetic import SyntheticSpec, synthesize
+from tests.conftest import ROOT
+
+CONFIG = yaml.safe_load((ROOT / "config/test/small.yaml").read_text())
+
+
+def heavy_shard(jobs: int = 1500, loads=(0.5, 0.6, 0.7, 0.8, 0.9), seeds=(1, 2, 3, 4)):
+    """A B+M shard on a 2x2x4 torus with enough runs to interrupt."""
+    config = {**CONFIG, "workloads": {"lublin16": {"synthetic": {
+        "model": "lublin", "jobs": jobs, "max_procs": 16}}}}
+    config["experiments"] = {"heavy": {"workloads": ["lublin16"], "machines": ["torus"],
+                                       "policies": ["bm"], "grid": {"offered_load": list(loads)},
+                                       "seeds": list(seeds)}}
+    return plan(config)[0]
+
+
+def workloads(root: Path, shard) -> None:
+    spec = SyntheticSpec(**shard.source.to_dict()["synthetic"])
+    for run in shard.runs:
+        path = root / shard.source.path(run.seed)
+        if not path.exists():
+            write_workload(synthesize(spec, run.seed), path)
+
+
+def summary(root: Path, shard):
+    return pq.read_table(shard_dir(root, shard.names) / "summary.parquet")
+
+
+def cached(root: Path) -> int:
+    return sum(1 for _ in (root / "cache").rglob("*.parquet")) if (root / "cache").exists() else 0
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The heavy shard run in-process, uninterrupted, one worker."""
+    root = tmp_path_factory.mktemp("reference")
+    shard = heavy_shard()
+    workloads(root, shard)
+    log = io.StringIO()
+    report = run_shard(shard, root, workers=1, log=log)
+    assert report.simulated == report.runs == 20
+    return summary(root, shard)
+
+
+def test_second_run_reads_everything_from_cache(tmp_path):
+    shard = heavy_shard(jobs=300, loads=(0.6,), seeds=(1, 2))
+    workloads(tmp_path, shard)
+    first = run_shard(shard, tmp_path, log=io.StringIO())
+    log = io.StringIO()
+    second = run_shard(shard, tmp_path, log=log)
+    assert (first.simulated, second.simulated, second.cached) == (2, 0, 2)
+    assert "2 runs: 2 cached, 0 simulated" in log.getvalue()
+
+
+@pytest.mark.slow
+def test_two_workers_give_identical_results(tmp_path, reference):
+    shard = heavy_shard()
+    workloads(tmp_path, shard)
+    report = run_shard(shard, tmp_path, workers=2, log=io.StringIO())
+    assert report.simulated == 20
+    assert summary(tmp_path, shard).equals(reference)
+
+
+def start_shard(root: Path, shard, workers: int) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "simcore.cli", "sweep-shard", "--spec", shard.to_json(),
+         "--results", str(root), "--workers", str(workers)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def wait_for(condition, process: subprocess.Popen, timeout_s: float = 240) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        assert process.poll() is None, f"shard ended early:\n{process.stdout.read()}"
+        assert time.monotonic() < deadline, "timed out waiting for the shard"
+        time.sleep(0.05)
+
+
+@pytest.mark.slow
+def test_killed_worker_loses_nothing(tmp_path, reference):
+    shard = heavy_shard()
+    workloads(tmp_path, shard)
+    process = start_shard(tmp_path, shard, workers=2)
+    wait_for(lambda: cached(tmp_path) >= 3, process)
+    workers = [p for p in psutil.Process(process.pid).children(recursive=True)
+               if "multiprocessing" in " ".join(p.cmdline())]
+    assert workers, "the shard runs its simulations in worker processes"
+    workers[0].send_signal(signal.SIGKILL)
+    output, _ = process.communicate(timeout=300)
+    assert process.returncode == 0, output
+    assert summary(tmp_path, shard).equals(reference)
+
+
+@pytest.mark.slow
+def test_interrupted_shard_resumes_without_redoing_runs(tmp_path, reference):
+    shard = heavy_shard()
+    workloads(tmp_path, shard)
+    process = start_shard(tmp_path, shard, workers=2)
+    wait_for(lambda: cached(tmp_path) >= 5, process)
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    done = cached(tmp_path)
+    assert 5 <= done < 20
+    assert not shard_dir(tmp_path, shard.names).exists(), "no partial shard file"
+    for entry in (tmp_path / "cache").rglob("*.parquet"):  # a killed write leaves only a
+        assert pq.read_table(entry).num_rows == 1         # hidden .tmp, never a bad entry
+    log = io.StringIO()
+    report = run_shard(shard, tmp_path, workers=1, log=log)
+    assert report.cached >= done and report.simulated == 20 - report.cached
+    assert summary(tmp_path, shard).equals(reference)

@@ -1,0 +1,172 @@
+"""The sweep workflow end to end: DAG, outputs, incremental re-runs, archive, report."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+import tarfile
+from collections import Counter
+
+import polars as pl
+import pytest
+import yaml
+
+from simcore.errors import ArchiveError
+from tests.workflow import scratch_workflow, snakemake
+
+pytestmark = pytest.mark.slow
+SMALL = "config/test/small.yaml"
+
+
+def dag_jobs(workdir) -> list[dict[str, str]]:
+    """Jobs of the DAG (rule and wildcards), parsed from `snakemake --dag` (DOT)."""
+    dot = snakemake(workdir, "--dag", "--configfile", SMALL).stdout
+    jobs = []
+    for label in re.findall(r'label = "([^"]*)"', dot):
+        rule, *fields = label.split("\\n")
+        jobs.append({"rule": rule, **dict(f.split(": ", 1) for f in fields)})
+    return jobs
+
+
+def api_dry_run(workdir) -> None:
+    """Plan and dry-run the default target through Snakemake's Python API."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.types import (
+        ConfigSettings,
+        DAGSettings,
+        OutputSettings,
+        ResourceSettings,
+    )
+
+    with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
+        workflow = api.workflow(
+            resource_settings=ResourceSettings(cores=2),
+            config_settings=ConfigSettings(configfiles=[workdir / SMALL]),
+            snakefile=workdir / "Snakefile", workdir=workdir)
+        workflow.dag(DAGSettings(targets={"all"})).execute_workflow(executor="dryrun")
+
+
+def planned_rules(workdir) -> Counter:
+    """Jobs a dry run would run, by rule (the first 'Job stats' table of its output)."""
+    output = snakemake(workdir, "-n", "--configfile", SMALL, "--quiet", "rules").stdout
+    table = output.split("Job stats:", 1)[1].split("\n\n", 1)[0]
+    counts = Counter()
+    for line in table.splitlines():
+        match = re.match(r"^(\w+)\s+(\d+)$", line.strip())
+        if match and match.group(1) not in ("job", "total"):
+            counts[match.group(1)] = int(match.group(2))
+    return counts
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    """The small configuration run once to completion."""
+    workdir = scratch_workflow(tmp_path_factory.mktemp("sweep"))
+    snakemake(workdir, "--configfile", SMALL)
+    return workdir
+
+
+def test_dag_of_the_small_config(tmp_path):
+    workdir = scratch_workflow(tmp_path)
+    assert planned_rules(workdir) == Counter({"simulate_shard": 8, "synthesize_workload": 3,
+                                              "warm_kernels": 1, "tables": 1, "figures": 1,
+                                              "all": 1})
+    api_dry_run(workdir)
+    assert not (workdir / "results").exists(), "a dry run makes nothing"
+    jobs = dag_jobs(workdir)
+    shards = {(j["experiment"], j["machine"], j["policy"]) for j in jobs
+              if j["rule"] == "simulate_shard"}
+    assert len(shards) == 8
+    assert ("small", "flat", "fcfs") in shards and ("shapes", "bgl", "backfill") in shards
+    assert ("small", "flat", "bm") not in shards
+    seeds = {(j["workload"], j["seed"]) for j in jobs if j["rule"] == "synthesize_workload"}
+    assert seeds == {("lublin16", "1"), ("lublin16", "2"), ("lublin128", "1")}
+
+
+def test_tables_figures_and_store(swept):
+    tables = {p.name for p in (swept / "results/tables").iterdir() if p.name[0] != "."}
+    assert {f"{t}.{ext}" for t in ("utilization", "migrations", "capacity", "wait_slowdown")
+            for ext in ("parquet", "csv", "md")} == tables
+    figures = {p.name for p in (swept / "results/figures").iterdir() if p.name[0] != "."}
+    assert {"capacity-small.png", "migrations-vs-utilization-small.svg",
+            "utilization-vs-load-shapes.png"} <= figures
+    assert "migrations-vs-utilization-shapes.png" not in figures
+    summaries = pl.read_parquet(swept / "results/store/**/summary.parquet",
+                                hive_partitioning=True)
+    assert summaries.height == 6 * 4 + 2 * 2  # (torus 4 + flat 2 policies) x 4 runs + shapes
+    jobs = pl.read_parquet(swept / "results/store/experiment=small/**/jobs.parquet")
+    assert jobs.height == 24 * 300 and jobs["run_key"].n_unique() == 24
+    util = pl.read_parquet(swept / "results/tables/utilization.parquet")
+    assert util.filter(pl.col("experiment") == "small")["n"].to_list() == [2] * 12
+
+
+def test_policy_change_reruns_only_its_shards(swept, tmp_path):
+    workdir = tmp_path / "wf"
+    shutil.copytree(swept, workdir, symlinks=True)
+    config = yaml.safe_load((workdir / SMALL).read_text())
+    config["policies"]["backfill"]["max_growth"] = 2
+    (workdir / SMALL).write_text(yaml.safe_dump(config))
+    rerun = planned_rules(workdir)
+    assert rerun["simulate_shard"] == 4  # small: torus, flat; shapes: bgl, torus-links
+    snakemake(workdir, "--configfile", SMALL)
+    for log in (workdir / "logs/simulate_shard").rglob("*.log"):
+        text = log.read_text()
+        if "/backfill.log" in str(log):
+            assert re.search(r"runs: 0 cached, \d+ simulated", text), log
+    untouched = workdir / "logs/simulate_shard/small/lublin16/torus/bm.log"
+    assert untouched.read_text() == (swept / "logs/simulate_shard/small/lublin16/torus/bm.log"
+                                     ).read_text()
+
+
+def test_grid_extension_simulates_only_new_runs(swept, tmp_path):
+    workdir = tmp_path / "wf"
+    shutil.copytree(swept, workdir, symlinks=True)
+    config = yaml.safe_load((workdir / SMALL).read_text())
+    config["experiments"]["small"]["grid"]["offered_load"].append(0.75)
+    (workdir / SMALL).write_text(yaml.safe_dump(config))
+    snakemake(workdir, "--configfile", SMALL)
+    log = (workdir / "logs/simulate_shard/small/lublin16/torus/bm.log").read_text()
+    assert "6 runs: 4 cached, 2 simulated" in log
+
+
+def test_one_and_two_cores_give_identical_tables(swept, tmp_path):
+    workdir = scratch_workflow(tmp_path)
+    result = snakemake(workdir, "--configfile", SMALL, cores=1)
+    assert "simulate_shard" in result.stdout + result.stderr
+    for name in ("utilization.csv", "migrations.csv", "capacity.csv", "wait_slowdown.csv"):
+        assert (workdir / "results/tables" / name).read_bytes() == \
+            (swept / "results/tables" / name).read_bytes(), name
+
+
+def test_archive_round_trip_and_corruption(swept, tmp_path):
+    snakemake(swept, "archive", "--configfile", SMALL)
+    archive = swept / "results/archive/torus-sweep-test.tar.xz"
+    result = snakemake_cli("archive", "verify", str(archive), cwd=swept)
+    assert "checksums OK" in result.stdout
+    assert "tables/utilization.parquet: 16 rows" in result.stdout
+    corrupt = tmp_path / "corrupt.tar"
+    with tarfile.open(archive) as source, tarfile.open(corrupt, "w") as target:
+        for member in source.getmembers():
+            data = source.extractfile(member).read()
+            if member.name == "tables/capacity.csv":
+                data = data.replace(b"small", b"SMALL", 1)
+            target.addfile(member, io.BytesIO(data))
+    failed = snakemake_cli("archive", "verify", str(corrupt), cwd=swept, check=False)
+    assert failed.returncode == 2
+    assert "tables/capacity.csv: sha256 expected" in failed.stderr
+    assert ArchiveError.__name__  # the CLI reports the typed error's message
+
+
+def test_html_report(swept):
+    snakemake(swept, "--configfile", SMALL, "--report", "report.html")
+    html = (swept / "report.html").read_text()
+    assert "utilization-vs-load-small" in html and "capacity" in html
+
+
+def snakemake_cli(*args: str, cwd, check: bool = True):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "simcore.cli", *args], cwd=cwd,
+                          capture_output=True, text=True, check=check)
