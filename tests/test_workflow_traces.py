@@ -6,7 +6,7 @@ import pyarrow.parquet as pq
 
 from simcore.cleaning import cleaning_report
 from simcore.swf import header_of
-from tests.workflow import scratch_workflow, snakemake
+from tests.workflow import scratch_workflow, small_config, snakemake
 
 TRACE = "NASA-iPSC-1993-3.1-cln"
 
@@ -14,8 +14,7 @@ TRACE = "NASA-iPSC-1993-3.1-cln"
 def test_trace_converted_from_mirror(tmp_path, trace_dir):
     wf = scratch_workflow(tmp_path)
     target = f"results/workloads/{TRACE}/jobs.parquet"
-    (wf / "mirror.yaml").write_text(f"traces: {{mirrors: [{trace_dir}]}}\n")
-    snakemake(wf, target, "--configfile", "mirror.yaml")
+    snakemake(wf, target, "--configfile", small_config(wf, traces={"mirrors": [str(trace_dir)]}))
     table = pq.read_table(wf / target)
     assert header_of(table).max_procs == 128
     report = cleaning_report(table)
@@ -29,8 +28,8 @@ def test_missing_trace_fails_without_leftovers(tmp_path):
     catalogue = (wf / "config/traces.yaml").read_text()
     unreachable = catalogue.replace("https://www.cs.huji.ac.il/", "http://127.0.0.1:9/")
     (wf / "offline.yaml").write_text(unreachable)
-    (wf / "cfg.yaml").write_text("traces: {catalogue: offline.yaml}\n")
-    result = snakemake(wf, f"results/workloads/{TRACE}/jobs.parquet", "--configfile", "cfg.yaml",
+    config = small_config(wf, traces={"catalogue": "offline.yaml"})
+    result = snakemake(wf, f"results/workloads/{TRACE}/jobs.parquet", "--configfile", config,
                        env={"TORUS_SWEEP_TRACE_DIR": str(tmp_path / "empty")}, check=False)
     assert result.returncode != 0
     log = (wf / f"logs/acquire_trace/{TRACE}.log").read_text()
@@ -40,7 +39,7 @@ def test_missing_trace_fails_without_leftovers(tmp_path):
 
 def test_invalid_config_names_the_key(tmp_path):
     wf = scratch_workflow(tmp_path)
-    (wf / "bad.yaml").write_text("traces: {catalogue: 3}\n")
-    result = snakemake(wf, "-n", "--configfile", "bad.yaml", check=False)
+    result = snakemake(wf, "-n", "--configfile", small_config(wf, traces={"catalogue": 3}),
+                       check=False)
     assert result.returncode != 0
     assert "On instance['traces']['catalogue']" in result.stdout + result.stderr

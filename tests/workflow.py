@@ -7,6 +7,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -33,3 +35,12 @@ def snakemake(workdir: Path, *args: str, env: dict[str, str] | None = None,
         raise AssertionError(
             f"snakemake {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
     return result
+
+
+def small_config(workdir: Path, name: str = "test.yaml", **sections: dict) -> str:
+    """Write a complete config: config/test/small.yaml with some sections updated."""
+    config = yaml.safe_load((workdir / "config/test/small.yaml").read_text())
+    for section, values in sections.items():
+        config[section] = {**config.get(section, {}), **values}
+    (workdir / name).write_text(yaml.safe_dump(config))
+    return name
