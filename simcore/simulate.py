@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from simcore.cleaning import clean, cleaning_report
 from simcore.engine import BACKFILL, BM, FCFS, MIGRATION, KernelJobs, KernelPolicy, run_events
 from simcore.errors import SimcoreError, SpecError
 from simcore.jobs import Jobs
@@ -62,7 +63,8 @@ def simulate(
 ) -> SimulationResult:
     """Simulate `jobs` on `machine` under `policy`.
 
-    `jobs` may be an SWF table (sizes in processors = units). Deterministic: the same
+    `jobs` may be an SWF table (sizes in processors = units), which is cleaned with the
+    default rules first unless it already was (see `simcore.cleaning`). Deterministic: the same
     inputs give bit-identical results; `seed` is recorded in the summary (the engine itself
     draws no random numbers; seeded randomness lives in workload preparation).
     `record_placements` keeps a log of every placement, for checking and for locality
@@ -71,7 +73,7 @@ def simulate(
     spec = MachineSpec.parse(machine) if isinstance(machine, str) else machine
     policy = PolicySpec.from_params(policy) if isinstance(policy, str) else policy
     if isinstance(jobs, pa.Table):
-        jobs = Jobs.from_swf(jobs)
+        jobs = Jobs.from_swf(jobs if cleaning_report(jobs) else clean(jobs))
     alloc = allocator(spec)
     if policy.scheduler in ("migration", "bm") and alloc.kind != BOX:
         raise SpecError(f"scheduler {policy.scheduler} migrates jobs on torus and mesh "

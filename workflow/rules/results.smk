@@ -1,6 +1,12 @@
 # Tables and figures over the whole store, and the dataset archive.
 
 
+localrules:
+    tables,
+    figures,
+    archive,
+
+
 rule tables:
     input:
         shard_summaries(),

@@ -3,6 +3,7 @@
 
 
 localrules:
+    synthesize_workload,
     warm_kernels,
 
 

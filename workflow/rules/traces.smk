@@ -3,6 +3,7 @@
 
 localrules:
     acquire_trace,
+    convert_trace,
 
 
 rule acquire_trace:
