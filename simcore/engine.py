@@ -18,7 +18,7 @@ import numpy as np
 from simcore.bitset import popcount64
 from simcore.jit import kernel
 from simcore.machines.allocate import BOX, FLAT, LINKS
-from simcore.machines.links import box_free_somewhere
+from simcore.machines.links import place_links
 from simcore.schedulers.backfill import backfill_pass
 from simcore.schedulers.fcfs import fcfs_pass
 from simcore.schedulers.migration import migrate
@@ -120,9 +120,10 @@ def decide(m, st, jobs, policy, t):
     head_pos = fcfs_pass(m, st, jobs, policy.start_delay, t)
     if head_pos < st.ctr[QLEN] and m.kind != FLAT:
         head = st.queue[head_pos]
-        if m.kind == LINKS and box_free_somewhere(
-            m.links, st.occ, jobs.rotations[head], jobs.n_rotations[head]
-        ):
+        if m.kind == LINKS and place_links(
+            m.links, st.occ, jobs.rotations[head], jobs.n_rotations[head], jobs.torus[head],
+            st.mask, True
+        ) >= 0:
             st.ctr[BLOCKED_LINKS] += 1
         else:
             st.ctr[BLOCKED_NO_BOX] += 1

@@ -190,12 +190,14 @@ def _add_cables(m, out, d, k, across_p, across_q, x, y, z):
 
 
 @kernel
-def place_links(m, busy, shape_rotations, n_rotations, torus, out):
+def place_links(m, busy, shape_rotations, n_rotations, torus, out, units_only=False):
     """Best candidate partition for a job: fewest cables, first found on ties.
 
     `busy` is the bitset of resources that may not be used (occupied, plus a reservation
     where one applies). Writes the partition's resources (units and cables) to `out` and
     returns its number of units, or returns -1 (out untouched) if there is no candidate.
+    With `units_only`, phase 1 alone: the first box of free units, links ignored, answers
+    (and `out` stays untouched): whether a blocked job lacks midplanes or links.
     """
     nx, ny, nz = m.dims
     best_cables = 1 << 62
@@ -210,6 +212,8 @@ def place_links(m, busy, shape_rotations, n_rotations, torus, out):
                     box = m.box_masks[box_index(m.box_offset, nx, ny, nz, a, b, c, x, y, z)]
                     if intersects(box, busy):
                         continue
+                    if units_only:
+                        return a * b * c
                     kx = _first_free_set(m, 0, x, a, b, c, torus, x, y, z, busy)
                     if kx < 0:
                         continue
@@ -231,20 +235,3 @@ def place_links(m, busy, shape_rotations, n_rotations, torus, out):
     _add_cables(m, out, 1, k1, a0, c0, x0, y0, z0)
     _add_cables(m, out, 2, k2, a0, b0, x0, y0, z0)
     return a0 * b0 * c0
-
-
-@kernel
-def box_free_somewhere(m, busy, shape_rotations, n_rotations):
-    """Phase 1 alone: whether some rotation has a box of free units (links ignored)."""
-    nx, ny, nz = m.dims
-    for r in range(n_rotations):
-        a = shape_rotations[r, 0]
-        b = shape_rotations[r, 1]
-        c = shape_rotations[r, 2]
-        for x in range(nx - a + 1):
-            for y in range(ny - b + 1):
-                for z in range(nz - c + 1):
-                    box = m.box_masks[box_index(m.box_offset, nx, ny, nz, a, b, c, x, y, z)]
-                    if not intersects(box, busy):
-                        return True
-    return False
