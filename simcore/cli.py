@@ -62,6 +62,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--first-jobs", type=int, help="jobs in the span (Krevat: 10000)")
     run.add_argument("--processors-per-unit", type=int, default=1,
                      help="processors per allocation unit, sizes rounded up (CTC on BG/L: 4)")
+    run.add_argument("--oversize", choices=("reject", "drop", "clamp"), default="reject",
+                     help="jobs larger than the machine after size scaling")
     run.add_argument("--runtime-scale", type=float, default=1.0, help="Krevat's c")
     run.add_argument("--offered-load", type=float, help="rescale arrivals to this load")
     run.add_argument("--p-fat", type=float, default=0.0, help="probability of a fat shape")
@@ -207,6 +209,7 @@ def _run(args: argparse.Namespace) -> int:
     table = read_workload(path) if path.endswith(".parquet") else clean(read_swf(path))
     spec = WorkloadSpec(skip_jobs=args.skip_jobs, first_jobs=args.first_jobs,
                         processors_per_unit=args.processors_per_unit,
+                        oversize=args.oversize,
                         runtime_scale=args.runtime_scale, offered_load=args.offered_load,
                         p_fat=args.p_fat, p_torus=args.p_torus)
     result = simulate(prepare(table, spec, machine, args.seed), machine, policy, args.seed)

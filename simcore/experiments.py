@@ -37,7 +37,7 @@ from simcore.workload.transforms import WorkloadSpec
 
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 GRID_KEYS = ("runtime_scale", "offered_load", "p_fat", "p_torus")
-FIXED_KEYS = ("skip_jobs", "first_jobs", "processors_per_unit")
+FIXED_KEYS = ("skip_jobs", "first_jobs", "processors_per_unit", "oversize")
 PACKAGE = Path(__file__).resolve().parent
 
 # Source files whose code decides a run's result, by what the run uses (paths in simcore/).

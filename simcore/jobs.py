@@ -18,7 +18,10 @@ class Jobs:
 
     `size` is the requested number of allocation units. `requested_s` is the requested
     (estimated) run time, -1 where unknown. Wired machines also need each job's `shape`
-    (units along x, y, z) and whether it wants a `torus`.
+    (units along x, y, z) and whether it wants a `torus`; a shaped job asks for its
+    shape's volume (`size`) and `requested_units` keeps what its trace asked for.
+    `oversize_jobs` counts the jobs of the source that were larger than the machine and
+    were dropped or clamped while preparing (see `WorkloadSpec.oversize`).
     """
 
     job_id: np.ndarray
@@ -28,6 +31,8 @@ class Jobs:
     size: np.ndarray
     shape: np.ndarray | None = None
     torus: np.ndarray | None = None
+    requested_units: np.ndarray | None = None
+    oversize_jobs: int = 0
 
     def __post_init__(self) -> None:
         n = self.job_id.shape[0]
@@ -38,6 +43,8 @@ class Jobs:
             raise SpecError("jobs: shape and torus go together")
         if self.shape is not None and (self.shape.shape != (n, 3) or self.torus.shape != (n,)):
             raise SpecError(f"jobs.shape: expected ({n}, 3) and jobs.torus ({n},)")
+        if self.requested_units is not None and self.requested_units.shape != (n,):
+            raise SpecError(f"jobs.requested_units: expected {n} values")
         if n == 0:
             raise SpecError("jobs: empty workload; expected at least one job")
         bad = np.flatnonzero(~np.isfinite(self.submit_s) | ~np.isfinite(self.run_s)
@@ -53,10 +60,13 @@ class Jobs:
             raise SpecError("jobs: not in (submit, job id) order; build them with Jobs.create")
 
     @classmethod
-    def create(cls, job_id, submit_s, run_s, requested_s, size, shape=None, torus=None) -> Jobs:
+    def create(cls, job_id, submit_s, run_s, requested_s, size, *, shape=None, torus=None,
+               requested_units=None, oversize_jobs: int = 0) -> Jobs:
         """Jobs from arrays in any order (sorted here by submit time, then job id)."""
         job_id = np.asarray(job_id, dtype=np.int64)
         submit_s = np.asarray(submit_s, dtype=np.float64)
+        if shape is not None and requested_units is None:
+            requested_units = size  # a shaped job that says no more asked for its volume
         order = np.lexsort((job_id, submit_s))
 
         def pick(values, dtype):
@@ -65,7 +75,7 @@ class Jobs:
         return cls(
             job_id[order], submit_s[order], pick(run_s, np.float64),
             pick(requested_s, np.float64), pick(size, np.int64), pick(shape, np.int64),
-            pick(torus, np.bool_),
+            pick(torus, np.bool_), pick(requested_units, np.int64), oversize_jobs,
         )
 
     @classmethod
@@ -95,6 +105,6 @@ class Jobs:
         """sha256 over every array, so equal workloads have equal run keys."""
         digest = hashlib.sha256()
         for array in (self.job_id, self.submit_s, self.run_s, self.requested_s, self.size,
-                      self.shape, self.torus):
+                      self.shape, self.torus, self.requested_units):
             digest.update(b"-" if array is None else np.ascontiguousarray(array).tobytes())
         return digest.hexdigest()

@@ -37,6 +37,7 @@ from simcore.store import (
     JOBS_SCHEMA,
     SUMMARY_SCHEMA,
     cache_path,
+    jobs_table,
     shard_dir,
     summary_table,
     write_table,
@@ -130,8 +131,8 @@ def simulate_task(task: Task) -> None:
     jobs = prepare(_workload(task.workload_path), task.run.transforms, machine, task.run.seed)
     result = simulate(jobs, machine, task.policy, task.run.seed)
     if task.per_job:
-        per_job = result.jobs.add_column(0, "run_key", pa.array([task.key] * len(jobs)))
-        write_table(per_job.cast(JOBS_SCHEMA), cache_path(task.root, task.key, per_job=True))
+        write_table(jobs_table(result.jobs, task.key),
+                    cache_path(task.root, task.key, per_job=True))
     try:
         load = offered_load(jobs.size, jobs.run_s, jobs.submit_s, machine.units)
     except SimcoreError:
@@ -146,6 +147,7 @@ def simulate_task(task: Task) -> None:
         "scheduler": task.policy.scheduler,
         "seed": task.run.seed,
         "offered_load_actual": load,
+        "oversize_jobs": jobs.oversize_jobs,
     }
     write_table(summary_table([row]), target)
 
@@ -170,7 +172,8 @@ def warm_kernels() -> None:
     from simcore.simulate import simulate
 
     jobs = Jobs.create([1, 2, 3], [0, 1, 2], [5, 5, 5], [6, 6, 6], [2, 1, 2],
-                       np.array([[2, 1, 1], [1, 1, 1], [1, 2, 1]]), np.array([1, 0, 1], bool))
+                       shape=np.array([[2, 1, 1], [1, 1, 1], [1, 2, 1]]),
+                       torus=np.array([1, 0, 1], bool))
     for machine, scheduler in (("flat:4", "backfill"), ("torus:2x2", "bm"),
                                ("bgl:8x4x4", "backfill")):
         simulate(jobs, machine, scheduler)

@@ -212,6 +212,11 @@ def _result(jobs: Jobs, kj: KernelJobs, st, alloc: Allocator, spec: MachineSpec,
         "alloc_size": st.alloc,
         "reserved_s": pa.array(st.reserved_s, from_pandas=True),  # null: never reserved
     })
+    if jobs.shape is not None:
+        for column, values in (("requested_units", jobs.requested_units),
+                               ("shape_x", jobs.shape[:, 0]), ("shape_y", jobs.shape[:, 1]),
+                               ("shape_z", jobs.shape[:, 2]), ("torus", jobs.torus)):
+            table = table.append_column(column, pa.array(values))
     timing = {"simulate_s": elapsed,
               "s_per_decision": elapsed / decisions if decisions else float("nan")}
     return SimulationResult(table, summary, migrations, timing)

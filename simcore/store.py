@@ -45,6 +45,7 @@ SUMMARY_SCHEMA = pa.schema([
     ("offered_load", pa.float64()),  # the requested target (null: arrivals not rescaled)
     ("p_fat", pa.float64()),
     ("p_torus", pa.float64()),
+    ("oversize", pa.string()),  # reject | drop | clamp: jobs larger than the machine
     # policy parameters
     ("start_delay_s", pa.float64()),
     ("reservation", pa.bool_()),
@@ -54,6 +55,7 @@ SUMMARY_SCHEMA = pa.schema([
     ("fn_max", pa.float64()),
     # results
     ("jobs", pa.int64()),
+    ("oversize_jobs", pa.int64()),  # of the span, dropped or clamped to the machine
     ("offered_load_actual", pa.float64()),  # sum(size x run) / (units x arrival span)
     ("utilization", pa.float64()),
     ("unused", pa.float64()),
@@ -92,6 +94,12 @@ JOBS_SCHEMA = pa.schema([
     ("size", pa.int64()),
     ("alloc_size", pa.int64()),
     ("reserved_s", pa.float64()),
+    # wired machines: the trace's request, the synthesized shape and topology (else null)
+    ("requested_units", pa.int64()),
+    ("shape_x", pa.int64()),
+    ("shape_y", pa.int64()),
+    ("shape_z", pa.int64()),
+    ("torus", pa.bool_()),
 ])
 
 
@@ -131,6 +139,15 @@ def read_summaries(root: str | os.PathLike[str]) -> pl.DataFrame:
         return pl.DataFrame(schema={p: pl.String for p in PARTITIONS}).hstack(empty)
     return pl.read_parquet(files, hive_partitioning=True,
                            hive_schema={p: pl.String for p in PARTITIONS})
+
+
+def jobs_table(schedule: pa.Table, run_key: str) -> pa.Table:
+    """A run's per-job schedule as rows of JOBS_SCHEMA (columns it lacks become null)."""
+    n = schedule.num_rows
+    columns = [pa.array([run_key] * n, pa.string()) if f.name == "run_key"
+               else schedule.column(f.name).cast(f.type) if f.name in schedule.column_names
+               else pa.nulls(n, f.type) for f in JOBS_SCHEMA]
+    return pa.Table.from_arrays(columns, schema=JOBS_SCHEMA)
 
 
 def summary_table(rows: Sequence[Mapping[str, object]]) -> pa.Table:

@@ -15,7 +15,7 @@ def jobs(rows, shapes=None, torus=None):
     """rows: (submit, run, size) per job, ids 1..n; estimates are the run times."""
     rows = np.array(rows, dtype=float)
     return Jobs.create(np.arange(1, len(rows) + 1), rows[:, 0], rows[:, 1], rows[:, 1],
-                       rows[:, 2].astype(int), shapes, torus)
+                       rows[:, 2].astype(int), shape=shapes, torus=torus)
 
 
 def starts(result):

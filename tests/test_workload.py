@@ -90,3 +90,29 @@ def test_prepare_rejects_empty_span(trace_path):
         prepare(table, WorkloadSpec(skip_jobs=10**6), MachineSpec.parse("flat:128"))
     with pytest.raises(SpecError, match="runtime_scale=0"):
         WorkloadSpec(runtime_scale=0)
+
+
+def test_oversize_jobs_rejected_dropped_or_clamped(trace_path):
+    table = clean(read_swf(trace_path("SDSC-SP2-1998-4.2-cln"))).slice(0, 2000)
+    small = MachineSpec.parse("torus:2x2x4")
+    with pytest.raises(SpecError, match=r"job \d+ needs \d+ units, machine torus:2x2x4 has 16 "
+                                        r"\(\d+ such jobs\); expected workload transform"):
+        prepare(table, WorkloadSpec(), small)
+    dropped = prepare(table, WorkloadSpec(oversize="drop"), small)
+    clamped = prepare(table, WorkloadSpec(oversize="clamp"), small)
+    assert dropped.oversize_jobs == clamped.oversize_jobs > 0
+    assert len(dropped) == 2000 - dropped.oversize_jobs and len(clamped) == 2000
+    assert clamped.size.max() == 16 and dropped.size.max() <= 16
+
+
+def test_shaped_jobs_keep_their_request(trace_path):
+    from simcore.simulate import simulate
+
+    table = clean(read_swf(trace_path("SDSC-SP2-1998-4.2-cln"))).slice(0, 300)
+    bgl = MachineSpec.parse("bgl:8x4x4")
+    jobs = prepare(table, WorkloadSpec(p_fat=1.0, p_torus=0.5), bgl, seed=4)
+    assert (jobs.requested_units <= jobs.size).all() and (jobs.size >= 8).all()
+    schedule = simulate(jobs, bgl, "fcfs").jobs
+    assert schedule.column("requested_units").to_pylist() == jobs.requested_units.tolist()
+    assert schedule.column("shape_x").to_numpy().min() >= 2
+    assert schedule.column("torus").to_pylist() == jobs.torus.tolist()

@@ -3,7 +3,9 @@
 In order:
 1. span: skip the first `skip_jobs` jobs, keep the next `first_jobs` (Krevat: 10,000);
 2. sizes: processors per job (allocated, else requested) divided by
-   `processors_per_unit`, rounded up (Aridor: CTC-SP2 / 4 onto 128 midplanes);
+   `processors_per_unit`, rounded up (Aridor: CTC-SP2 / 4 onto 128 midplanes); jobs still
+   larger than the machine are handled by `oversize`: `reject` (an error naming the
+   first), `drop` or `clamp` (to the machine's size), and counted;
 3. load: run and requested times multiplied by `runtime_scale` (Krevat's c), and/or
    arrival times rescaled from the first arrival so that the offered load
    sum(size x run) / (units x arrival span) equals `offered_load` (Aridor);
@@ -36,6 +38,7 @@ class WorkloadSpec:
     offered_load: float | None = None
     p_fat: float = 0.0
     p_torus: float = 0.0
+    oversize: str = "reject"
 
     def __post_init__(self) -> None:
         checks = {
@@ -46,6 +49,7 @@ class WorkloadSpec:
             "offered_load": self.offered_load is None or self.offered_load > 0,
             "p_fat": 0 <= self.p_fat <= 1,
             "p_torus": 0 <= self.p_torus <= 1,
+            "oversize": self.oversize in ("reject", "drop", "clamp"),
         }
         for name, ok in checks.items():
             if not ok:
@@ -71,17 +75,26 @@ def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int
         raise SpecError(f"workload span skip_jobs={spec.skip_jobs}, first_jobs="
                         f"{spec.first_jobs} holds no jobs (the table has {table.num_rows})")
     jobs = Jobs.from_swf(span, spec.processors_per_unit)
-    run = jobs.run_s * spec.runtime_scale
-    requested = np.where(jobs.requested_s > 0, jobs.requested_s * spec.runtime_scale,
-                         jobs.requested_s)
-    size, shape, torus = jobs.size, None, None
+    oversize = jobs.size > machine.units
+    if oversize.any() and spec.oversize == "reject":
+        i = int(np.flatnonzero(oversize)[0])
+        raise SpecError(
+            f"job {jobs.job_id[i]} needs {jobs.size[i]} units, machine {machine} has "
+            f"{machine.units} ({int(oversize.sum())} such jobs); expected workload transform "
+            "oversize: drop | clamp, or a larger processors_per_unit")
+    keep = ~oversize if spec.oversize == "drop" else np.ones(len(jobs), dtype=bool)
+    size = np.minimum(jobs.size, machine.units)[keep]
+    job_id, submit = jobs.job_id[keep], jobs.submit_s[keep]
+    run = jobs.run_s[keep] * spec.runtime_scale
+    requested = jobs.requested_s[keep]
+    requested = np.where(requested > 0, requested * spec.runtime_scale, requested)
+    shape = torus = requested_units = None
     if machine.wiring is not None:
-        shape, torus = synthesize(jobs.job_id, np.minimum(size, machine.units),
-                                  machine.dims3, spec.p_fat, spec.p_torus, seed)
-        size = np.where(size > machine.units, size, shape.prod(axis=1))
-    submit = jobs.submit_s
+        shape, torus = synthesize(job_id, size, machine.dims3, spec.p_fat, spec.p_torus, seed)
+        requested_units, size = size, shape.prod(axis=1)
     if spec.offered_load is not None:
         first = submit.min()
         factor = offered_load(size, run, submit, machine.units) / spec.offered_load
         submit = first + (submit - first) * factor
-    return Jobs.create(jobs.job_id, submit, run, requested, size, shape, torus)
+    return Jobs.create(job_id, submit, run, requested, size, shape=shape, torus=torus,
+                       requested_units=requested_units, oversize_jobs=int(oversize.sum()))
