@@ -36,25 +36,6 @@ def popcount64(x: np.uint64) -> int:
 
 
 @kernel
-def popcount(a: np.ndarray) -> int:
-    """Bits set in a bitset."""
-    total = 0
-    for w in range(a.shape[0]):
-        total += popcount64(a[w])
-    return total
-
-
-@kernel
-def set_bit(a: np.ndarray, bit: int) -> None:
-    a[bit >> 6] |= np.uint64(1) << np.uint64(bit & 63)
-
-
-@kernel
-def test_bit(a: np.ndarray, bit: int) -> bool:
-    return (a[bit >> 6] >> np.uint64(bit & 63)) & np.uint64(1) != 0
-
-
-@kernel
 def copy_into(dst: np.ndarray, src: np.ndarray) -> None:
     """dst[:] = src, word by word (slice assignment would need numba's runtime)."""
     for w in range(dst.shape[0]):

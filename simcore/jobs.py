@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,11 +99,3 @@ class Jobs:
         if kind == "actual":
             return self.run_s
         return np.where(self.requested_s > 0, self.requested_s, self.run_s)
-
-    def content_hash(self) -> str:
-        """sha256 over every array, so equal workloads have equal run keys."""
-        digest = hashlib.sha256()
-        for array in (self.job_id, self.submit_s, self.run_s, self.requested_s, self.size,
-                      self.shape, self.torus, self.requested_units):
-            digest.update(b"-" if array is None else np.ascontiguousarray(array).tobytes())
-        return digest.hexdigest()

@@ -14,11 +14,12 @@ import subprocess
 
 import pytest
 
+import simcore.tables
 from tests.conftest import ROOT
 from tests.workflow import scratch_workflow, small_config, snakemake
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
-TABLES = ("utilization.csv", "migrations.csv", "capacity.csv", "wait_slowdown.csv")
+TABLES = tuple(f"{name}.csv" for name in simcore.tables.TABLES)
 
 
 def _slurm_answers() -> bool:

@@ -56,16 +56,6 @@ class BoxTable:
         """feasible[p]: whether some box has volume p."""
         return self.volume_hi > self.volume_lo
 
-    def next_feasible(self) -> np.ndarray:
-        """next_feasible[p]: the smallest box volume >= p (p in 0..units)."""
-        out = np.full(self.units + 1, -1, dtype=np.int64)
-        nxt = -1
-        for p in range(self.units, -1, -1):
-            if self.volume_hi[p] > self.volume_lo[p]:
-                nxt = p
-            out[p] = nxt
-        return out
-
 
 def extents(length: int, wrap: bool) -> list[tuple[int, int]]:
     """(size, base) of every distinct interval of a line, sizes ascending."""

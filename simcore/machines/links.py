@@ -38,7 +38,6 @@ class LinkMachine(NamedTuple):
     cable_masks: np.ndarray  # (n_sets,) uint64, a link set's cables within one line
     set_cables: np.ndarray  # (n_sets,) int64, cables per link set and line
     line_bit: np.ndarray  # (3, max_lines) int64: first bit of each line's cable slot
-    line_cables: tuple[int, int, int]  # cables per line of each dimension
 
 
 def no_link_machine() -> LinkMachine:
@@ -55,7 +54,6 @@ def no_link_machine() -> LinkMachine:
         cable_masks=np.zeros(1, dtype=np.uint64),
         set_cables=np.zeros(1, dtype=np.int64),
         line_bit=np.zeros((3, 1), dtype=np.int64),
-        line_cables=(0, 0, 0),
     )
 
 
@@ -101,7 +99,6 @@ def link_machine(wiring_path: str) -> LinkMachine:
         cable_masks=np.concatenate(masks),
         set_cables=np.concatenate(cables),
         line_bit=line_bit,
-        line_cables=tuple(t.n_line_cables for t in tables),
     )
 
 
