@@ -87,7 +87,9 @@ def _parser() -> argparse.ArgumentParser:
     warm.set_defaults(handler=_warm)
 
     shard = commands.add_parser("sweep-shard", help="run one shard of a sweep")
-    shard.add_argument("--spec", required=True, help="shard specification (JSON)")
+    spec = shard.add_mutually_exclusive_group(required=True)
+    spec.add_argument("--spec", help="shard specification (JSON)")
+    spec.add_argument("--spec-file", help="file holding the shard specification")
     shard.add_argument("--results", default="results", help="results root (store and cache)")
     shard.add_argument("--workers", type=int, default=1, help="local Dask worker processes")
     shard.add_argument("--dask", default='{"backend": "local"}', metavar="JSON",
@@ -268,7 +270,10 @@ def _sweep_shard(args: argparse.Namespace) -> int:
         dask = json.loads(args.dask)
     except json.JSONDecodeError as exc:
         raise SpecError(f"--dask: not JSON ({exc})") from None
-    run_shard(Shard.from_json(args.spec), args.results, args.workers, dask)
+    from pathlib import Path
+
+    text = args.spec if args.spec is not None else Path(args.spec_file).read_text()
+    run_shard(Shard.from_json(text), args.results, args.workers, dask)
     return 0
 
 

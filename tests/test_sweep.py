@@ -69,15 +69,15 @@ def swept(tmp_path_factory):
 
 def test_dag_of_the_small_config(tmp_path):
     workdir = scratch_workflow(tmp_path)
-    assert planned_rules(workdir) == Counter({"simulate_shard": 8, "synthesize_workload": 3,
-                                              "warm_kernels": 1, "tables": 1, "figures": 1,
-                                              "all": 1})
+    assert planned_rules(workdir) == Counter({"shard_spec": 8, "simulate_shard": 8,
+                                              "synthesize_workload": 3, "warm_kernels": 1,
+                                              "tables": 1, "figures": 1, "all": 1})
     api_dry_run(workdir)
     assert not (workdir / "results").exists(), "a dry run makes nothing"
     jobs = dag_jobs(workdir)
     shards = {(j["experiment"], j["machine"], j["policy"]) for j in jobs
-              if j["rule"] == "simulate_shard"}
-    assert len(shards) == 8
+              if j["rule"] == "shard_spec"}  # one per shard; its label has the wildcards
+    assert len(shards) == 8 == sum(j["rule"] == "simulate_shard" for j in jobs)
     assert ("small", "flat", "fcfs") in shards and ("shapes", "bgl", "backfill") in shards
     assert ("small", "flat", "bm") not in shards
     seeds = {(j["workload"], j["seed"]) for j in jobs if j["rule"] == "synthesize_workload"}

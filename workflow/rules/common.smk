@@ -3,6 +3,7 @@
 import json
 import os
 
+from simcore.atomic import atomic_write_bytes
 from simcore.caches import sources_digest
 from simcore.experiments import plan
 from simcore.traces import load_catalogue

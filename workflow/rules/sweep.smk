@@ -5,6 +5,7 @@
 localrules:
     synthesize_workload,
     warm_kernels,
+    shard_spec,
 
 
 rule synthesize_workload:
@@ -31,8 +32,20 @@ rule warm_kernels:
         "simcore warm > {log} 2>&1"
 
 
+rule shard_spec:
+    # The shard's full specification as a file: a record of what it ran, and, as the
+    # shard's input, the trigger that re-runs it when the specification changes.
+    output:
+        "results/specs/{experiment}/{workload}/{machine}/{policy}.json",
+    params:
+        spec=lambda wildcards: shard(wildcards).to_json(),
+    run:
+        atomic_write_bytes(output[0], params.spec.encode())
+
+
 rule simulate_shard:
     input:
+        spec=rules.shard_spec.output[0],
         workloads=shard_workloads,
         code=shard_code,
         kernels=KERNELS_READY,
@@ -40,7 +53,6 @@ rule simulate_shard:
         summary=f"{SHARD_DIR}/summary.parquet",
         jobs=f"{SHARD_DIR}/jobs.parquet",
     params:
-        spec=lambda wildcards: shard(wildcards).to_json(),
         dask=json.dumps(
             config.get("sweep", {}).get("dask", {"backend": "local"}), sort_keys=True
         ),
@@ -50,5 +62,5 @@ rule simulate_shard:
     log:
         "logs/simulate_shard/{experiment}/{workload}/{machine}/{policy}.log",
     shell:
-        "simcore sweep-shard --spec '{params.spec}' --results results --workers {threads}"
+        "simcore sweep-shard --spec-file {input.spec} --results results --workers {threads}"
         " --dask '{params.dask}' > {log} 2>&1"
