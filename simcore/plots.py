@@ -120,12 +120,14 @@ def _panels(rows: pl.DataFrame, extra: Sequence[str] = ()) -> list[tuple[str, pl
 def _series(rows: pl.DataFrame, exclude: Sequence[str]) -> list[Row]:
     """The curves: value combinations, sorted (nulls first), of machine, policy and every
     other configuration column outside `exclude` that takes several values within one
-    machine x policy (p_torus may; fn_tor, fixed by the policy, does not)."""
+    workload x machine x policy (p_torus may; fn_tor, fixed by the policy, does not, nor
+    does processors_per_unit when only workloads differ in it, as panels split those)."""
     columns = ["machine", "policy"]
     for column in CONFIG_KEYS:
-        if column in (*columns, "experiment", *exclude):
+        if column in (*columns, "experiment", "workload", *exclude):
             continue
-        spread = rows.group_by(columns).agg(pl.col(column).n_unique())[column].max()
+        spread = rows.group_by(["workload", *columns]).agg(
+            pl.col(column).n_unique())[column].max()
         if spread > 1:
             columns.append(column)
     return list(rows.select(columns).unique().sort(columns).iter_rows(named=True))

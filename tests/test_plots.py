@@ -78,3 +78,19 @@ def test_pick_loads() -> None:
 def test_missing_tables_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(SimcoreError, match="missing result table"):
         write_figures(tmp_path, tmp_path / "figures")
+
+
+def test_series_split_by_parameters_varying_within_a_workload():
+    """Workloads that differ only in processors_per_unit (CTC / 4 vs SDSC 1:1) sit in
+    separate panels; their lines must not also be split by it, but p_torus, varying within
+    each workload, is a series of its own."""
+    from simcore.plots import _series
+    from simcore.tables import CONFIG_KEYS
+
+    rows = pl.DataFrame([
+        {**dict.fromkeys(CONFIG_KEYS), "experiment": "a", "workload": w, "machine": "bgl",
+         "policy": "backfill", "processors_per_unit": ppu, "p_torus": pt}
+        for w, ppu in (("ctc", 4), ("sdsc", 1)) for pt in (0.0, 1.0)])
+    keys = _series(rows, exclude=())
+    assert [(k["machine"], k["p_torus"]) for k in keys] == [("bgl", 0.0), ("bgl", 1.0)]
+    assert all("processors_per_unit" not in k for k in keys)
