@@ -24,6 +24,7 @@ KERNELS_READY = f"results/.kernels/{sources_digest()[:16]}.ready"
 SHARD_DIR = (
     "results/store/experiment={experiment}/workload={workload}/machine={machine}/policy={policy}"
 )
+SHARD_SUMMARY = f"{SHARD_DIR}/summary.parquet"
 
 
 def shard(wildcards):
@@ -35,7 +36,7 @@ def shard(wildcards):
 
 
 def shard_summaries():
-    return [SHARD_DIR.format(**s.names) + "/summary.parquet" for s in SHARDS.values()]
+    return [SHARD_SUMMARY.format(**s.names) for s in SHARDS.values()]
 
 
 def shard_workloads(wildcards):

@@ -50,7 +50,7 @@ rule simulate_shard:
         code=shard_code,
         kernels=KERNELS_READY,
     output:
-        summary=f"{SHARD_DIR}/summary.parquet",
+        summary=SHARD_SUMMARY,
         jobs=f"{SHARD_DIR}/jobs.parquet",
     params:
         dask=json.dumps(
