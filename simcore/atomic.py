@@ -9,6 +9,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 
+def _read_umask() -> int:
+    """The process's umask. Reading it means setting it, so this runs once, at import."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside `path`; on success rename it over `path`, else delete it."""
@@ -18,6 +28,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     os.close(fd)
     try:
         yield Path(tmp)
+        os.chmod(tmp, 0o666 & ~_UMASK)  # mkstemp's 0600 would hide results from a group
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

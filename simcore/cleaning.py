@@ -41,8 +41,9 @@ class CleaningOptions:
 
     def __post_init__(self) -> None:
         if self.oversize not in ("reject", "clamp", "drop"):
-            raise ValueError(
-                f"oversize={self.oversize!r}; expected 'reject', 'clamp' or 'drop'"
+            raise CleaningError(
+                f"cleaning option oversize={self.oversize!r}; expected 'reject', 'clamp' "
+                "or 'drop'"
             )
 
     @classmethod
@@ -50,7 +51,7 @@ class CleaningOptions:
         """Options from a config mapping; unknown keys are an error naming the key."""
         unknown = set(values) - set(cls.__dataclass_fields__)
         if unknown:
-            raise ValueError(
+            raise CleaningError(
                 f"unknown cleaning option(s) {sorted(unknown)}; "
                 f"expected some of {sorted(cls.__dataclass_fields__)}"
             )

@@ -21,6 +21,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SimcoreError as exc:
         print(f"simcore: error: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a missing or unreadable file named on the command line
+        print(f"simcore: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -43,6 +46,8 @@ def _parser() -> argparse.ArgumentParser:
     convert = commands.add_parser("convert-trace", help="SWF -> cleaned, typed Parquet")
     convert.add_argument("swf", help="SWF file, plain or .gz")
     convert.add_argument("out", help="destination .parquet")
+    convert.add_argument("--expect-jobs", type=int, help="job lines the file must hold")
+    convert.add_argument("--expect-max-procs", type=int, help="the MaxProcs it must declare")
     convert.add_argument("--cleaning", default="{}", metavar="JSON",
                          help="cleaning options, e.g. '{\"oversize\": \"drop\"}'")
     convert.set_defaults(handler=_convert_trace)
@@ -99,6 +104,8 @@ def _parser() -> argparse.ArgumentParser:
     tables = commands.add_parser("tables", help="aggregate the store into tables")
     tables.add_argument("--results", default="results")
     tables.add_argument("--out", default="results/tables")
+    tables.add_argument("--summaries", nargs="+", metavar="FILE",
+                        help="only these shard summary files (default: the whole store)")
     tables.set_defaults(handler=_tables)
 
     figures = commands.add_parser("figures", help="plot the tables")
@@ -113,6 +120,8 @@ def _parser() -> argparse.ArgumentParser:
     pack.add_argument("--results", default="results")
     pack.add_argument("--config-json", default="{}", metavar="JSON", help="resolved config")
     pack.add_argument("--name", help="dataset name (default: config 'dataset')")
+    pack.add_argument("--summaries", nargs="+", metavar="FILE",
+                      help="only these shards (default: the whole store)")
     pack.set_defaults(handler=_archive_pack)
     check = archive_commands.add_parser("verify", help="check every checksum, reload tables")
     check.add_argument("path")
@@ -183,7 +192,8 @@ def _fetch_trace(args: argparse.Namespace) -> int:
 def _convert_trace(args: argparse.Namespace) -> int:
     from simcore.workload.io import convert_trace
 
-    table = convert_trace(args.swf, args.out, json.loads(args.cleaning))
+    table = convert_trace(args.swf, args.out, _json_argument("--cleaning", args.cleaning),
+                          args.expect_jobs, args.expect_max_procs)
     print(f"{args.out}: {table.num_rows} jobs")
     return 0
 
@@ -263,15 +273,12 @@ def _warm(args: argparse.Namespace) -> int:
 
 
 def _sweep_shard(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from simcore.experiments import Shard
     from simcore.runner import run_shard
 
-    try:
-        dask = json.loads(args.dask)
-    except json.JSONDecodeError as exc:
-        raise SpecError(f"--dask: not JSON ({exc})") from None
-    from pathlib import Path
-
+    dask = _json_argument("--dask", args.dask)
     text = args.spec if args.spec is not None else Path(args.spec_file).read_text()
     run_shard(Shard.from_json(text), args.results, args.workers, dask)
     return 0
@@ -280,7 +287,7 @@ def _sweep_shard(args: argparse.Namespace) -> int:
 def _tables(args: argparse.Namespace) -> int:
     from simcore.tables import write_tables
 
-    for path in write_tables(args.results, args.out):
+    for path in write_tables(args.results, args.out, args.summaries):
         print(path)
     return 0
 
@@ -302,10 +309,14 @@ def _archive_pack(args: argparse.Namespace) -> int:
 
     from simcore.archive import pack
 
-    config = json.loads(args.config_json)
+    config = _json_argument("--config-json", args.config_json)
     results = Path(args.results)
-    members = {name: results / name for name in ("store", "tables", "figures")
+    members = {name: results / name for name in ("tables", "figures")
                if (results / name).exists()}
+    shards = ([Path(f).parent for f in args.summaries] if args.summaries
+              else [p.parent for p in (results / "store").glob("**/summary.parquet")])
+    for shard in shards:
+        members[shard.relative_to(results).as_posix()] = shard
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                             check=False).stdout.strip() or None
     name = args.name or config.get("dataset") or Path(args.out).name.split(".")[0]
@@ -399,6 +410,17 @@ def _bench(args: argparse.Namespace) -> int:
     if args.json:
         atomic_write_bytes(args.json, (_json(report) + "\n").encode())
     return 0
+
+
+def _json_argument(option: str, text: str) -> dict:
+    """A JSON object given on the command line; a SpecError names the option otherwise."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"{option}: not JSON ({exc}): {text[:80]!r}") from None
+    if not isinstance(value, dict):
+        raise SpecError(f"{option}: expected a JSON object, got {text[:80]!r}")
+    return value
 
 
 def _json(value: object) -> str:

@@ -9,8 +9,9 @@ them with a grid of load and shape parameters and a list of seeds (see
   out of an experiment's cross product;
 - a run is one grid point and seed inside a shard. Parameters that cannot change a run are
   normalised away so identical simulations are planned once: shapes on machines that do not
-  allocate shapes, the seed of a run where nothing is drawn at random (a trace without
-  p_fat or p_torus strictly between 0 and 1);
+  allocate shapes, growth where jobs never grow (flat and wired machines: max_growth 0),
+  the seed of a run where nothing is drawn at random (a trace without p_fat or p_torus
+  strictly between 0 and 1);
 - a run's key is a hash of everything that determines its result: the workload's content,
   transforms, seed, machine (including its wiring), policy, the source of the code that
   simulates it and the result schema version. The run cache is keyed by it, so a re-run
@@ -19,6 +20,7 @@ them with a grid of load and shape parameters and a list of seeds (see
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -41,15 +43,19 @@ FIXED_KEYS = ("skip_jobs", "first_jobs", "processors_per_unit", "oversize")
 PACKAGE = Path(__file__).resolve().parent
 
 # Source files whose code decides a run's result, by what the run uses (paths in simcore/).
+# Code that makes workload files (SWF reading, cleaning, synthetic models) is not here: the
+# rules that write those files depend on it, and the run key holds the files' content.
 _CORE_CODE = ("engine.py", "state.py", "jit.py", "bitset.py", "simulate.py", "metrics.py",
-              "jobs.py", "policy.py", "machines/allocate.py", "machines/spec.py",
-              "schedulers/fcfs.py", "workload/transforms.py", "swf.py", "cleaning.py")
+              "jobs.py", "policy.py", "store.py", "machines/allocate.py", "machines/spec.py",
+              "schedulers/fcfs.py", "workload/transforms.py")
 _MACHINE_CODE = {"flat": (), "torus": ("machines/boxes.py",), "mesh": ("machines/boxes.py",)}
 _WIRED_CODE = ("machines/links.py", "machines/wiring.py", "workload/shapes.py")
 _SCHEDULER_CODE = {"fcfs": (), "backfill": ("schedulers/backfill.py",),
                    "migration": ("schedulers/migration.py",),
                    "bm": ("schedulers/backfill.py", "schedulers/migration.py")}
-_SYNTHETIC_CODE = ("workload/synthetic.py", "workload/lublin.py")
+#: Code that writes workload files: inputs of the rules that make them.
+TRACE_CODE = ("swf.py", "cleaning.py", "workload/io.py")
+SYNTHETIC_CODE = ("swf.py", "workload/io.py", "workload/synthetic.py", "workload/lublin.py")
 
 
 @dataclass(frozen=True)
@@ -120,12 +126,10 @@ class Shard:
         machine = MachineSpec.parse(self.machine_spec)
         names = [*_CORE_CODE, *_MACHINE_CODE.get(machine.kind, _WIRED_CODE),
                  *_SCHEDULER_CODE[self.policy_spec.scheduler]]
-        if self.source.synthetic is not None:
-            names.extend(_SYNTHETIC_CODE)
         return sorted({PACKAGE / name for name in names})
 
     def code_fingerprint(self) -> str:
-        """sha256 over the code files (and the wiring file of a wired machine)."""
+        """sha256 over the code files (a wiring's content is in the machine's key)."""
         digest = hashlib.sha256()
         for path in self.code_files():
             digest.update(path.relative_to(PACKAGE).as_posix().encode())
@@ -293,9 +297,11 @@ def _experiment(name: str, values: Any, where: str, sources: Mapping[str, Source
             machine = machines[machine_name]
             for policy_name in _names(values, "policies", where, policies):
                 policy = policies[policy_name]
-                if policy.scheduler in ("migration", "bm") and machine.kind not in ("torus",
-                                                                                  "mesh"):
+                boxes = machine.kind in ("torus", "mesh")
+                if policy.scheduler in ("migration", "bm") and not boxes:
                     continue
+                if not boxes and "max_growth" in policy.params():
+                    policy = dataclasses.replace(policy, max_growth=0)  # nothing grows here
                 runs = _runs(source, machine, grid, fixed, seeds, f"{where}.grid")
                 shards.append(Shard(name, workload, machine_name, policy_name, source,
                                     str(machine), policy, runs,

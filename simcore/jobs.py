@@ -78,16 +78,16 @@ class Jobs:
         )
 
     @classmethod
-    def from_swf(cls, table: pa.Table, units_per_processor: int = 1) -> Jobs:
+    def from_swf(cls, table: pa.Table, processors_per_unit: int = 1) -> Jobs:
         """Jobs of an SWF table: size = processors (allocated, else requested), rounded up to
-        whole allocation units of `units_per_processor` processors."""
+        whole allocation units of `processors_per_unit` processors."""
         procs = job_size(table)
         return cls.create(
             table.column("job_number").to_numpy(),
             table.column("submit_time").to_numpy(),
             table.column("run_time").to_numpy(),
             table.column("requested_time").to_numpy(),
-            -(-procs // units_per_processor),
+            -(-procs // processors_per_unit),
         )
 
     def __len__(self) -> int:

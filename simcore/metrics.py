@@ -5,7 +5,8 @@ max(response, tau) / max(run, tau) with tau = 10 s.
 
 Per run, over T = max(end) - min(submit) and N machine units:
 - utilization (capacity utilized, eq. 4.1) = sum(s_j * run_j) / (T N), s_j the requested
-  size: units added by rounding a size up or growing a job count as lost, not utilized;
+  size: units added by rounding a size up or growing a job count as lost, not utilized
+  (on wired machines a job requests its shape, so s_j is the shape's volume);
 - unused capacity (eq. 4.2) = integral of max(0, f(t) - q(t)) dt / (T N), f free units and
   q units requested by waiting jobs (integrated by the engine);
 - lost capacity (eq. 4.3) = 1 - utilized - unused.
@@ -22,10 +23,15 @@ def bounded_slowdown(response_s: np.ndarray, run_s: np.ndarray) -> np.ndarray:
     return np.maximum(response_s, TAU_S) / np.maximum(run_s, TAU_S)
 
 
+def span_s(submit_s: np.ndarray, end_s: np.ndarray) -> float:
+    """T = max(end) - min(submit): the makespan the capacity is measured over."""
+    return float(end_s.max() - submit_s.min())
+
+
 def capacity(request: np.ndarray, run_s: np.ndarray, submit_s: np.ndarray, end_s: np.ndarray,
              units: int, unused_area: float) -> tuple[float, float, float]:
     """(utilized, unused, lost) fractions of the capacity T x N (NaN when T = 0)."""
-    span = float(end_s.max() - submit_s.min())
+    span = span_s(submit_s, end_s)
     if span <= 0:
         return float("nan"), float("nan"), float("nan")
     utilized = float((request * run_s).sum()) / (span * units)

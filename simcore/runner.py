@@ -7,8 +7,10 @@ shard's result file is assembled from cache entries in the shard's fixed run ord
 makes it identical whatever the number of workers.
 
 Dask backends (config `sweep.dask`): `local` (default: a LocalCluster of `workers`
-single-threaded processes, or no cluster at all for one worker or one run), `address` (an
-existing scheduler) and `slurm` (dask-jobqueue's SLURMCluster, scaled between bounds).
+single-threaded processes, or no cluster at all for one worker or for fewer than
+RUNS_PER_LOCAL_WORKER runs per worker, where starting one costs more than it saves),
+`address` (an existing scheduler) and `slurm` (dask-jobqueue's SLURMCluster, scaled
+between bounds). Kernels are compiled once before workers start, not by each of them.
 Batches of runs are submitted, never one task per millisecond-scale simulation; a batch
 lost with its worker is recomputed (`retries`) and finds the entries already written.
 """
@@ -21,7 +23,7 @@ import math
 import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -38,15 +40,17 @@ from simcore.store import (
     SUMMARY_SCHEMA,
     cache_path,
     jobs_table,
+    run_row,
     shard_dir,
     summary_table,
     write_table,
 )
 from simcore.workload.io import read_workload, table_hash
-from simcore.workload.transforms import offered_load, prepare
+from simcore.workload.transforms import prepare
 
 BACKENDS = ("local", "address", "slurm")
-_POLICY_COLUMNS = ("start_delay_s", "reservation", "max_growth", "estimates", "fn_tor", "fn_max")
+READY_MARK = ".kernels-ready"
+RUNS_PER_LOCAL_WORKER = 3  # fewer runs than this per worker: a cluster costs more than it saves
 
 
 @dataclass(frozen=True)
@@ -74,9 +78,9 @@ def run_shard(shard: Shard, root: str | Path, workers: int = 1,
               dask: Mapping[str, Any] | None = None, log: TextIO = sys.stderr) -> ShardReport:
     """Make the shard's result files under `root`/store, simulating only uncached runs."""
     began = time.perf_counter()
-    root = Path(root)
+    root = Path(root).resolve()  # workers may run elsewhere
     tasks = _tasks(shard, root)
-    todo = [t for t in tasks if not cache_path(root, t.key).exists()]
+    todo = [t for t in tasks if not _cached(t)]
     progress = Progress(shard.label(), len(tasks), len(tasks) - len(todo), log)
     if todo:
         with _executor(workers, len(todo), dict(dask or {"backend": "local"})) as execute:
@@ -124,40 +128,41 @@ def simulate_task(task: Task) -> None:
     """One run, unless its cache entry exists (a retried batch finds its own work)."""
     from simcore.simulate import simulate
 
-    target = cache_path(task.root, task.key)
-    if target.exists():
+    if _cached(task):
         return
     machine = MachineSpec.parse(task.machine_spec)
-    jobs = prepare(_workload(task.workload_path), task.run.transforms, machine, task.run.seed)
-    result = simulate(jobs, machine, task.policy, task.run.seed)
+    try:
+        jobs = prepare(_workload(task.workload_path), task.run.transforms, machine,
+                       task.run.seed)
+        result = simulate(jobs, machine, task.policy, task.run.seed)
+    except SimcoreError as exc:
+        raise SimcoreError(f"run {task.key[:12]} ({task.workload_path}, "
+                           f"{task.run.transforms.key()}, seed {task.run.seed}, "
+                           f"{task.machine_spec}, {task.policy}): {exc}") from exc
     if task.per_job:
         write_table(jobs_table(result.jobs, task.key),
                     cache_path(task.root, task.key, per_job=True))
-    try:
-        load = offered_load(jobs.size, jobs.run_s, jobs.submit_s, machine.units)
-    except SimcoreError:
-        load = None
-    params = task.policy.params()
-    row = {
-        **{k: _null_nan(v) for k, v in result.summary.items()},
-        **asdict(task.run.transforms),
-        **{k: params.get(k) for k in _POLICY_COLUMNS},
-        "run_key": task.key,
-        "machine_spec": task.machine_spec,
-        "scheduler": task.policy.scheduler,
-        "seed": task.run.seed,
-        "offered_load_actual": load,
-        "oversize_jobs": jobs.oversize_jobs,
-    }
-    write_table(summary_table([row]), target)
+    row = run_row(task.key, machine, task.policy, task.run.transforms, task.run.seed, jobs,
+                  result.summary)
+    write_table(summary_table([row]), cache_path(task.root, task.key))
 
 
-def _null_nan(value: Any) -> Any:
-    return None if isinstance(value, float) and math.isnan(value) else value
+def _cached(task: Task) -> bool:
+    """Whether the run's cache entry is complete: its summary row, and its per-job rows if
+    the shard keeps them (an entry may come from a shard that did not)."""
+    summary = cache_path(task.root, task.key)
+    return summary.exists() and (not task.per_job or
+                                 cache_path(task.root, task.key, per_job=True).exists())
+
+
+def _workload(path: str) -> pa.Table:
+    """The job table at `path`, read once per process while the file stays the same."""
+    stat = Path(path).stat()
+    return _read_once(path, stat.st_mtime_ns, stat.st_size)
 
 
 @functools.lru_cache(maxsize=8)
-def _workload(path: str) -> pa.Table:
+def _read_once(path: str, mtime_ns: int, size: int) -> pa.Table:
     return read_workload(path)
 
 
@@ -167,7 +172,9 @@ def _read_row(root: Path, key: str) -> dict[str, Any]:
 
 
 def warm_kernels() -> None:
-    """Compile (or load from the on-disk cache) every simulation kernel once."""
+    """Compile (or load from the on-disk cache) every simulation kernel once, and mark the
+    kernel cache as complete (`kernels_ready`)."""
+    from simcore import NUMBA_CACHE
     from simcore.jobs import Jobs
     from simcore.simulate import simulate
 
@@ -177,6 +184,15 @@ def warm_kernels() -> None:
     for machine, scheduler in (("flat:4", "backfill"), ("torus:2x2", "bm"),
                                ("bgl:8x4x4", "backfill")):
         simulate(jobs, machine, scheduler)
+    NUMBA_CACHE.mkdir(parents=True, exist_ok=True)
+    (NUMBA_CACHE / READY_MARK).touch()
+
+
+def kernels_ready() -> bool:
+    """Whether this source's kernels are in the on-disk cache (workers just load them)."""
+    from simcore import NUMBA_CACHE
+
+    return (NUMBA_CACHE / READY_MARK).exists()
 
 
 def _batches(tasks: Sequence[Task], workers: int) -> list[list[Task]]:
@@ -191,13 +207,18 @@ def _executor(workers: int, n_tasks: int, dask: dict[str, Any]) -> Iterator[Any]
     backend = dask.pop("backend", "local")
     if backend not in BACKENDS:
         raise ConfigError(f"sweep.dask.backend: {backend!r}; expected one of {BACKENDS}")
-    if backend == "local" and (workers <= 1 or n_tasks <= 1):
+    if backend == "local" and (workers <= 1 or n_tasks < RUNS_PER_LOCAL_WORKER * workers):
         yield lambda tasks: (simulate_batch([t]) for t in tasks)
         return
     from dask.distributed import Client, as_completed
 
+    if not kernels_ready():
+        warm_kernels()  # compile once, here, not in every worker at the same time
+    if backend == "slurm":  # batches for the workers the cluster may grow to, not our threads
+        workers = dask.get("maximum_jobs", 4) * dask.get("processes", 1)
     with _cluster(backend, workers, dask) as cluster, Client(cluster) as client:
-        client.run(warm_kernels)
+        if backend == "address":
+            workers = max(workers, len(client.scheduler_info()["workers"]))
 
         def execute(tasks: Sequence[Task]) -> Iterator[int]:
             futures = client.map(simulate_batch, _batches(tasks, workers), retries=3,

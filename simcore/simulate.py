@@ -18,7 +18,7 @@ from simcore.jobs import Jobs
 from simcore.machines.allocate import BOX, LINKS, Allocator, allocator
 from simcore.machines.links import place_links
 from simcore.machines.spec import MachineSpec
-from simcore.metrics import bounded_slowdown, capacity, mean_interval, summarize
+from simcore.metrics import bounded_slowdown, capacity, mean_interval, span_s, summarize
 from simcore.placements import PlacementLog
 from simcore.policy import PolicySpec
 from simcore.state import (
@@ -171,7 +171,7 @@ def _result(jobs: Jobs, kj: KernelJobs, st, alloc: Allocator, spec: MachineSpec,
     bsld = bounded_slowdown(response, jobs.run_s)
     utilized, unused, lost = capacity(jobs.size, jobs.run_s, jobs.submit_s, st.end_s,
                                       spec.units, float(st.acc[UNUSED_AREA]))
-    span = float(st.end_s.max() - jobs.submit_s.min())
+    span = span_s(jobs.submit_s, st.end_s)
     migrations = st.migration_s[: st.ctr[MIGRATIONS_SUCCESSFUL]].copy()
     decisions = int(st.ctr[DECISIONS])
     summary: dict[str, Any] = {
@@ -186,7 +186,8 @@ def _result(jobs: Jobs, kj: KernelJobs, st, alloc: Allocator, spec: MachineSpec,
         **summarize(bsld, "bsld"),
         "mean_response_s": float(response.mean()),
         "makespan_s": span,
-        "grown_jobs": int((st.alloc > jobs.size).sum()),
+        "rounded_jobs": int((kj.size > jobs.size).sum()),  # no box of their size exists
+        "grown_jobs": int((st.alloc > kj.size).sum()),  # grown to be placed (FCFS, backfill)
         "migrations_attempted": int(st.ctr[MIGRATIONS_ATTEMPTED]),
         "migrations_successful": int(st.ctr[MIGRATIONS_SUCCESSFUL]),
         "mean_time_between_migrations_s": mean_interval(migrations),
@@ -214,8 +215,8 @@ def _result(jobs: Jobs, kj: KernelJobs, st, alloc: Allocator, spec: MachineSpec,
     })
     if jobs.shape is not None:
         for column, values in (("requested_units", jobs.requested_units),
-                               ("shape_x", jobs.shape[:, 0]), ("shape_y", jobs.shape[:, 1]),
-                               ("shape_z", jobs.shape[:, 2]), ("torus", jobs.torus)):
+                               ("shape_a", jobs.shape[:, 0]), ("shape_b", jobs.shape[:, 1]),
+                               ("shape_c", jobs.shape[:, 2]), ("torus", jobs.torus)):
             table = table.append_column(column, pa.array(values))
     timing = {"simulate_s": elapsed,
               "s_per_decision": elapsed / decisions if decisions else float("nan")}

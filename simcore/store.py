@@ -18,8 +18,10 @@ shard specification.
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 
 import polars as pl
@@ -27,6 +29,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from simcore.atomic import atomic_path
+from simcore.errors import SimcoreError
+from simcore.jobs import Jobs
+from simcore.machines.spec import MachineSpec
+from simcore.policy import PolicySpec
+from simcore.workload.transforms import WorkloadSpec, offered_load
 
 RESULT_SCHEMA_VERSION = 1
 PARTITIONS = ("experiment", "workload", "machine", "policy")
@@ -68,7 +75,8 @@ SUMMARY_SCHEMA = pa.schema([
     ("p95_bsld", pa.float64()),
     ("mean_response_s", pa.float64()),
     ("makespan_s", pa.float64()),
-    ("grown_jobs", pa.int64()),
+    ("rounded_jobs", pa.int64()),  # sizes no partition has, rounded up at arrival
+    ("grown_jobs", pa.int64()),  # grown beyond that to be placed
     ("migrations_attempted", pa.int64()),
     ("migrations_successful", pa.int64()),
     ("mean_time_between_migrations_s", pa.float64()),
@@ -94,11 +102,12 @@ JOBS_SCHEMA = pa.schema([
     ("size", pa.int64()),
     ("alloc_size", pa.int64()),
     ("reserved_s", pa.float64()),
-    # wired machines: the trace's request, the synthesized shape and topology (else null)
+    # wired machines: the trace's request, the synthesized shape (its sides in the order of
+    # the machine's sides sorted ascending; placement tries every rotation) and topology
     ("requested_units", pa.int64()),
-    ("shape_x", pa.int64()),
-    ("shape_y", pa.int64()),
-    ("shape_z", pa.int64()),
+    ("shape_a", pa.int64()),
+    ("shape_b", pa.int64()),
+    ("shape_c", pa.int64()),
     ("torus", pa.bool_()),
 ])
 
@@ -131,9 +140,13 @@ def shard_dir(root: str | os.PathLike[str], names: Mapping[str, str]) -> Path:
     return Path(root) / "store" / Path(*(f"{p}={names[p]}" for p in PARTITIONS))
 
 
-def read_summaries(root: str | os.PathLike[str]) -> pl.DataFrame:
-    """Every summary row of the store, with the partition columns as strings."""
-    files = sorted((Path(root) / "store").glob("**/summary.parquet"))
+def read_summaries(root: str | os.PathLike[str],
+                   files: Sequence[str | os.PathLike[str]] | None = None) -> pl.DataFrame:
+    """Summary rows, with the partition columns as strings: of the given shard `files`
+    (a configuration's shards), or of every shard under `root`/store."""
+    if files is None:
+        files = (Path(root) / "store").glob("**/summary.parquet")
+    files = sorted(str(f) for f in files)
     if not files:
         empty = pl.from_arrow(SUMMARY_SCHEMA.empty_table())
         return pl.DataFrame(schema={p: pl.String for p in PARTITIONS}).hstack(empty)
@@ -148,6 +161,31 @@ def jobs_table(schedule: pa.Table, run_key: str) -> pa.Table:
                else schedule.column(f.name).cast(f.type) if f.name in schedule.column_names
                else pa.nulls(n, f.type) for f in JOBS_SCHEMA]
     return pa.Table.from_arrays(columns, schema=JOBS_SCHEMA)
+
+
+POLICY_COLUMNS = ("start_delay_s", "reservation", "max_growth", "estimates", "fn_tor", "fn_max")
+
+
+def run_row(key: str, machine: MachineSpec, policy: PolicySpec, transforms: WorkloadSpec,
+            seed: int, jobs: Jobs, summary: Mapping[str, object]) -> dict[str, object]:
+    """The summary row of one run: identity, parameters (null where they do not apply) and
+    results (NaN, undefined, as null)."""
+    try:
+        load = offered_load(jobs.size, jobs.run_s, jobs.submit_s, machine.units)
+    except SimcoreError:  # a single arrival time: no span to load
+        load = None
+    params = policy.params()
+    return {
+        **{k: None if isinstance(v, float) and math.isnan(v) else v for k, v in summary.items()},
+        **asdict(transforms),
+        **{k: params.get(k) for k in POLICY_COLUMNS},
+        "run_key": key,
+        "machine_spec": str(machine),
+        "scheduler": policy.scheduler,
+        "seed": seed,
+        "offered_load_actual": load,
+        "oversize_jobs": jobs.oversize_jobs,
+    }
 
 
 def summary_table(rows: Sequence[Mapping[str, object]]) -> pa.Table:

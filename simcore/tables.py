@@ -248,16 +248,17 @@ def markdown(name: str, table: pl.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_tables(store_root: str | os.PathLike[str],
-                 out_dir: str | os.PathLike[str]) -> list[Path]:
-    """Aggregate the store under `store_root` into `out_dir` as <table>.parquet (zstd),
-    .csv and .md, each written atomically; returns the paths in a fixed order.
+def write_tables(store_root: str | os.PathLike[str], out_dir: str | os.PathLike[str],
+                 summaries: Sequence[str | os.PathLike[str]] | None = None) -> list[Path]:
+    """Aggregate the store under `store_root` (only the shard files `summaries`, when
+    given) into `out_dir` as <table>.parquet (zstd), .csv and .md, each written atomically;
+    returns the paths in a fixed order.
 
     Deterministic: the same store gives byte-identical CSV and Markdown and Parquet files
     of identical content. An empty store is an error rather than empty tables, since it
     almost always means a wrong root or a sweep that has not run.
     """
-    summaries = read_summaries(store_root)
+    summaries = read_summaries(store_root, summaries)
     if summaries.is_empty():
         raise SimcoreError(f"no results under {Path(store_root) / 'store'}: no "
                            "summary.parquet shard files to aggregate")

@@ -120,3 +120,11 @@ def test_cli_lists_the_papers_link_sets():
                             capture_output=True, text=True, check=True)
     sets = json.loads(result.stdout)["link_sets"]
     assert sets[:2] == [[3, 6], [1, 2, 3]]
+
+
+def test_wired_machine_size_must_match_its_wiring():
+    from simcore.errors import SpecError
+
+    with pytest.raises(SpecError, match=r"machine bgl:8x4x2: its description .*bgl.yaml wires "
+                                        r"a 8x4x4 machine; expected bgl:8x4x4"):
+        MachineSpec.parse("bgl:8x4x2")

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from simcore.errors import ConfigError
-from simcore.experiments import Shard, plan
+from simcore.experiments import SYNTHETIC_CODE, TRACE_CODE, Shard, plan
 from tests.conftest import ROOT
 
 SMALL = yaml.safe_load((ROOT / "config/test/small.yaml").read_text())
@@ -75,7 +75,26 @@ def test_code_dependencies_follow_the_policy():
     assert "backfill.py" not in names("small/lublin16/torus/fcfs")
     assert "links.py" in names("shapes/lublin128/bgl/backfill")
     assert "boxes.py" not in names("small/lublin16/flat/fcfs")
-    assert "lublin.py" in names("small/lublin16/flat/fcfs")
+    # workload-making code is an input of the rules writing workload files instead: a change
+    # there changes the files, whose content is in every run key
+    assert "lublin.py" not in names("small/lublin16/flat/fcfs")
+    assert "workload/lublin.py" in SYNTHETIC_CODE and "cleaning.py" in TRACE_CODE
+
+
+def test_growth_normalised_where_jobs_never_grow():
+    config = copy.deepcopy(SMALL)
+    config["policies"]["backfill"]["max_growth"] = 3
+    s = shards(config)
+    assert s["small/lublin16/torus/backfill"].policy_spec.max_growth == 3
+    assert s["small/lublin16/flat/backfill"].policy_spec.max_growth == 0
+    assert s["shapes/lublin128/bgl/backfill"].policy_spec.max_growth == 0
+
+
+def test_numeric_grid_values_are_canonical():
+    config = copy.deepcopy(SMALL)
+    config["experiments"]["small"]["grid"]["offered_load"] = [1, 1.0]
+    runs = shards(config)["small/lublin16/torus/fcfs"].runs
+    assert [r.transforms.offered_load for r in runs] == [1.0, 1.0], "one per seed, not two"
 
 
 @pytest.mark.parametrize(("edit", "message"), [
@@ -91,7 +110,7 @@ def test_code_dependencies_follow_the_policy():
     (lambda c: c["workloads"].update(bad={"trace": "X", "synthetic": {}}),
      r"workloads.bad: expected exactly one of 'trace' or 'synthetic'"),
     (lambda c: c["experiments"]["small"]["grid"].update(runtime_scale=[0]),
-     r"experiments.small.grid: workload runtime_scale=0 is out of range"),
+     r"experiments.small.grid: workload runtime_scale=0.0 is out of range"),
     (lambda c: c["experiments"].update({"a b": c["experiments"]["small"]}),
      r"experiments.a b: names may hold"),
 ])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import signal
@@ -129,3 +130,30 @@ def test_interrupted_shard_resumes_without_redoing_runs(tmp_path, reference):
     report = run_shard(shard, tmp_path, workers=1, log=log)
     assert report.cached >= done and report.simulated == 20 - report.cached
     assert summary(tmp_path, shard).equals(reference)
+
+
+def test_per_job_rows_added_to_runs_cached_without_them(tmp_path):
+    shard = heavy_shard(jobs=200, loads=(0.6,), seeds=(1,))
+    workloads(tmp_path, shard)
+    run_shard(shard, tmp_path, log=io.StringIO())
+    with_jobs = dataclasses.replace(shard, per_job=True)
+    report = run_shard(with_jobs, tmp_path, log=io.StringIO())
+    assert report.simulated == 1, "the summary alone does not make a per-job entry"
+    jobs = pq.read_table(shard_dir(tmp_path, shard.names) / "jobs.parquet")
+    assert jobs.num_rows == 200
+
+
+def test_rewritten_workload_file_is_read_again(tmp_path):
+    """Keys hash the file's content; the in-process table cache must not serve old jobs."""
+    shard = heavy_shard(jobs=300, loads=(0.6,), seeds=(1,))
+    workloads(tmp_path, shard)
+    run_shard(shard, tmp_path, log=io.StringIO())
+    path = tmp_path / shard.source.path(1)
+    spec = SyntheticSpec(**shard.source.to_dict()["synthetic"])
+    write_workload(synthesize(spec, 99), path)  # other jobs under the same name
+    run_shard(shard, tmp_path, log=io.StringIO())
+    fresh = tmp_path / "fresh"
+    (fresh / path.relative_to(tmp_path)).parent.mkdir(parents=True)
+    write_workload(synthesize(spec, 99), fresh / path.relative_to(tmp_path))
+    run_shard(shard, fresh, log=io.StringIO())
+    assert summary(tmp_path, shard).equals(summary(fresh, shard))

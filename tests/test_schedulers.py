@@ -51,6 +51,7 @@ def test_thesis_4x4_growth_case():
 def test_impossible_size_rounded_up_at_arrival():
     result = simulate(jobs([(0, 10, 17)]), "torus:4x4x8", "fcfs")
     assert result.jobs.column("alloc_size").to_pylist() == [18]  # 17 is prime > 8: 3x3x2
+    assert (result.summary["rounded_jobs"], result.summary["grown_jobs"]) == (1, 0)
     # s_j is the requested 17 units: the 18th is lost capacity, not utilization
     assert result.summary["utilization"] == pytest.approx(17 / 128)
 

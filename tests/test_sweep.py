@@ -69,15 +69,15 @@ def swept(tmp_path_factory):
 
 def test_dag_of_the_small_config(tmp_path):
     workdir = scratch_workflow(tmp_path)
-    assert planned_rules(workdir) == Counter({"shard_spec": 8, "simulate_shard": 8,
-                                              "synthesize_workload": 3, "warm_kernels": 1,
-                                              "tables": 1, "figures": 1, "all": 1})
+    assert planned_rules(workdir) == Counter({"simulate_shard": 8, "synthesize_workload": 3,
+                                              "warm_kernels": 1, "tables": 1, "figures": 1,
+                                              "all": 1})
     api_dry_run(workdir)
     assert not (workdir / "results").exists(), "a dry run makes nothing"
     jobs = dag_jobs(workdir)
     shards = {(j["experiment"], j["machine"], j["policy"]) for j in jobs
-              if j["rule"] == "shard_spec"}  # one per shard; its label has the wildcards
-    assert len(shards) == 8 == sum(j["rule"] == "simulate_shard" for j in jobs)
+              if j["rule"] == "simulate_shard"}
+    assert len(shards) == 8
     assert ("small", "flat", "fcfs") in shards and ("shapes", "bgl", "backfill") in shards
     assert ("small", "flat", "bm") not in shards
     seeds = {(j["workload"], j["seed"]) for j in jobs if j["rule"] == "synthesize_workload"}
@@ -100,11 +100,24 @@ def test_tables_figures_and_store(swept):
     assert util.filter(pl.col("experiment") == "small")["n"].to_list() == [2] * 12
 
 
+def test_tables_cover_only_the_configurations_shards(swept, tmp_path):
+    workdir = tmp_path / "wf"
+    shutil.copytree(swept, workdir, symlinks=True)
+    store = workdir / "results/store"
+    shutil.copytree(store / "experiment=small", store / "experiment=old-sweep")
+    snakemake(workdir, "--configfile", SMALL, "--forcerun", "tables")
+    experiments = pl.read_parquet(workdir / "results/tables/utilization.parquet")["experiment"]
+    assert set(experiments) == {"small", "shapes"}
+
+
 def test_policy_change_reruns_only_its_shards(swept, tmp_path):
     workdir = tmp_path / "wf"
     shutil.copytree(swept, workdir, symlinks=True)
     config = yaml.safe_load((workdir / SMALL).read_text())
-    config["policies"]["backfill"]["max_growth"] = 2
+    config["policies"]["backfill"]["max_growth"] = 2  # only tori and meshes grow jobs
+    (workdir / SMALL).write_text(yaml.safe_dump(config))
+    assert planned_rules(workdir)["simulate_shard"] == 1
+    config["policies"]["backfill"]["reservation"] = False  # every backfill shard
     (workdir / SMALL).write_text(yaml.safe_dump(config))
     rerun = planned_rules(workdir)
     assert rerun["simulate_shard"] == 4  # small: torus, flat; shapes: bgl, torus-links

@@ -203,3 +203,14 @@ def test_gzip_written_is_readable(tmp_path):
     table = _table_from_lines([GOOD_LINE])
     write_swf(table, tmp_path / "a.swf.gz")
     assert gzip.decompress((tmp_path / "a.swf.gz").read_bytes()).startswith(b"; MaxProcs: 16\n1 ")
+
+
+def test_written_files_follow_the_umask(tmp_path):
+    import os
+    import stat
+
+    write_swf(_table_from_lines([GOOD_LINE]), tmp_path / "m.swf")
+    mode = stat.S_IMODE(os.stat(tmp_path / "m.swf").st_mode)
+    umask = os.umask(0)
+    os.umask(umask)
+    assert mode == 0o666 & ~umask, oct(mode)

@@ -117,5 +117,5 @@ def test_shaped_jobs_keep_their_request(trace_path):
     assert (jobs.requested_units <= jobs.size).all() and (jobs.size >= 8).all()
     schedule = simulate(jobs, bgl, "fcfs").jobs
     assert schedule.column("requested_units").to_pylist() == jobs.requested_units.tolist()
-    assert schedule.column("shape_x").to_numpy().min() >= 2
+    assert schedule.column("shape_a").to_numpy().min() >= 2
     assert schedule.column("torus").to_pylist() == jobs.torus.tolist()

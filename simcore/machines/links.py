@@ -21,7 +21,7 @@ from numba import njit
 from simcore.bitset import copy_into, intersects, n_words
 from simcore.caches import cache_dir
 from simcore.jit import kernel
-from simcore.machines.wiring import TORUS, link_table, load_wiring
+from simcore.machines.wiring import TORUS, Wiring, link_table, load_wiring
 
 
 class LinkMachine(NamedTuple):
@@ -57,10 +57,14 @@ def no_link_machine() -> LinkMachine:
     )
 
 
-@functools.lru_cache(maxsize=8)
 def link_machine(wiring_path: str) -> LinkMachine:
-    """Build the allocator arrays of the machine described by `wiring_path` (cached)."""
-    wiring = load_wiring(wiring_path)
+    """The allocator arrays of the machine described by `wiring_path`, built once per
+    process and per content of the file."""
+    return _link_machine(load_wiring(wiring_path))
+
+
+@functools.lru_cache(maxsize=8)
+def _link_machine(wiring: Wiring) -> LinkMachine:
     dims = tuple(wiring.dims)
     units = dims[0] * dims[1] * dims[2]
     unit_words = n_words(units)

@@ -1,4 +1,4 @@
-"""The largest free rectangular partition of a 3D torus or mesh, three ways that must agree.
+"""The largest free rectangular partition of a 3D torus or mesh, four ways that must agree.
 
 All take an occupancy grid `occupied[x, y, z]` (bool) and `wrap` (torus: partitions may
 wrap around in every dimension; mesh: they may not) and return the volume of the largest

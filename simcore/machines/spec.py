@@ -36,8 +36,16 @@ class MachineSpec:
             raise SpecError(f"machine {self}: flat takes one size, e.g. flat:128")
         if self.kind != "flat" and not 1 <= len(self.dims) <= 3:
             raise SpecError(f"machine {self}: expected 1 to 3 dimensions, e.g. torus:4x4x8")
-        if self.kind not in BUILTIN_KINDS and self.wiring is None:
-            raise SpecError(f"machine {self}: a wired machine needs its description file")
+        if self.kind not in BUILTIN_KINDS:
+            if self.wiring is None:
+                raise SpecError(f"machine {self}: a wired machine needs its description file")
+            from simcore.machines.wiring import load_wiring
+
+            wired = tuple(load_wiring(self.wiring).dims)
+            if self.dims != wired:
+                raise SpecError(f"machine {self}: its description {self.wiring} wires a "
+                                f"{'x'.join(map(str, wired))} machine; expected "
+                                f"{self.kind}:{'x'.join(map(str, wired))}")
 
     @classmethod
     def parse(cls, text: str, machines_dir: str | os.PathLike[str] | None = None) -> MachineSpec:

@@ -27,7 +27,8 @@ from simcore.state import (
 
 @kernel
 def migrate(m, st, fn_tor, fn_max, t):
-    """Try a migration at time t; return whether the layout changed."""
+    """Try a migration at time t; return whether one was applied (the new layout is kept
+    when it does not shrink the largest free partition, even if nothing moved)."""
     ctr = st.ctr
     free = ctr[FREE_UNITS]
     if free == 0:

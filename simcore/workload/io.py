@@ -13,7 +13,8 @@ import pyarrow.parquet as pq
 
 from simcore.atomic import atomic_path
 from simcore.cleaning import CleaningOptions, clean
-from simcore.swf import read_swf
+from simcore.errors import TraceError
+from simcore.swf import header_of, read_swf
 from simcore.traces import sha256_file
 
 SOURCE_METADATA_KEY = b"source"
@@ -23,9 +24,21 @@ def convert_trace(
     swf_path: str | os.PathLike[str],
     out: str | os.PathLike[str],
     cleaning: Mapping[str, object] | None = None,
+    expect_jobs: int | None = None,
+    expect_max_procs: int | None = None,
 ) -> pa.Table:
-    """Read, validate and clean an SWF trace; write it as Parquet with header and counts."""
-    table = clean(read_swf(swf_path), CleaningOptions.from_mapping(cleaning or {}))
+    """Read, validate and clean an SWF trace; write it as Parquet with header and counts.
+
+    `expect_jobs` and `expect_max_procs` (from the trace catalogue) must match the file.
+    """
+    raw = read_swf(swf_path)
+    found = {"job lines": (raw.num_rows, expect_jobs),
+             "MaxProcs": (header_of(raw).max_procs, expect_max_procs)}
+    for what, (actual, expected) in found.items():
+        if expected is not None and actual != expected:
+            raise TraceError(f"{swf_path}: {what} {actual}; the trace catalogue expects "
+                             f"{expected} (a different version of the trace?)")
+    table = clean(raw, CleaningOptions.from_mapping(cleaning or {}))
     source = {"kind": "trace", "file": os.path.basename(swf_path),
               "sha256": sha256_file(swf_path)}
     table = with_source(table, source)

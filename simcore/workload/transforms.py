@@ -41,6 +41,10 @@ class WorkloadSpec:
     oversize: str = "reject"
 
     def __post_init__(self) -> None:
+        for name in ("runtime_scale", "offered_load", "p_fat", "p_torus"):
+            value = getattr(self, name)  # 1 and 1.0 must be one run: one canonical type
+            if isinstance(value, int) and not isinstance(value, bool):
+                object.__setattr__(self, name, float(value))
         checks = {
             "skip_jobs": self.skip_jobs >= 0,
             "first_jobs": self.first_jobs is None or self.first_jobs >= 1,

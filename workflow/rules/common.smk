@@ -3,9 +3,8 @@
 import json
 import os
 
-from simcore.atomic import atomic_write_bytes
 from simcore.caches import sources_digest
-from simcore.experiments import plan
+from simcore.experiments import PACKAGE, SYNTHETIC_CODE, TRACE_CODE, plan
 from simcore.traces import load_catalogue
 
 
@@ -43,12 +42,14 @@ def shard_workloads(wildcards):
     return [f"results/{path}" for path in shard(wildcards).input_paths()]
 
 
+def code_paths(paths):
+    """Source files as rule inputs (relative where the package lives in the workdir)."""
+    return [os.path.relpath(p) if p.is_relative_to(os.getcwd()) else str(p) for p in paths]
+
+
 def shard_code(wildcards):
     """Source files of the code a shard depends on: editing one re-runs the shard."""
-    return [
-        os.path.relpath(p) if p.is_relative_to(os.getcwd()) else str(p)
-        for p in shard(wildcards).code_files()
-    ]
+    return code_paths(shard(wildcards).code_files())
 
 
 def synthetic_spec(wildcards):

@@ -20,7 +20,7 @@ rule tables:
     log:
         "logs/tables.log",
     shell:
-        "simcore tables --results results --out {output} > {log} 2>&1"
+        "simcore tables --results results --out {output} --summaries {input} > {log} 2>&1"
 
 
 rule figures:
@@ -42,7 +42,7 @@ rule figures:
 rule archive:
     # Not part of the default target: `snakemake archive` packs the dataset for deposit.
     input:
-        shard_summaries(),
+        summaries=shard_summaries(),
         tables="results/tables",
         figures="results/figures",
     output:
@@ -53,4 +53,4 @@ rule archive:
         "logs/archive.log",
     shell:
         "simcore archive pack --out {output} --results results"
-        " --config-json '{params.config}' > {log} 2>&1"
+        " --summaries {input.summaries} --config-json {params.config:q} > {log} 2>&1"

@@ -5,10 +5,11 @@
 localrules:
     synthesize_workload,
     warm_kernels,
-    shard_spec,
 
 
 rule synthesize_workload:
+    input:
+        code=code_paths(PACKAGE / name for name in SYNTHETIC_CODE),
     output:
         "results/workloads/{workload}/seed={seed}/jobs.parquet",
     params:
@@ -32,20 +33,8 @@ rule warm_kernels:
         "simcore warm > {log} 2>&1"
 
 
-rule shard_spec:
-    # The shard's full specification as a file: a record of what it ran, and, as the
-    # shard's input, the trigger that re-runs it when the specification changes.
-    output:
-        "results/specs/{experiment}/{workload}/{machine}/{policy}.json",
-    params:
-        spec=lambda wildcards: shard(wildcards).to_json(),
-    run:
-        atomic_write_bytes(output[0], params.spec.encode())
-
-
 rule simulate_shard:
     input:
-        spec=rules.shard_spec.output[0],
         workloads=shard_workloads,
         code=shard_code,
         kernels=KERNELS_READY,
@@ -53,6 +42,7 @@ rule simulate_shard:
         summary=SHARD_SUMMARY,
         jobs=f"{SHARD_DIR}/jobs.parquet",
     params:
+        spec=lambda wildcards: shard(wildcards).to_json(),
         dask=json.dumps(
             config.get("sweep", {}).get("dask", {"backend": "local"}), sort_keys=True
         ),
@@ -62,5 +52,5 @@ rule simulate_shard:
     log:
         "logs/simulate_shard/{experiment}/{workload}/{machine}/{policy}.log",
     shell:
-        "simcore sweep-shard --spec-file {input.spec} --results results --workers {threads}"
-        " --dask '{params.dask}' > {log} 2>&1"
+        "simcore sweep-shard --spec {params.spec:q} --results results --workers {threads}"
+        " --dask {params.dask:q} > {log} 2>&1"

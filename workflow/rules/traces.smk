@@ -22,12 +22,16 @@ rule acquire_trace:
 
 rule convert_trace:
     input:
-        "resources/traces/{trace}.swf.gz",
+        swf="resources/traces/{trace}.swf.gz",
+        code=code_paths(PACKAGE / name for name in TRACE_CODE),
     output:
         "results/workloads/{trace}/jobs.parquet",
     params:
         cleaning=json.dumps(config["traces"].get("cleaning", {}), sort_keys=True),
+        jobs=lambda wildcards: CATALOGUE[wildcards.trace].jobs,
+        max_procs=lambda wildcards: CATALOGUE[wildcards.trace].max_procs,
     log:
         "logs/convert_trace/{trace}.log",
     shell:
-        "simcore convert-trace {input} {output} --cleaning '{params.cleaning}' > {log} 2>&1"
+        "simcore convert-trace {input.swf} {output} --cleaning {params.cleaning:q}"
+        " --expect-jobs {params.jobs} --expect-max-procs {params.max_procs} > {log} 2>&1"
