@@ -342,15 +342,10 @@ def _archive_verify(args: argparse.Namespace) -> int:
 
 
 def _bgl_links(args: argparse.Namespace) -> int:
-    from simcore.machines.spec import machines_dirs
+    from simcore.machines.spec import find_wiring
     from simcore.machines.wiring import link_sets, load_wiring
 
-    path = args.machine if args.machine.endswith(".yaml") else next(
-        (str(d / f"{args.machine}.yaml") for d in machines_dirs()
-         if (d / f"{args.machine}.yaml").is_file()), None)
-    if path is None:
-        raise SpecError(f"no machine description {args.machine}.yaml in "
-                        f"{', '.join(map(str, machines_dirs()))}")
+    path = args.machine if args.machine.endswith(".yaml") else find_wiring(args.machine)
     wiring = load_wiring(path)
     dim = wiring.axes.index(args.dim) if args.dim in wiring.axes else None
     if dim is None and args.dim.isdigit() and int(args.dim) < len(wiring.lines):

@@ -60,7 +60,7 @@ class MachineSpec:
         dims = tuple(int(d) for d in size.split("x"))
         if kind in BUILTIN_KINDS:
             return cls(kind, dims)
-        return cls(kind, dims, _find_wiring(kind, machines_dir))
+        return cls(kind, dims, find_wiring(kind, machines_dir))
 
     @property
     def units(self) -> int:
@@ -100,7 +100,8 @@ def machines_dirs(machines_dir: str | os.PathLike[str] | None = None) -> list[Pa
     return dirs
 
 
-def _find_wiring(kind: str, machines_dir: str | os.PathLike[str] | None) -> Path:
+def find_wiring(kind: str, machines_dir: str | os.PathLike[str] | None = None) -> Path:
+    """The description file `<kind>.yaml` of a wired machine, from `machines_dirs`."""
     searched = machines_dirs(machines_dir)
     for directory in searched:
         candidate = directory / f"{kind}.yaml"

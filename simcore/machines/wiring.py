@@ -296,11 +296,21 @@ def _parse_wiring(doc: object) -> Wiring:
 
 
 def load_wiring(path: str | os.PathLike[str]) -> Wiring:
-    """Read and validate a machine description (``config/machines/*.yaml``).
+    """Read and validate a machine description (``config/machines/*.yaml``), parsed once per
+    process while the file stays the same.
 
     Raises SpecError naming the file, the offending key or entry and what was expected.
     """
     path = Path(path)
+    try:
+        stat = path.stat()
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read machine description: {exc}") from exc
+    return _load_wiring(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _load_wiring(path: Path, mtime_ns: int, size: int) -> Wiring:
     try:
         doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:

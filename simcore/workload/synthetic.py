@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
@@ -62,7 +61,3 @@ def synthesize(spec: SyntheticSpec, seed: int) -> pa.Table:
     source = {"kind": "synthetic", **asdict(spec), "seed": seed}
     return with_source(from_columns(columns, header), source)
 
-
-def describe(spec: SyntheticSpec) -> str:
-    """Canonical JSON of the spec (part of workload identity)."""
-    return json.dumps(asdict(spec), sort_keys=True)
