@@ -2,12 +2,12 @@
 #
 #   snakemake --cores N                      the default config (offline, synthetic workloads)
 #   snakemake --cores N --configfile config/papers.yaml     the seeds' experiments on PWA traces
-#   snakemake --cores N archive              pack results/archive/<dataset>.tar.xz
+#   snakemake --cores N archive              pack results/<dataset>/archive/<dataset>.tar.xz
 #   snakemake --report report.html           the figures and tables as an HTML report
 #
 # This root Snakefile is the main file (it carries the default target); rules live in
 # workflow/rules/*.smk and each calls one simcore command.
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("9.27")
 
@@ -18,9 +18,6 @@ if not workflow.config_settings.configfiles:
 
     configfile: "config/config.yaml"
 
-
-
-validate(config, "workflow/schemas/config.schema.yaml")
 
 
 report: "workflow/report/workflow.rst"
@@ -35,5 +32,5 @@ include: "workflow/rules/results.smk"
 rule all:
     default_target: True
     input:
-        "results/tables",
-        "results/figures",
+        dataset_file(patterns.TABLES),
+        dataset_file(patterns.FIGURES),

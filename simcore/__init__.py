@@ -8,35 +8,43 @@ One call simulates a trace:
     result.summary["utilization"], result.jobs   # run metrics, per-job schedule
 
 and `prepare` applies workload transforms (span, runtime scale, offered load, shapes).
+The names below are imported when first used, so `import simcore` stays cheap.
 """
+
+import importlib
 
 from simcore.caches import configure_numba
 
 NUMBA_CACHE = configure_numba()  # before any kernel module is imported
 
-from simcore.cleaning import CleaningOptions, clean  # noqa: E402
-from simcore.jobs import Jobs  # noqa: E402
-from simcore.machines.spec import MachineSpec  # noqa: E402
-from simcore.policy import PolicySpec  # noqa: E402
-from simcore.simulate import SimulationResult, simulate  # noqa: E402
-from simcore.swf import SWFHeader, header_of, read_swf, write_swf  # noqa: E402
-from simcore.workload.transforms import WorkloadSpec, prepare  # noqa: E402
-
 __version__ = "0.1.0"
 
-__all__ = [
-    "CleaningOptions",
-    "Jobs",
-    "MachineSpec",
-    "PolicySpec",
-    "SWFHeader",
-    "SimulationResult",
-    "WorkloadSpec",
-    "__version__",
-    "clean",
-    "header_of",
-    "prepare",
-    "read_swf",
-    "simulate",
-    "write_swf",
-]
+_API = {
+    "CleaningOptions": "simcore.cleaning",
+    "clean": "simcore.cleaning",
+    "Jobs": "simcore.jobs",
+    "MachineSpec": "simcore.machines.spec",
+    "PolicySpec": "simcore.policy",
+    "SimulationResult": "simcore.simulate",
+    "simulate": "simcore.simulate",
+    "SWFHeader": "simcore.swf",
+    "header_of": "simcore.swf",
+    "read_swf": "simcore.swf",
+    "write_swf": "simcore.swf",
+    "WorkloadSpec": "simcore.workload.transforms",
+    "prepare": "simcore.workload.transforms",
+}
+
+__all__ = ["NUMBA_CACHE", "__version__", *sorted(_API)]
+
+
+def __getattr__(name: str) -> object:
+    if name not in _API:
+        raise AttributeError(f"module 'simcore' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_API[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

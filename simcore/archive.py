@@ -40,6 +40,7 @@ import yaml
 
 from simcore.atomic import atomic_path
 from simcore.errors import ArchiveError
+from simcore.store import PARTITIONS, RESULT_SCHEMA_VERSION
 
 ARCHIVE_SCHEMA_VERSION = 1
 MANIFEST = "MANIFEST.sha256"
@@ -62,7 +63,6 @@ _METADATA: dict[str, type] = {
 _PREFIX = re.compile(r"[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*")
 _MANIFEST_LINE = re.compile(r"([0-9a-f]{64})  (.+)")
 _CHUNK = 1 << 20
-_PARTITIONS = ("experiment", "workload", "machine", "policy")  # as in simcore.store
 _DESCRIPTION = (
     "Simulation results of torus-sweep: parameter sweeps of job scheduling and partition "
     "allocation on torus- and mesh-connected supercomputers such as Blue Gene/L, driven by "
@@ -201,7 +201,6 @@ class _HashingReader:
 def _check_metadata(metadata: Mapping[str, object]) -> dict[str, object]:
     """Metadata with defaults for absent (or None) values; wrong keys or types raise."""
     from simcore import __version__
-    from simcore.store import RESULT_SCHEMA_VERSION
 
     metadata = {key: value for key, value in metadata.items() if value is not None}
     unknown = set(metadata) - set(_METADATA)
@@ -329,7 +328,7 @@ def _readme(meta: Mapping[str, object], digests: Mapping[str, tuple[str, int]]) 
     config = ("```yaml\n" + yaml.safe_dump(meta["config"], sort_keys=True, allow_unicode=True)
               + "```" if meta["config"] else "Not recorded.")
     store = ('runs = pl.read_parquet(\n    "store/**/summary.parquet", hive_partitioning=True,\n'
-             f"    hive_schema={{c: pl.String for c in {json.dumps(list(_PARTITIONS))}}},\n)\n"
+             f"    hive_schema={{c: pl.String for c in {json.dumps(list(PARTITIONS))}}},\n)\n"
              if "store" in groups else "")
     return f"""# {meta["name"]}
 

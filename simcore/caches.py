@@ -2,16 +2,16 @@
 
 Numba invalidates a cached function only when its own file changes, not when a function it
 calls (in another module) does, and simcore's kernels call across modules. So the kernel
-cache lives in a directory named by a hash of every source file that defines compiled code
-(or constants compiled into it): a change there means a fresh directory, never a stale
-kernel, while editing, say, the plotting code keeps the compiled kernels.
+cache lives in a directory named by a hash of every module that defines compiled code and
+of everything those modules import (constants are compiled in): a change there means a
+fresh directory, never a stale kernel, while editing, say, the plotting code keeps the
+compiled kernels.
 `configure_numba` must run before any module with `@njit(cache=True)` is imported;
 `simcore/__init__.py` does that first.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
@@ -24,24 +24,21 @@ def cache_dir() -> Path:
     return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "torus-sweep")
 
 
-# Compile options, and modules whose constants kernels import (frozen in at compile time).
-COMPILED_ALSO = ("jit.py", "machines/wiring.py")
-
-
 def kernel_sources() -> list[Path]:
-    """Source files of compiled code: those defining numba functions, and COMPILED_ALSO."""
-    return sorted(p for p in PACKAGE.rglob("*.py")
-                  if "@kernel" in (text := p.read_text()) or "@njit" in text
-                  or p.relative_to(PACKAGE).as_posix() in COMPILED_ALSO)
+    """Source files of compiled code: the modules defining numba functions and their
+    import closure."""
+    from simcore.fingerprint import closure, module_name
+
+    compiled = [module_name(p) for p in PACKAGE.rglob("*.py")
+                if "@kernel" in (text := p.read_text()) or "@njit" in text]
+    return closure(compiled)
 
 
 def sources_digest() -> str:
     """sha256 over the path and bytes of every kernel source file."""
-    digest = hashlib.sha256()
-    for path in kernel_sources():
-        digest.update(str(path.relative_to(PACKAGE)).encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+    from simcore.fingerprint import digest
+
+    return digest(kernel_sources())
 
 
 def configure_numba() -> Path:

@@ -8,8 +8,10 @@ import sys
 from collections.abc import Sequence
 
 from simcore.errors import SimcoreError, SpecError
+from simcore.machines.registry import ALLOCATORS, KINDS
 from simcore.policy import SCHEDULERS
 from simcore.traces import MIRROR_ENV
+from simcore.workload.sources import describe_choices
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -52,12 +54,15 @@ def _parser() -> argparse.ArgumentParser:
                          help="cleaning options, e.g. '{\"oversize\": \"drop\"}'")
     convert.set_defaults(handler=_convert_trace)
 
-    run = commands.add_parser("run", help="simulate one workload on one machine under one policy")
-    run.add_argument("--workload", required=True,
-                     help="SWF file (.swf, .swf.gz; cleaned with the default rules) or a "
-                          "workload .parquet")
+    run = commands.add_parser(
+        "run", help="simulate one workload on one machine under one policy",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_registry_help())
+    run.add_argument("--workload", required=True, help=describe_choices())
+    run.add_argument("--jobs", type=int, help="jobs to sample from a model")
     run.add_argument("--machine", required=True,
-                     help="flat:N, torus:XxYxZ, mesh:XxYxZ, bgl:8x4x4, torus-links:8x4x4")
+                     help="kind:size, e.g. " + ", ".join(k.example for k in KINDS.values()))
+    run.add_argument("--allocator", choices=ALLOCATORS,
+                     help="how units are chosen (default: the machine kind's)")
     run.add_argument("--scheduler", required=True, choices=SCHEDULERS)
     run.add_argument("--param", action="append", default=[], metavar="K=V",
                      help="scheduler parameter, e.g. fn_tor=0.1 (repeatable)")
@@ -73,21 +78,23 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--offered-load", type=float, help="rescale arrivals to this load")
     run.add_argument("--p-fat", type=float, default=0.0, help="probability of a fat shape")
     run.add_argument("--p-torus", type=float, default=0.0, help="probability of a torus")
-    run.add_argument("--seed", type=int, default=0, help="seed of the shape draws")
+    run.add_argument("--seed", type=int, default=0, help="seed of the run's random draws")
     run.add_argument("--jobs-out", help="write the per-job schedule to this .parquet")
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.set_defaults(handler=_run)
 
-    synth = commands.add_parser("synthesize", help="write a synthetic workload as Parquet")
-    synth.add_argument("--model", default="lublin")
+    synth = commands.add_parser("synthesize", help="sample a workload model into a .parquet")
+    synth.add_argument("model", help="MODEL:ARGUMENT, e.g. lublin:128")
     synth.add_argument("--jobs", type=int, required=True)
-    synth.add_argument("--max-procs", type=int, required=True)
-    synth.add_argument("--job-type", default="batch")
+    synth.add_argument("--param", action="append", default=[], metavar="K=V",
+                       help="other model parameters, e.g. job_type=mixed (repeatable)")
     synth.add_argument("--seed", type=int, required=True)
     synth.add_argument("--out", required=True, help="destination .parquet")
     synth.set_defaults(handler=_synthesize)
 
     warm = commands.add_parser("warm", help="compile the simulation kernels into the cache")
+    warm.add_argument("--pair", nargs=2, action="append", metavar=("ALLOCATOR", "SCHEDULER"),
+                      help="only this allocator and scheduler (repeatable; default: all)")
     warm.add_argument("--flag", help="touch this file when done")
     warm.set_defaults(handler=_warm)
 
@@ -101,23 +108,25 @@ def _parser() -> argparse.ArgumentParser:
                        help="Dask backend: local, address or slurm, with options")
     shard.set_defaults(handler=_sweep_shard)
 
-    tables = commands.add_parser("tables", help="aggregate the store into tables")
-    tables.add_argument("--results", default="results")
-    tables.add_argument("--out", default="results/tables")
+    tables = commands.add_parser("tables", help="aggregate a dataset's store into tables")
+    tables.add_argument("--store", help="a dataset's store directory, e.g. "
+                                        "results/torus-sweep-default/store")
+    tables.add_argument("--out", required=True, help="directory of the tables")
     tables.add_argument("--summaries", nargs="+", metavar="FILE",
                         help="only these shard summary files (default: the whole store)")
     tables.set_defaults(handler=_tables)
 
     figures = commands.add_parser("figures", help="plot the tables")
-    figures.add_argument("--tables", default="results/tables")
-    figures.add_argument("--out", default="results/figures")
+    figures.add_argument("--tables", required=True, help="directory of the tables")
+    figures.add_argument("--out", required=True, help="directory of the figures")
     figures.set_defaults(handler=_figures)
 
     archive = commands.add_parser("archive", help="pack or verify a result dataset archive")
     archive_commands = archive.add_subparsers(dest="archive_command", required=True)
     pack = archive_commands.add_parser("pack", help="store, tables, figures, config -> one file")
     pack.add_argument("--out", required=True, help="archive path (.tar.xz, .tar.gz or .tar)")
-    pack.add_argument("--results", default="results")
+    pack.add_argument("--results", required=True,
+                      help="the dataset's directory, e.g. results/torus-sweep-default")
     pack.add_argument("--config-json", default="{}", metavar="JSON", help="resolved config")
     pack.add_argument("--name", help="dataset name (default: config 'dataset')")
     pack.add_argument("--summaries", nargs="+", metavar="FILE",
@@ -202,12 +211,10 @@ def _run(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
     from simcore.atomic import atomic_path
-    from simcore.cleaning import clean
     from simcore.machines.spec import MachineSpec
     from simcore.policy import PolicySpec
     from simcore.simulate import simulate
-    from simcore.swf import read_swf
-    from simcore.workload.io import read_workload
+    from simcore.workload.sources import resolve
     from simcore.workload.transforms import WorkloadSpec, prepare
 
     params = dict(_key_value(p) for p in args.param)
@@ -216,9 +223,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.estimates is not None:
         params["estimates"] = args.estimates
     policy = PolicySpec.from_params(args.scheduler, params)
-    machine = MachineSpec.parse(args.machine)
-    path = str(args.workload)
-    table = read_workload(path) if path.endswith(".parquet") else clean(read_swf(path))
+    machine = MachineSpec.parse(args.machine, args.allocator)
+    table = resolve(args.workload, args.jobs, args.seed)
     spec = WorkloadSpec(skip_jobs=args.skip_jobs, first_jobs=args.first_jobs,
                         processors_per_unit=args.processors_per_unit,
                         oversize=args.oversize,
@@ -228,7 +234,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.jobs_out:
         with atomic_path(args.jobs_out) as tmp:
             pq.write_table(result.jobs, tmp, compression="zstd")
-    report = {**result.summary, "workload": {"path": path, **json.loads(spec.key())},
+    report = {**result.summary, "workload": {"source": args.workload, **json.loads(spec.key())},
               "timing": result.timing}
     if args.json:
         print(_json(report))
@@ -245,14 +251,30 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _registry_help() -> str:
+    """The machine kinds, allocators and schedulers, for `simcore run --help`."""
+    lines = ["machine kinds:"]
+    lines += [f"  {k.name:<14}{k.summary} (e.g. {k.example})" for k in KINDS.values()]
+    lines.append("allocators:")
+    lines += [f"  {a.name:<14}{', '.join(a.kinds)}: {a.summary}" for a in ALLOCATORS.values()]
+    lines.append("schedulers (parameters):")
+    lines += [f"  {r.name:<14}{r.summary} ({', '.join(r.parameter_names)})"
+              for r in SCHEDULERS.values()]
+    return "\n".join(lines)
+
+
 def _synthesize(args: argparse.Namespace) -> int:
     from simcore.workload.io import write_workload
     from simcore.workload.synthetic import SyntheticSpec, synthesize
 
-    spec = SyntheticSpec(args.model, args.jobs, args.max_procs, args.job_type)
+    spec = SyntheticSpec.parse(args.model, args.jobs)
+    if spec is None:
+        raise SpecError(f"{args.model!r}: not a model; expected {describe_choices()}")
+    spec = SyntheticSpec.create(spec.model, {**dict(spec.params),
+                                             **dict(_key_value(p) for p in args.param)})
     table = synthesize(spec, args.seed)
     write_workload(table, args.out)
-    print(f"{args.out}: {table.num_rows} jobs ({args.model}, seed {args.seed})")
+    print(f"{args.out}: {table.num_rows} jobs ({spec}, seed {args.seed})")
     return 0
 
 
@@ -261,11 +283,18 @@ def _warm(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from simcore import NUMBA_CACHE
+    from simcore.machines.registry import get_allocator
+    from simcore.policy import get_scheduler
     from simcore.runner import warm_kernels
 
     began = time.perf_counter()
-    warm_kernels()
-    print(f"kernels ready in {time.perf_counter() - began:.1f} s (cache {NUMBA_CACHE})")
+    pairs = [tuple(p) for p in args.pair] if args.pair else None
+    for allocator, scheduler in pairs or []:
+        get_allocator(allocator)
+        get_scheduler(scheduler)
+    warmed = warm_kernels(pairs)
+    print(f"{len(warmed)} engine(s) compiled in {time.perf_counter() - began:.1f} s "
+          f"(cache {NUMBA_CACHE})")
     if args.flag:
         Path(args.flag).parent.mkdir(parents=True, exist_ok=True)
         Path(args.flag).touch()
@@ -287,7 +316,9 @@ def _sweep_shard(args: argparse.Namespace) -> int:
 def _tables(args: argparse.Namespace) -> int:
     from simcore.tables import write_tables
 
-    for path in write_tables(args.results, args.out, args.summaries):
+    if args.store is None and not args.summaries:
+        raise SpecError("tables: give --store or --summaries")
+    for path in write_tables(args.store, args.out, args.summaries):
         print(path)
     return 0
 

@@ -6,7 +6,12 @@ first completes every job ending then, then enqueues every job arriving then, th
 the scheduler once. A job allocated at t starts at t + start delay (Krevat's simulator
 uses 1 s) and holds its units from t, so the delay counts as lost capacity; it completes
 at start + run time. Between events the loop integrates Krevat's unused capacity
-max(0, f(t) - q(t)) and, on wired machines, the number of busy cables.
+max(0, f(t) - q(t)) and whatever the machine kind integrates itself (wired machines: busy
+cables).
+
+The loop knows machines and schedulers only through their operations
+(`simcore.machines.allocate`, `simcore.schedulers.decide`), so it is compiled once per
+machine kind and scheduler struct it meets.
 """
 
 from __future__ import annotations
@@ -15,34 +20,19 @@ from typing import NamedTuple
 
 import numpy as np
 
-from simcore.bitset import popcount64
 from simcore.jit import kernel
-from simcore.machines.allocate import BOX, FLAT, LINKS
-from simcore.machines.links import place_links
-from simcore.schedulers.backfill import backfill_pass
-from simcore.schedulers.fcfs import fcfs_pass
-from simcore.schedulers.migration import migrate
+from simcore.machines.allocate import integrate
+from simcore.schedulers import decide
 from simcore.state import (
-    BLOCKED_LINKS,
-    BLOCKED_NO_BOX,
-    CABLE_AREA,
-    DECISIONS,
     FREE_UNITS,
     N_ACTIVE,
     QLEN,
     QUEUED_UNITS,
-    STARTS,
     STATUS,
     STATUS_STUCK,
     UNUSED_AREA,
-    compact_queue,
     finish_jobs,
 )
-
-FCFS = 0
-BACKFILL = 1
-MIGRATION = 2
-BM = 3
 
 
 class KernelJobs(NamedTuple):
@@ -51,34 +41,23 @@ class KernelJobs(NamedTuple):
     submit: np.ndarray  # float64 s
     run: np.ndarray  # float64 s
     estimate: np.ndarray  # float64 s, what the scheduler believes the run time is
-    size: np.ndarray  # int64 units the job needs at least (feasible size, shape volume)
+    size: np.ndarray  # int64 units the job needs at least on this machine (rounded, shaped)
     request: np.ndarray  # int64 units requested (s_j of the capacity metrics)
-    rotations: np.ndarray  # (jobs, 6, 3) int64: distinct orientations of a fixed shape
-    n_rotations: np.ndarray  # int64
-    torus: np.ndarray  # bool: the job wants a torus (wired machines)
     placement_class: np.ndarray  # int64 in 0..n_classes-1: jobs of one class place alike
     n_classes: int
 
 
-class KernelPolicy(NamedTuple):
-    scheduler: int
-    reservation: bool
-    max_growth: int
-    fn_tor: float
-    fn_max: float
-    start_delay: float
-
-
 @kernel
-def run_events(m, st, jobs, policy):
+def run_events(policy, m, st, jobs):
     """Simulate every job; results are left in `st`.
 
-    Hot loops read arrays through locals: every `st.x` access inside a loop would cost
-    numba an atomic reference count increment and decrement.
+    Hot loops read arrays through locals: every `st.x` access inside a loop costs a load
+    numba does not hoist.
     """
     submit, request = jobs.submit, jobs.request
-    ctr, acc, occ, active, slot_end = st.ctr, st.acc, st.occ, st.active, st.slot_end
-    queue, waiting = st.queue, st.waiting
+    ctr, acc = st.ctr, st.acc
+    active, slot_end = st.run.active, st.run.slot_end
+    queue, waiting = st.queue.jobs, st.queue.waiting
     n = submit.shape[0]
     arrived = 0
     t_prev = submit[0] if n else 0.0
@@ -91,11 +70,7 @@ def run_events(m, st, jobs, policy):
             idle = ctr[FREE_UNITS] - ctr[QUEUED_UNITS]
             if idle > 0:
                 acc[UNUSED_AREA] += idle * dt
-            if m.kind == LINKS:
-                busy = 0
-                for w in range(m.links.unit_words, occ.shape[0]):
-                    busy += popcount64(occ[w])
-                acc[CABLE_AREA] += busy * dt
+            integrate(m, st, dt)
         t_prev = t
         finish_jobs(st, t)
         while arrived < n and submit[arrived] == t:
@@ -104,38 +79,7 @@ def run_events(m, st, jobs, policy):
             waiting[arrived] = True
             ctr[QUEUED_UNITS] += request[arrived]
             arrived += 1
-        decide(m, st, jobs, policy, t)
+        decide(policy, m, st, jobs, t)
         if ctr[QLEN] > 0 and ctr[N_ACTIVE] == 0 and arrived == n:
             ctr[STATUS] = STATUS_STUCK
             return
-
-
-@kernel
-def decide(m, st, jobs, policy, t):
-    """One scheduler invocation: FCFS, then migration and/or backfilling if the head blocks."""
-    st.ctr[DECISIONS] += 1
-    if st.ctr[QLEN] == 0:
-        return
-    starts = st.ctr[STARTS]
-    head_pos = fcfs_pass(m, st, jobs, policy.start_delay, t)
-    if head_pos < st.ctr[QLEN] and m.kind != FLAT:
-        head = st.queue[head_pos]
-        if m.kind == LINKS and place_links(
-            m.links, st.occ, jobs.rotations[head], jobs.n_rotations[head], jobs.torus[head],
-            st.mask, True
-        ) >= 0:
-            st.ctr[BLOCKED_LINKS] += 1
-        else:
-            st.ctr[BLOCKED_NO_BOX] += 1
-    if (
-        head_pos < st.ctr[QLEN]
-        and m.kind == BOX
-        and (policy.scheduler == MIGRATION or policy.scheduler == BM)
-        and migrate(m, st, policy.fn_tor, policy.fn_max, t)
-    ):
-        head_pos = fcfs_pass(m, st, jobs, policy.start_delay, t)
-    if head_pos < st.ctr[QLEN] and (policy.scheduler == BACKFILL or policy.scheduler == BM):
-        backfill_pass(m, st, jobs, policy.start_delay, policy.max_growth, policy.reservation,
-                      t, head_pos)
-    if st.ctr[STARTS] != starts:
-        compact_queue(st)

@@ -1,4 +1,4 @@
-"""How simulation kernels are compiled.
+"""How simulation kernels are compiled, and how one kernel operation serves many types.
 
 `kernel` compiles without numba's runtime (NRT): the arrays a simulation touches are all
 allocated by the Python caller and outlive the run, so the kernels never allocate and need
@@ -6,10 +6,75 @@ no reference counting. With the runtime, every call that receives the state name
 increments and decrements the reference count of each of its arrays atomically, which was
 most of the run time of a simulation. A kernel therefore must not create arrays (views and
 scalars are fine; scratch space lives in the simulation state).
+
+`generic` and `implements` let the engine and the schedulers call an operation such as
+`place(m, ...)` on whatever struct they are given: each machine kind (or scheduler) is a
+NamedTuple class, and its own module implements the operations for it. numba picks the
+implementation from the type of the first argument while it compiles, so every machine
+kind and scheduler gets its own specialised engine, with no run-time switch and no
+central list of kinds to keep in sync; the compiled kernels are cached as usual.
 """
 
 from __future__ import annotations
 
-from numba import njit
+import inspect
+from collections.abc import Callable
+from typing import Any
 
-kernel = njit(cache=True, nogil=True, _nrt=False)
+from numba import njit
+from numba.extending import overload
+
+_OPTIONS = {"nogil": True, "_nrt": False}
+
+kernel = njit(cache=True, **_OPTIONS)
+
+
+def generic(stub: Callable | None = None, *, default: bool = False) -> Any:
+    """Declare a kernel operation implemented per struct type (see `implements`).
+
+    The decorated function documents the operation and fixes its parameter names; with
+    `default=True` its body is also the implementation for types that have none (e.g. a
+    neutral answer), otherwise such a type fails to compile with numba's "no
+    implementation" error naming the operation and the type.
+    """
+    if stub is None:
+        return lambda fn: generic(fn, default=default)
+    table: dict[type | None, Callable] = {}
+    if default:
+        table[None] = _copy(stub)
+
+    def typer(*args: Any) -> Callable | None:
+        owner = getattr(args[0], "instance_class", None)
+        return table.get(owner, table.get(None))
+
+    typer.__signature__ = inspect.signature(stub)  # numba checks it against the stub's
+    overload(stub, jit_options=_OPTIONS)(typer)
+    stub.implementations = table
+    return stub
+
+
+def implements(operation: Callable, struct: type) -> Callable[[Callable], Callable]:
+    """Decorator: the kernel it decorates is `operation` for first arguments of class
+    `struct` (a NamedTuple). Its parameters must be named as the operation's."""
+
+    def register(fn: Callable) -> Callable:
+        impl = getattr(fn, "py_func", fn)
+        if list(inspect.signature(impl).parameters) != list(
+                inspect.signature(operation).parameters):
+            raise TypeError(f"{impl.__qualname__} implements {operation.__qualname__}: "
+                            "expected the same parameter names")
+        operation.implementations[struct] = impl
+        return fn
+
+    return register
+
+
+def _copy(fn: Callable) -> Callable:
+    """A plain copy of a function, so that an operation's default body can be compiled as
+    an implementation of the operation itself."""
+    import types
+
+    clone = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__,
+                               fn.__closure__)
+    clone.__qualname__ = fn.__qualname__
+    return clone

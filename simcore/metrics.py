@@ -14,9 +14,91 @@ Per run, over T = max(end) - min(submit) and N machine units:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 TAU_S = 10.0
+
+
+@dataclass(frozen=True)
+class Column:
+    """An output column: name, Python type (int, float, str, bool), unit and meaning."""
+
+    name: str
+    type: type
+    unit: str | None
+    meaning: str
+
+
+#: Run results, one value per simulation (the summary rows of the result store).
+RUN_METRICS = (
+    Column("jobs", int, "jobs", "jobs simulated (the span after oversize handling)"),
+    Column("oversize_jobs", int, "jobs", "jobs of the span larger than the machine, dropped "
+           "or clamped to it"),
+    Column("offered_load_actual", float, "fraction", "offered load of the simulated jobs: "
+           "sum(size x run) / (units x (last arrival - first arrival))"),
+    Column("utilization", float, "fraction", "capacity utilized, Krevat eq. 4.1: "
+           "sum(s_j x run_j) / (T x N), s_j the requested units, T = max(end) - min(submit), "
+           "N the machine's units"),
+    Column("unused", float, "fraction", "capacity unused, eq. 4.2: integral of max(0, free "
+           "units - units requested by waiting jobs) dt / (T x N)"),
+    Column("lost", float, "fraction", "capacity lost, eq. 4.3: 1 - utilized - unused (units "
+           "idle while jobs wait, added by rounding or growth, held during start delays)"),
+    Column("mean_wait_s", float, "s", "mean of start - submit"),
+    Column("median_wait_s", float, "s", "median wait"),
+    Column("p95_wait_s", float, "s", "95th percentile of the wait"),
+    Column("mean_bsld", float, "ratio", "mean bounded slowdown, max(response, 10 s) / "
+           "max(run, 10 s)"),
+    Column("median_bsld", float, "ratio", "median bounded slowdown"),
+    Column("p95_bsld", float, "ratio", "95th percentile of the bounded slowdown"),
+    Column("mean_response_s", float, "s", "mean of end - submit"),
+    Column("makespan_s", float, "s", "T = max(end) - min(submit), the span capacity is "
+           "measured over"),
+    Column("rounded_jobs", int, "jobs", "jobs whose size no partition has, rounded up at "
+           "arrival to the next size that has one"),
+    Column("grown_jobs", int, "jobs", "jobs given more units than that to be placed (FCFS "
+           "growth of a blocked head, backfilling growth up to max_growth)"),
+    Column("migrations_attempted", int, "count", "migrations tried (FN_tor and FN_max "
+           "allowed one while the head was blocked)"),
+    Column("migrations_successful", int, "count", "migrations that enlarged the largest free "
+           "partition"),
+    Column("mean_time_between_migrations_s", float, "s", "mean interval between successful "
+           "migrations (null with fewer than two)"),
+    Column("decisions", int, "count", "scheduler invocations (one per distinct event time)"),
+    Column("blocked_no_box", int, "count", "decisions whose head job found no free partition "
+           "of units for its size or shape"),
+    Column("blocked_links", int, "count", "decisions whose head job found free midplanes for "
+           "its shape but no free link sets (wired machines)"),
+    Column("cable_utilization", float, "fraction", "time-averaged fraction of the cables in "
+           "use (wired machines; null elsewhere)"),
+    Column("reservations_delayed", int, "count", "conservative backfilling: reservations "
+           "moved later because running jobs exceeded their estimates (null elsewhere)"),
+)
+
+#: Per-job rows of a run (experiments with `per_job: true`), in the queue's priority order.
+JOB_COLUMNS = (
+    Column("job_id", int, None, "job number in the source"),
+    Column("submit_s", float, "s", "arrival (after load transforms)"),
+    Column("sched_s", float, "s", "allocation: the job's units are held from here"),
+    Column("start_s", float, "s", "start: allocation + start delay"),
+    Column("end_s", float, "s", "completion: start + run"),
+    Column("run_s", float, "s", "run time (after runtime scaling)"),
+    Column("estimate_s", float, "s", "run time as the scheduler believed it"),
+    Column("wait_s", float, "s", "start - submit"),
+    Column("response_s", float, "s", "end - submit"),
+    Column("bsld", float, "ratio", "bounded slowdown, max(response, 10 s) / max(run, 10 s)"),
+    Column("size", int, "units", "units requested (s_j; on wired machines the shape's volume)"),
+    Column("alloc_size", int, "units", "units allocated, after rounding and growth"),
+    Column("reserved_s", float, "s", "first reservation time the job got as a blocked head "
+           "(null: never reserved)"),
+    Column("requested_units", int, "units", "wired machines: units the trace asked for"),
+    Column("shape_a", int, "units", "wired machines: the job's shape, sides in the order of "
+           "the machine's sides sorted ascending (placement tries every rotation)"),
+    Column("shape_b", int, "units", "second side of the shape"),
+    Column("shape_c", int, "units", "third side of the shape"),
+    Column("torus", bool, None, "wired machines: the job wants a torus"),
+)
 
 
 def bounded_slowdown(response_s: np.ndarray, run_s: np.ndarray) -> np.ndarray:

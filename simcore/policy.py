@@ -1,120 +1,155 @@
-"""Scheduling policy specifications: a scheduler name and the parameters that apply to it.
+"""Schedulers, one registry row each, and validated policy specifications.
 
-| scheduler | what it does                                | parameters                       |
-|-----------|---------------------------------------------|----------------------------------|
-| fcfs      | first come, first served                    | start_delay_s                    |
-| backfill  | FCFS + backfilling (EASY on flat machines)  | + reservation, max_growth, estimates |
-| migration | FCFS + migration (torus and mesh only)      | + fn_tor, fn_max                 |
-| bm        | FCFS, migration, FCFS, backfilling          | all of the above                 |
-
-- start_delay_s: seconds between allocation and start (Krevat: 1 s; default 0).
-- reservation: backfilling keeps a reservation for the head job (weak/EASY backfilling);
-  false gives plain skip-ahead.
-- max_growth: units a job may grow by during backfilling on box machines (Krevat's I).
-- estimates: what backfilling believes run times are: `requested` (the SWF requested time
-  where given, else the run time) or `actual`.
-- fn_tor, fn_max: migrate when free units / machine >= fn_tor and units of the largest free
-  partition / free units <= fn_max (Krevat: 0.1 and 0.7; always migrate: 0 and 1).
+A row names the scheduler, its parameters (type, default, meaning, range), the allocator
+capabilities it needs (see `simcore.machines.registry`), the kernel module that builds its
+policy struct and implements `simcore.schedulers.decide` for it, and the phases it
+enables where the module runs several. The command line, the config schema, the result
+columns, the tables and `simcore list` all derive from `SCHEDULERS`; adding a scheduler
+is one kernel module plus one row here.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 from simcore.errors import SpecError
+from simcore.params import Parameter, convert_all
 
-SCHEDULERS = ("fcfs", "backfill", "migration", "bm")
-_COMMON = {"start_delay_s"}
-_BACKFILL = {"reservation", "max_growth", "estimates"}
-_MIGRATION = {"fn_tor", "fn_max"}
-PARAMETERS = {
-    "fcfs": _COMMON,
-    "backfill": _COMMON | _BACKFILL,
-    "migration": _COMMON | _MIGRATION,
-    "bm": _COMMON | _BACKFILL | _MIGRATION,
-}
+START_DELAY = Parameter(
+    "start_delay_s", float, 0.0, "seconds between allocation and start; the units are held "
+    "meanwhile (Krevat's simulator: 1 s)", unit="s", minimum=0.0)
+RESERVATION = Parameter(
+    "reservation", bool, True, "keep a reservation for the blocked head job (weak or EASY "
+    "backfilling); false: plain skip-ahead")
+MAX_GROWTH = Parameter(
+    "max_growth", int, 1, "units a job may grow by to be backfilled (Krevat's I)",
+    unit="units", minimum=0, needs="grows", neutral=0)
+ESTIMATES = Parameter(
+    "estimates", str, "requested", "run times as the scheduler believes them: 'requested' (the "
+    "requested time where the trace gives one, else the run time) or 'actual'",
+    choices=("requested", "actual"))
+FN_TOR = Parameter(
+    "fn_tor", float, 0.1, "migrate only when free units / machine units >= fn_tor (Krevat: "
+    "0.1; always migrate: 0)", unit="fraction", minimum=0.0, maximum=1.0)
+FN_MAX = Parameter(
+    "fn_max", float, 0.7, "... and units of the largest free partition / free units <= "
+    "fn_max (Krevat: 0.7; always migrate: 1)", unit="fraction", minimum=0.0, maximum=1.0)
 
 
 @dataclass(frozen=True)
+class Scheduler:
+    """A registered scheduler (see the module docstring)."""
+
+    name: str
+    summary: str
+    module: str
+    parameters: tuple[Parameter, ...]
+    needs: frozenset[str] = frozenset()
+    phases: frozenset[str] = frozenset()
+
+    @property
+    def parameter_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.parameters)
+
+
+_PHASED = "simcore.schedulers.phased"
+SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
+    Scheduler("fcfs", "first come, first served; on tori and meshes Krevat's "
+              "largest-free-partition placement, growing a blocked head minimally",
+              _PHASED, (START_DELAY,)),
+    Scheduler("backfill", "FCFS, then backfilling behind a blocked head: weak backfilling "
+              "on partitioned machines, EASY (Mu'alem-Feitelson) where only counts matter",
+              _PHASED, (START_DELAY, RESERVATION, MAX_GROWTH, ESTIMATES),
+              phases=frozenset({"backfill"})),
+    Scheduler("migration", "FCFS, then Krevat's migration when the head blocks (re-place "
+              "running jobs to enlarge the largest free partition)",
+              _PHASED, (START_DELAY, FN_TOR, FN_MAX), needs=frozenset({"migrates"}),
+              phases=frozenset({"migrate"})),
+    Scheduler("bm", "Krevat's backfilling + migration: FCFS, migration, FCFS, backfilling",
+              _PHASED, (START_DELAY, RESERVATION, MAX_GROWTH, ESTIMATES, FN_TOR, FN_MAX),
+              needs=frozenset({"migrates"}), phases=frozenset({"migrate", "backfill"})),
+    Scheduler("conservative", "conservative backfilling: every job gets the earliest "
+              "reservation that delays no earlier one; early completions compress the plan",
+              "simcore.schedulers.conservative", (START_DELAY, ESTIMATES),
+              needs=frozenset({"counts"})),
+)}
+
+
+def get_scheduler(name: str) -> Scheduler:
+    """The registry row of scheduler `name`."""
+    if name not in SCHEDULERS:
+        raise SpecError(f"scheduler {name!r}; expected one of {', '.join(SCHEDULERS)}")
+    return SCHEDULERS[name]
+
+
+def all_parameters() -> dict[str, Parameter]:
+    """Every scheduler parameter by name (one definition per name across schedulers)."""
+    out: dict[str, Parameter] = {}
+    for row in SCHEDULERS.values():
+        for p in row.parameters:
+            if out.setdefault(p.name, p) is not p:
+                raise SpecError(f"scheduler parameter {p.name} is defined twice")
+    return out
+
+
 class PolicySpec:
-    """A validated scheduling policy; `key()` names it in run identities."""
+    """A validated scheduling policy: a scheduler and the values of its parameters
+    (defaults filled in); parameters read as attributes (`policy.start_delay_s`).
+    `key()` names it in run identities."""
 
-    scheduler: str
-    start_delay_s: float = 0.0
-    reservation: bool = True
-    max_growth: int = 1
-    estimates: str = "requested"
-    fn_tor: float = 0.1
-    fn_max: float = 0.7
+    __slots__ = ("_values", "scheduler")
 
-    def __post_init__(self) -> None:
-        if self.scheduler not in SCHEDULERS:
-            raise SpecError(f"scheduler {self.scheduler!r}; expected one of {SCHEDULERS}")
-        checks = {
-            "start_delay_s": self.start_delay_s >= 0,
-            "max_growth": isinstance(self.max_growth, int) and self.max_growth >= 0,
-            "estimates": self.estimates in ("requested", "actual"),
-            "fn_tor": 0.0 <= self.fn_tor <= 1.0,
-            "fn_max": 0.0 <= self.fn_max <= 1.0,
-            "reservation": isinstance(self.reservation, bool),
-        }
-        for name, ok in checks.items():
-            if not ok:
-                raise SpecError(f"policy {self.scheduler}: {name}={getattr(self, name)!r} is "
-                                f"invalid; expected {_EXPECTED[name]}")
+    def __init__(self, scheduler: str, **params: Any) -> None:
+        row = get_scheduler(scheduler)
+        values = convert_all(row.parameters, params, f"scheduler {scheduler}")
+        object.__setattr__(self, "scheduler", scheduler)
+        object.__setattr__(self, "_values", dict(sorted(values.items())))
 
     @classmethod
     def from_params(cls, scheduler: str, params: Mapping[str, Any] | None = None) -> PolicySpec:
-        """A policy from a scheduler name and parameters; parameters that do not apply to
-        the scheduler are an error naming them."""
-        if scheduler not in SCHEDULERS:
-            raise SpecError(f"scheduler {scheduler!r}; expected one of {SCHEDULERS}")
-        params = dict(params or {})
-        stray = sorted(set(params) - PARAMETERS[scheduler])
-        if stray:
-            raise SpecError(
-                f"parameter(s) {stray} do not apply to scheduler {scheduler}; "
-                f"expected some of {sorted(PARAMETERS[scheduler])}"
-            )
-        types = {f.name: f.type for f in fields(cls)}
-        converted = {k: _convert(k, v, types[k]) for k, v in params.items()}
-        return cls(scheduler, **converted)
+        """A policy from a scheduler name and parameters (config values or command-line
+        strings); parameters that do not apply to the scheduler are an error naming them."""
+        return cls(scheduler, **dict(params or {}))
+
+    @property
+    def row(self) -> Scheduler:
+        return SCHEDULERS[self.scheduler]
 
     def params(self) -> dict[str, Any]:
-        """The parameters that apply to this scheduler, defaults filled in."""
-        values = asdict(self)
-        return {k: values[k] for k in sorted(PARAMETERS[self.scheduler])}
+        """The parameters that apply to this scheduler, defaults filled in, sorted."""
+        return dict(self._values)
+
+    def replace(self, **changes: Any) -> PolicySpec:
+        return PolicySpec(self.scheduler, **{**self._values, **changes})
 
     def key(self) -> str:
-        """Canonical JSON of the scheduler and its applicable parameters."""
-        return json.dumps({"scheduler": self.scheduler, **self.params()}, sort_keys=True)
+        """Canonical JSON of the scheduler and its parameters."""
+        return json.dumps({"scheduler": self.scheduler, **self._values}, sort_keys=True)
+
+    def __getattr__(self, name: str) -> Any:
+        values = object.__getattribute__(self, "_values")
+        if name in values:
+            return values[name]
+        raise AttributeError(f"policy {self.scheduler} has no parameter {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("PolicySpec is immutable; use replace()")
+
+    def __reduce__(self) -> tuple:
+        return (PolicySpec.from_params, (self.scheduler, self._values))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PolicySpec) and self.key() == other.key()
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+    def __repr__(self) -> str:
+        args = "".join(f", {k}={v!r}" for k, v in self._values.items())
+        return f"PolicySpec({self.scheduler!r}{args})"
 
     def __str__(self) -> str:
-        return self.scheduler + "".join(f" {k}={v}" for k, v in self.params().items())
-
-
-_EXPECTED = {
-    "start_delay_s": "seconds >= 0",
-    "max_growth": "an integer >= 0",
-    "estimates": "'requested' or 'actual'",
-    "fn_tor": "a fraction in [0, 1]",
-    "fn_max": "a fraction in [0, 1]",
-    "reservation": "true or false",
-}
-
-
-def _convert(name: str, value: Any, annotation: str) -> Any:
-    """Parameters from the command line arrive as strings; config values are typed."""
-    if not isinstance(value, str) or annotation == "str":
-        return float(value) if annotation == "float" and isinstance(value, int) else value
-    try:
-        if annotation == "bool":
-            if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
-                raise ValueError(value)
-            return value.lower() in ("true", "1", "yes")
-        return int(value) if annotation == "int" else float(value)
-    except ValueError:
-        raise SpecError(f"parameter {name}={value!r}; expected {_EXPECTED[name]}") from None
+        return self.scheduler + "".join(f" {k}={v}" for k, v in self._values.items())

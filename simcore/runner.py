@@ -49,7 +49,6 @@ from simcore.workload.io import read_workload, table_hash
 from simcore.workload.transforms import prepare
 
 BACKENDS = ("local", "address", "slurm")
-READY_MARK = ".kernels-ready"
 RUNS_PER_LOCAL_WORKER = 3  # fewer runs than this per worker: a cluster costs more than it saves
 
 
@@ -60,7 +59,7 @@ class Task:
     key: str
     workload_path: str
     run: Run
-    machine_spec: str
+    machine: MachineSpec
     policy: PolicySpec
     per_job: bool
     root: str
@@ -83,11 +82,12 @@ def run_shard(shard: Shard, root: str | Path, workers: int = 1,
     todo = [t for t in tasks if not _cached(t)]
     progress = Progress(shard.label(), len(tasks), len(tasks) - len(todo), log)
     if todo:
-        with _executor(workers, len(todo), dict(dask or {"backend": "local"})) as execute:
+        pair = (shard.machine_spec.allocator, shard.policy_spec.scheduler)
+        with _executor(workers, len(todo), dict(dask or {"backend": "local"}), pair) as execute:
             for done in execute(todo):
                 progress.advance(done)
     rows = [_read_row(root, task.key) for task in tasks]
-    out = shard_dir(root, shard.names)
+    out = shard_dir(root, shard.dataset, shard.names)
     meta = {"shard": shard.to_json(), "runs": len(tasks)}
     if shard.per_job:
         parts = [pq.read_table(cache_path(root, t.key, per_job=True)) for t in tasks]
@@ -130,7 +130,7 @@ def simulate_task(task: Task) -> None:
 
     if _cached(task):
         return
-    machine = MachineSpec.parse(task.machine_spec)
+    machine = task.machine
     try:
         jobs = prepare(_workload(task.workload_path), task.run.transforms, machine,
                        task.run.seed)
@@ -138,7 +138,7 @@ def simulate_task(task: Task) -> None:
     except SimcoreError as exc:
         raise SimcoreError(f"run {task.key[:12]} ({task.workload_path}, "
                            f"{task.run.transforms.key()}, seed {task.run.seed}, "
-                           f"{task.machine_spec}, {task.policy}): {exc}") from exc
+                           f"{task.machine}, {task.policy}): {exc}") from exc
     if task.per_job:
         write_table(jobs_table(result.jobs, task.key),
                     cache_path(task.root, task.key, per_job=True))
@@ -171,28 +171,47 @@ def _read_row(root: Path, key: str) -> dict[str, Any]:
     return table.to_pylist()[0]
 
 
-def warm_kernels() -> None:
-    """Compile (or load from the on-disk cache) every simulation kernel once, and mark the
-    kernel cache as complete (`kernels_ready`)."""
+def warm_kernels(pairs: Sequence[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+    """Compile (or load from the on-disk cache) the engine of each (allocator, scheduler)
+    pair, by default every pair that can run together, and mark each as ready in the
+    kernel cache. Each pair is its own specialisation of the engine, so a sweep warms only
+    the pairs it uses. Returns the pairs warmed."""
     from simcore import NUMBA_CACHE
     from simcore.jobs import Jobs
+    from simcore.machines.registry import ALLOCATORS, KINDS
+    from simcore.policy import SCHEDULERS
     from simcore.simulate import simulate
 
+    if pairs is None:
+        pairs = [(a, s) for a in ALLOCATORS for s in SCHEDULERS
+                 if SCHEDULERS[s].needs <= ALLOCATORS[a].capabilities]
     jobs = Jobs.create([1, 2, 3], [0, 1, 2], [5, 5, 5], [6, 6, 6], [2, 1, 2],
                        shape=np.array([[2, 1, 1], [1, 1, 1], [1, 2, 1]]),
                        torus=np.array([1, 0, 1], bool))
-    for machine, scheduler in (("flat:4", "backfill"), ("torus:2x2", "bm"),
-                               ("bgl:8x4x4", "backfill")):
-        simulate(jobs, machine, scheduler)
     NUMBA_CACHE.mkdir(parents=True, exist_ok=True)
-    (NUMBA_CACHE / READY_MARK).touch()
+    warmed = []
+    for allocator, scheduler in pairs:
+        mark = _ready_mark(allocator, scheduler)
+        if not mark.exists():
+            machine = MachineSpec.parse(KINDS[ALLOCATORS[allocator].kinds[0]].example, allocator)
+            simulate(jobs, machine, scheduler)
+            mark.touch()
+            warmed.append((allocator, scheduler))
+    return warmed
 
 
-def kernels_ready() -> bool:
-    """Whether this source's kernels are in the on-disk cache (workers just load them)."""
+def kernels_ready(allocator: str, scheduler: str) -> bool:
+    """Whether the engine of this pair is in the on-disk kernel cache (workers just load it)."""
+    return _ready_mark(allocator, scheduler).exists()
+
+
+def _ready_mark(allocator: str, scheduler: str) -> Path:
+    """The marker of a compiled pair: one per allocator and scheduler module (the schedulers
+    of one module share its struct, hence its kernels)."""
     from simcore import NUMBA_CACHE
+    from simcore.policy import SCHEDULERS
 
-    return (NUMBA_CACHE / READY_MARK).exists()
+    return NUMBA_CACHE / f".ready-{allocator}-{SCHEDULERS[scheduler].module}"
 
 
 def _batches(tasks: Sequence[Task], workers: int) -> list[list[Task]]:
@@ -202,7 +221,8 @@ def _batches(tasks: Sequence[Task], workers: int) -> list[list[Task]]:
 
 
 @contextlib.contextmanager
-def _executor(workers: int, n_tasks: int, dask: dict[str, Any]) -> Iterator[Any]:
+def _executor(workers: int, n_tasks: int, dask: dict[str, Any],
+              pair: tuple[str, str]) -> Iterator[Any]:
     """A function tasks -> iterator of completed counts, backed by Dask or run in-process."""
     backend = dask.pop("backend", "local")
     if backend not in BACKENDS:
@@ -212,8 +232,8 @@ def _executor(workers: int, n_tasks: int, dask: dict[str, Any]) -> Iterator[Any]
         return
     from dask.distributed import Client, as_completed
 
-    if not kernels_ready():
-        warm_kernels()  # compile once, here, not in every worker at the same time
+    if not kernels_ready(*pair):
+        warm_kernels([pair])  # compile once, here, not in every worker at the same time
     if backend == "slurm":  # batches for the workers the cluster may grow to, not our threads
         workers = dask.get("maximum_jobs", 4) * dask.get("processes", 1)
     with _cluster(backend, workers, dask) as cluster, Client(cluster) as client:

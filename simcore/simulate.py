@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-import itertools
+import importlib
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -12,11 +12,10 @@ import numpy as np
 import pyarrow as pa
 
 from simcore.cleaning import clean, cleaning_report
-from simcore.engine import BACKFILL, BM, FCFS, MIGRATION, KernelJobs, KernelPolicy, run_events
+from simcore.engine import KernelJobs, run_events
 from simcore.errors import SimcoreError, SpecError
 from simcore.jobs import Jobs
-from simcore.machines.allocate import BOX, LINKS, Allocator, allocator
-from simcore.machines.links import place_links
+from simcore.machines import registry
 from simcore.machines.spec import MachineSpec
 from simcore.metrics import bounded_slowdown, capacity, mean_interval, span_s, summarize
 from simcore.placements import PlacementLog
@@ -24,7 +23,6 @@ from simcore.policy import PolicySpec
 from simcore.state import (
     BLOCKED_LINKS,
     BLOCKED_NO_BOX,
-    CABLE_AREA,
     DECISIONS,
     LOG_LEN,
     MIGRATIONS_ATTEMPTED,
@@ -33,8 +31,6 @@ from simcore.state import (
     UNUSED_AREA,
     new_state,
 )
-
-SCHEDULER_CODES = {"fcfs": FCFS, "backfill": BACKFILL, "migration": MIGRATION, "bm": BM}
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,105 +70,64 @@ def simulate(
     policy = PolicySpec.from_params(policy) if isinstance(policy, str) else policy
     if isinstance(jobs, pa.Table):
         jobs = Jobs.from_swf(jobs if cleaning_report(jobs) else clean(jobs))
-    alloc = allocator(spec)
-    if policy.scheduler in ("migration", "bm") and alloc.kind != BOX:
-        raise SpecError(f"scheduler {policy.scheduler} migrates jobs on torus and mesh "
-                        f"machines only, not on {spec}")
-    kernel_jobs = kernel_inputs(jobs, alloc, spec, policy)
-    classes = kernel_jobs.n_classes
-    log_capacity = 0
-    if record_placements:  # every start, plus at most every running job per migration
-        moves = (2 * len(jobs) + 1) * spec.units if policy.scheduler in ("migration", "bm") else 0
-        log_capacity = len(jobs) + moves
-    state = new_state(len(jobs), spec.units, alloc.words, alloc.box_masks.shape[0], classes,
-                      log_capacity)
-    kernel_policy = KernelPolicy(
-        SCHEDULER_CODES[policy.scheduler], policy.reservation, policy.max_growth,
-        policy.fn_tor, policy.fn_max, policy.start_delay_s,
-    )
-    began = time.perf_counter()
-    run_events(alloc, state, kernel_jobs, kernel_policy)
-    elapsed = time.perf_counter() - began
-    if state.ctr[STATUS]:
-        raise SimcoreError(f"simulation of {spec} under {policy} stopped: jobs wait on an idle "
-                           "machine that can never place them")
-    result = _result(jobs, kernel_jobs, state, alloc, spec, policy, seed, elapsed)
-    if not record_placements:
-        return result
-    n = state.ctr[LOG_LEN]
-    log = PlacementLog(state.log_s[:n].copy(), jobs.job_id[state.log_job[:n]],
-                       state.log_mask[:n].copy())
-    return dataclasses.replace(result, placements=log)
-
-
-def kernel_inputs(jobs: Jobs, alloc: Allocator, spec: MachineSpec,
-                  policy: PolicySpec) -> KernelJobs:
-    """Per-job kernel arrays: the size each job needs on this machine, its orientations."""
-    n = len(jobs)
+    registry.check_compatible(spec, policy.row.needs, f"scheduler {policy.scheduler}")
     too_big = np.flatnonzero(jobs.size > spec.units)
     if too_big.size:
         i = int(too_big[0])
         raise SpecError(f"job {jobs.job_id[i]} requests {jobs.size[i]} units; machine {spec} "
                         f"has {spec.units} ({too_big.size} such jobs)")
-    rotations = np.zeros((n, 6, 3), dtype=np.int64)
-    n_rotations = np.zeros(n, dtype=np.int64)
-    torus = np.zeros(n, dtype=np.bool_)
-    if alloc.kind == LINKS:
-        size, placement_class = _orient(jobs, alloc, spec, rotations, n_rotations, torus)
-    elif alloc.kind == BOX:
-        feasible = np.flatnonzero(alloc.feasible)
-        size = feasible[np.searchsorted(feasible, jobs.size)]  # rounded up at arrival
-        placement_class = size
-    else:
-        size = jobs.size
-        placement_class = np.zeros(n, dtype=np.int64)
+    machine_struct, size, placement_class = registry.build(spec, jobs)
     classes, dense = np.unique(placement_class, return_inverse=True)
-    return KernelJobs(
-        submit=jobs.submit_s, run=jobs.run_s, estimate=jobs.estimates(policy.estimates),
-        size=np.ascontiguousarray(size, dtype=np.int64), request=jobs.size,
-        rotations=rotations, n_rotations=n_rotations, torus=torus,
-        placement_class=dense.astype(np.int64).ravel(), n_classes=len(classes),
-    )
+    estimates = policy.params().get("estimates", "requested")
+    kernel_jobs = KernelJobs(
+        submit=jobs.submit_s, run=jobs.run_s, estimate=jobs.estimates(estimates), size=size,
+        request=jobs.size, placement_class=dense.astype(np.int64).ravel(),
+        n_classes=len(classes))
+    kernel_policy = _module(policy.row.module).kernel_policy(policy, len(jobs))
+    log_capacity = 0
+    if record_placements:  # every start, plus at most every running job per migration
+        migrates = "migrates" in policy.row.needs
+        log_capacity = len(jobs) + ((2 * len(jobs) + 1) * spec.units if migrates else 0)
+    state = new_state(len(jobs), spec.units, machine_struct.words, len(classes), log_capacity)
+    began = time.perf_counter()
+    run_events(kernel_policy, machine_struct, state, kernel_jobs)
+    elapsed = time.perf_counter() - began
+    if state.ctr[STATUS]:
+        raise SimcoreError(f"simulation of {spec} under {policy} stopped: jobs wait on an idle "
+                           "machine that can never place them")
+    observed = {**_observables(registry.ALLOCATORS[spec.allocator].module, machine_struct,
+                               span_s(jobs.submit_s, state.out.end_s)),
+                **_observables(policy.row.module, kernel_policy)}
+    result = _result(jobs, kernel_jobs, state, spec, policy, seed, elapsed, observed)
+    if not record_placements:
+        return result
+    n = state.ctr[LOG_LEN]
+    log = PlacementLog(state.out.log_s[:n].copy(), jobs.job_id[state.out.log_job[:n]],
+                       state.out.log_mask[:n].copy())
+    return dataclasses.replace(result, placements=log)
 
 
-def _orient(jobs: Jobs, alloc: Allocator, spec: MachineSpec, rotations: np.ndarray,
-            n_rotations: np.ndarray, torus: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Rotations of each job's shape that fit the machine; reject jobs that never fit."""
-    if jobs.shape is None:
-        raise SpecError(f"machine {spec} allocates job shapes; the workload has none "
-                        "(add shapes with simcore.workload.shapes)")
-    dims = spec.dims3
-    torus[:] = jobs.torus
-    keys, placement_class = np.unique(
-        np.column_stack([np.sort(jobs.shape, axis=1), jobs.torus]), axis=0, return_inverse=True)
-    empty = np.zeros(alloc.words, dtype=np.uint64)
-    out = np.zeros(alloc.words, dtype=np.uint64)
-    for cls, key in enumerate(keys):
-        members = np.flatnonzero(placement_class == cls)
-        shape = tuple(int(v) for v in jobs.shape[members[0]])
-        fits = [r for r in dict.fromkeys(itertools.permutations(shape))
-                if all(r[d] <= dims[d] for d in range(3))]
-        if fits:
-            rotations[members, : len(fits)] = fits
-        n_rotations[members] = len(fits)
-        if not fits or place_links(alloc.links, empty, rotations[members[0]], len(fits),
-                                   bool(key[3]), out) < 0:
-            raise SpecError(
-                f"job {jobs.job_id[members[0]]} wants a {'x'.join(map(str, shape))} "
-                f"{'torus' if key[3] else 'mesh'}, which machine {spec} cannot connect even "
-                f"when empty ({members.size} such jobs)")
-    return jobs.shape.prod(axis=1), placement_class.ravel()
+def _module(name: str) -> Any:
+    return importlib.import_module(name)
 
 
-def _result(jobs: Jobs, kj: KernelJobs, st, alloc: Allocator, spec: MachineSpec,
-            policy: PolicySpec, seed: int, elapsed: float) -> SimulationResult:
-    wait = st.start_s - jobs.submit_s
-    response = st.end_s - jobs.submit_s
+def _observables(module: str, struct: Any, *args: Any) -> dict[str, Any]:
+    """Metrics an allocator or scheduler module reports from its own struct, if it does
+    (its optional `observables` function)."""
+    report = getattr(_module(module), "observables", None)
+    return report(struct, *args) if report is not None else {}
+
+
+def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpec,
+            seed: int, elapsed: float, observed: dict[str, Any]) -> SimulationResult:
+    out = st.out
+    wait = out.start_s - jobs.submit_s
+    response = out.end_s - jobs.submit_s
     bsld = bounded_slowdown(response, jobs.run_s)
-    utilized, unused, lost = capacity(jobs.size, jobs.run_s, jobs.submit_s, st.end_s,
+    utilized, unused, lost = capacity(jobs.size, jobs.run_s, jobs.submit_s, out.end_s,
                                       spec.units, float(st.acc[UNUSED_AREA]))
-    span = span_s(jobs.submit_s, st.end_s)
-    migrations = st.migration_s[: st.ctr[MIGRATIONS_SUCCESSFUL]].copy()
+    span = span_s(jobs.submit_s, out.end_s)
+    migrations = out.migration_s[: st.ctr[MIGRATIONS_SUCCESSFUL]].copy()
     decisions = int(st.ctr[DECISIONS])
     summary: dict[str, Any] = {
         "machine": str(spec),
@@ -186,32 +141,32 @@ def _result(jobs: Jobs, kj: KernelJobs, st, alloc: Allocator, spec: MachineSpec,
         **summarize(bsld, "bsld"),
         "mean_response_s": float(response.mean()),
         "makespan_s": span,
-        "rounded_jobs": int((kj.size > jobs.size).sum()),  # no box of their size exists
-        "grown_jobs": int((st.alloc > kj.size).sum()),  # grown to be placed (FCFS, backfill)
+        "rounded_jobs": int((kj.size > jobs.size).sum()),  # no partition of their size exists
+        "grown_jobs": int((out.alloc > kj.size).sum()),  # grown to be placed (FCFS, backfill)
         "migrations_attempted": int(st.ctr[MIGRATIONS_ATTEMPTED]),
         "migrations_successful": int(st.ctr[MIGRATIONS_SUCCESSFUL]),
         "mean_time_between_migrations_s": mean_interval(migrations),
         "decisions": decisions,
         "blocked_no_box": int(st.ctr[BLOCKED_NO_BOX]),
         "blocked_links": int(st.ctr[BLOCKED_LINKS]),
-        "cable_utilization": (float(st.acc[CABLE_AREA]) / (span * alloc.links.n_cables)
-                              if alloc.kind == LINKS and span > 0 else float("nan")),
-        "resources_left_busy": int(np.unpackbits(st.occ.view(np.uint8)).sum()),
+        "cable_utilization": observed.get("cable_utilization", float("nan")),
+        "reservations_delayed": observed.get("reservations_delayed"),
+        "resources_left_busy": int(np.unpackbits(st.run.occ.view(np.uint8)).sum()),
     }
     table = pa.table({
         "job_id": jobs.job_id,
         "submit_s": jobs.submit_s,
-        "sched_s": st.sched_s,
-        "start_s": st.start_s,
-        "end_s": st.end_s,
+        "sched_s": out.sched_s,
+        "start_s": out.start_s,
+        "end_s": out.end_s,
         "run_s": jobs.run_s,
         "estimate_s": kj.estimate,
         "wait_s": wait,
         "response_s": response,
         "bsld": bsld,
         "size": jobs.size,
-        "alloc_size": st.alloc,
-        "reserved_s": pa.array(st.reserved_s, from_pandas=True),  # null: never reserved
+        "alloc_size": out.alloc,
+        "reserved_s": pa.array(out.reserved_s, from_pandas=True),  # null: never reserved
     })
     if jobs.shape is not None:
         for column, values in (("requested_units", jobs.requested_units),

@@ -1,9 +1,17 @@
 """Simulation state shared by the event loop and the schedulers, as flat arrays.
 
 Everything a run changes lives in one `State` of preallocated numpy arrays (numba reads a
-namedtuple of arrays as a struct); scalar counters sit in `ctr` (int64) and `acc`
-(float64) at the indices named below. A running job occupies a slot: its resources (a
-bitset over units, and on wired machines cables), its end times and its allocated units.
+namedtuple of arrays as a struct), grouped by lifetime:
+
+- `run`: what is running where. A running job occupies a slot: its resources (a bitset
+  over units, and on wired machines cables), its end times and its allocated units;
+- `queue`: the waiting jobs in priority order;
+- `out`: per-job results and the optional placement log, read back after the run;
+- `scratch`: buffers a single decision uses and leaves behind;
+- `memo`: verdicts that hold until the occupancy changes (failed placements per job
+  class, the last backfill pass that started nothing).
+
+Scalar counters sit in `ctr` (int64) and `acc` (float64) at the indices named below.
 """
 
 from __future__ import annotations
@@ -16,7 +24,7 @@ from simcore.bitset import copy_into
 from simcore.jit import kernel
 
 # ctr indices
-QLEN = 0  # entries in queue[] (some may have started during the current decision)
+QLEN = 0  # entries in queue.jobs (some may have started during the current decision)
 N_ACTIVE = 1  # running jobs
 N_FREE_SLOTS = 2
 FREE_UNITS = 3  # units not held by any running job
@@ -24,33 +32,32 @@ QUEUED_UNITS = 4  # requested units of waiting jobs: q(t) of Krevat eq. 4.2
 MIGRATIONS_ATTEMPTED = 5
 MIGRATIONS_SUCCESSFUL = 6
 DECISIONS = 7  # scheduler invocations
-BLOCKED_NO_BOX = 8  # decisions whose head job found no free box of units
-BLOCKED_LINKS = 9  # decisions whose head job found free boxes but no free links
-EPOCH = 10  # bumped whenever occupancy changes; invalidates cached placement failures
+BLOCKED_NO_BOX = 8  # decisions whose head job found no free partition of units
+BLOCKED_LINKS = 9  # decisions whose head job found free units but no free links
+EPOCH = 10  # bumped whenever occupancy changes; invalidates the memo's verdicts
 STATUS = 11  # 0 ok, 1 stuck: jobs wait on an idle machine with no arrivals left
 LOG_LEN = 12  # entries in the placement log
-PASS_EPOCH = 13  # epoch of the last backfill pass that started nothing (-1: none)
-PASS_HEAD = 14  # its head job
-PASS_SCANNED = 15  # queue entries it examined
-PASS_EXTRA = 16  # its extra nodes (flat EASY)
-STARTS = 17  # jobs started so far
-N_CTR = 18
+STARTS = 13  # jobs started so far
+N_CTR = 14
 
 # acc indices
 UNUSED_AREA = 0  # integral of max(0, f(t) - q(t)) dt, unit-seconds
-CABLE_AREA = 1  # integral of busy cables dt, cable-seconds
-PASS_SHADOW = 2  # shadow time of the last backfill pass that started nothing
-N_ACC = 3
+N_ACC = 1
 
 STATUS_STUCK = 1
 
-# fail_epoch columns: a placement failure holds until the occupancy changes (EPOCH bumps)
+# memo.fail_epoch columns: a placement failure holds until the occupancy changes
 FAIL_BACKFILL = 0
 FAIL_GUARDED = 1
 FAIL_FCFS = 2
+# memo.last_pass entries: the last backfill pass that started nothing
+PASS_EPOCH = 0  # its epoch (-1: none)
+PASS_HEAD = 1  # its head job
+PASS_SCANNED = 2  # queue entries it examined
+PASS_EXTRA = 3  # its extra nodes (flat EASY)
 
 
-class State(NamedTuple):
+class Running(NamedTuple):
     occ: np.ndarray  # (words,) uint64: resources in use
     held: np.ndarray  # (slots, words) uint64: resources of the job in each slot
     slot_job: np.ndarray  # (slots,) int64
@@ -59,68 +66,100 @@ class State(NamedTuple):
     slot_alloc: np.ndarray  # (slots,) int64, units allocated
     active: np.ndarray  # (slots,) int64: slots in use, first ctr[N_ACTIVE]
     free_slots: np.ndarray  # (slots,) int64: stack of unused slots
-    queue: np.ndarray  # (jobs,) int64: waiting jobs in priority order, first ctr[QLEN]
+
+
+class Queue(NamedTuple):
+    jobs: np.ndarray  # (jobs,) int64: waiting jobs in priority order, first ctr[QLEN]
     waiting: np.ndarray  # (jobs,) bool
+
+
+class Outputs(NamedTuple):
     sched_s: np.ndarray  # (jobs,) float64: when the job was allocated
     start_s: np.ndarray  # (jobs,) float64: sched_s + start delay
     end_s: np.ndarray  # (jobs,) float64
     alloc: np.ndarray  # (jobs,) int64: units allocated (after rounding and growth)
-    migration_s: np.ndarray  # (cap,) float64: times of successful migrations
     reserved_s: np.ndarray  # (jobs,) float64: first reservation time the job got as head
+    migration_s: np.ndarray  # (cap,) float64: times of successful migrations
     log_s: np.ndarray  # (cap,) float64: placement log (empty unless recording): when,
     log_job: np.ndarray  # (cap,) int64: which job,
     log_mask: np.ndarray  # (cap, words) uint64: which resources, from then on
+
+
+class Scratch(NamedTuple):
+    tmp: np.ndarray  # (words,) uint64: an occupancy being worked out
+    mask: np.ndarray  # (words,) uint64: a placement
+    reserved: np.ndarray  # (words,) uint64: the head job's reserved partition
+    moved: np.ndarray  # (slots, words) uint64: placements during a migration
+    order: np.ndarray  # (slots,) int64: running slots in some order
+    stays: np.ndarray  # (slots,) bool: jobs a migration leaves in place
+    nothing: np.ndarray  # (0,) uint64: the empty bitset, "no resources forbidden"
+
+
+class Memo(NamedTuple):
     fail_epoch: np.ndarray  # (classes, 3) int64: epoch of a class's last failed placement,
     # by rule: FAIL_BACKFILL (bounded growth), FAIL_GUARDED (+ reservation), FAIL_FCFS
-    free_list: np.ndarray  # (boxes,) int64 scratch: boxes free in some occupancy
-    tmp: np.ndarray  # (words,) uint64 scratch
-    mask: np.ndarray  # (words,) uint64 scratch: a placement
-    reserved: np.ndarray  # (words,) uint64: the head job's reserved partition
-    moved: np.ndarray  # (slots, words) uint64 scratch: placements during a migration
-    order: np.ndarray  # (slots,) int64 scratch: running slots in some order
-    stays: np.ndarray  # (slots,) bool scratch: jobs a migration leaves in place
+    last_pass: np.ndarray  # (4,) int64: PASS_EPOCH, PASS_HEAD, PASS_SCANNED, PASS_EXTRA
+    pass_shadow: np.ndarray  # (1,) float64: shadow time of that pass
+
+
+class State(NamedTuple):
+    run: Running
+    queue: Queue
+    out: Outputs
+    scratch: Scratch
+    memo: Memo
     ctr: np.ndarray  # (N_CTR,) int64
     acc: np.ndarray  # (N_ACC,) float64
 
 
-def new_state(n_jobs: int, slots: int, words: int, boxes: int, classes: int,
+def new_state(n_jobs: int, units: int, words: int, classes: int,
               log_capacity: int = 0) -> State:
-    """Fresh state for an idle machine of `slots` units (at most one job per unit).
+    """Fresh state for an idle machine of `units` units and `n_jobs` jobs.
 
+    A running job holds a slot; no more jobs than units or than jobs can run at once.
     `log_capacity` > 0 records every placement (start or migration move) for checking.
     """
+    slots = max(1, min(units, n_jobs))
     ctr = np.zeros(N_CTR, dtype=np.int64)
     ctr[N_FREE_SLOTS] = slots
-    ctr[FREE_UNITS] = slots
-    ctr[PASS_EPOCH] = -1
+    ctr[FREE_UNITS] = units
     return State(
-        occ=np.zeros(words, dtype=np.uint64),
-        held=np.zeros((slots, words), dtype=np.uint64),
-        slot_job=np.full(slots, -1, dtype=np.int64),
-        slot_end=np.zeros(slots),
-        slot_est_end=np.zeros(slots),
-        slot_alloc=np.zeros(slots, dtype=np.int64),
-        active=np.zeros(slots, dtype=np.int64),
-        free_slots=np.arange(slots - 1, -1, -1, dtype=np.int64),
-        queue=np.zeros(n_jobs, dtype=np.int64),
-        waiting=np.zeros(n_jobs, dtype=bool),
-        sched_s=np.full(n_jobs, np.nan),
-        start_s=np.full(n_jobs, np.nan),
-        end_s=np.full(n_jobs, np.nan),
-        alloc=np.zeros(n_jobs, dtype=np.int64),
-        migration_s=np.zeros(2 * n_jobs + 1),
-        reserved_s=np.full(n_jobs, np.nan),
-        log_s=np.zeros(log_capacity),
-        log_job=np.zeros(log_capacity, dtype=np.int64),
-        log_mask=np.zeros((log_capacity, words), dtype=np.uint64),
-        fail_epoch=np.full((max(classes, 1), 3), -1, dtype=np.int64),
-        free_list=np.zeros(max(boxes, 1), dtype=np.int64),
-        tmp=np.zeros(words, dtype=np.uint64),
-        mask=np.zeros(words, dtype=np.uint64),
-        reserved=np.zeros(words, dtype=np.uint64),
-        moved=np.zeros((slots, words), dtype=np.uint64),
-        order=np.zeros(slots, dtype=np.int64),
-        stays=np.zeros(slots, dtype=np.bool_),
+        run=Running(
+            occ=np.zeros(words, dtype=np.uint64),
+            held=np.zeros((slots, words), dtype=np.uint64),
+            slot_job=np.full(slots, -1, dtype=np.int64),
+            slot_end=np.zeros(slots),
+            slot_est_end=np.zeros(slots),
+            slot_alloc=np.zeros(slots, dtype=np.int64),
+            active=np.zeros(slots, dtype=np.int64),
+            free_slots=np.arange(slots - 1, -1, -1, dtype=np.int64),
+        ),
+        queue=Queue(jobs=np.zeros(n_jobs, dtype=np.int64), waiting=np.zeros(n_jobs, dtype=bool)),
+        out=Outputs(
+            sched_s=np.full(n_jobs, np.nan),
+            start_s=np.full(n_jobs, np.nan),
+            end_s=np.full(n_jobs, np.nan),
+            alloc=np.zeros(n_jobs, dtype=np.int64),
+            reserved_s=np.full(n_jobs, np.nan),
+            migration_s=np.zeros(2 * n_jobs + 1),
+            log_s=np.zeros(log_capacity),
+            log_job=np.zeros(log_capacity, dtype=np.int64),
+            log_mask=np.zeros((log_capacity, words), dtype=np.uint64),
+        ),
+        scratch=Scratch(
+            tmp=np.zeros(words, dtype=np.uint64),
+            mask=np.zeros(words, dtype=np.uint64),
+            reserved=np.zeros(words, dtype=np.uint64),
+            moved=np.zeros((slots, words), dtype=np.uint64),
+            order=np.zeros(slots, dtype=np.int64),
+            stays=np.zeros(slots, dtype=np.bool_),
+            nothing=np.zeros(0, dtype=np.uint64),
+        ),
+        memo=Memo(
+            fail_epoch=np.full((max(classes, 1), 3), -1, dtype=np.int64),
+            last_pass=np.array([-1, -1, 0, 0], dtype=np.int64),
+            pass_shadow=np.zeros(1),
+        ),
         ctr=ctr,
         acc=np.zeros(N_ACC),
     )
@@ -129,25 +168,26 @@ def new_state(n_jobs: int, slots: int, words: int, boxes: int, classes: int,
 @kernel
 def start_job(st, jobs, delay, j, t, alloc, mask):
     """Allocate `mask` (and `alloc` units) to waiting job j at time t; it runs after `delay`."""
-    ctr, occ, held = st.ctr, st.occ, st.held
+    ctr, run, out = st.ctr, st.run, st.out
+    occ, held = run.occ, run.held
     ctr[N_FREE_SLOTS] -= 1
-    slot = st.free_slots[ctr[N_FREE_SLOTS]]
+    slot = run.free_slots[ctr[N_FREE_SLOTS]]
     for w in range(occ.shape[0]):
         held[slot, w] = mask[w]
         occ[w] |= mask[w]
     start = t + delay
     end = start + jobs.run[j]
-    st.slot_job[slot] = j
-    st.slot_end[slot] = end
-    st.slot_est_end[slot] = start + jobs.estimate[j]
-    st.slot_alloc[slot] = alloc
-    st.active[ctr[N_ACTIVE]] = slot
+    run.slot_job[slot] = j
+    run.slot_end[slot] = end
+    run.slot_est_end[slot] = start + jobs.estimate[j]
+    run.slot_alloc[slot] = alloc
+    run.active[ctr[N_ACTIVE]] = slot
     ctr[N_ACTIVE] += 1
-    st.sched_s[j] = t
-    st.start_s[j] = start
-    st.end_s[j] = end
-    st.alloc[j] = alloc
-    st.waiting[j] = False
+    out.sched_s[j] = t
+    out.start_s[j] = start
+    out.end_s[j] = end
+    out.alloc[j] = alloc
+    st.queue.waiting[j] = False
     ctr[FREE_UNITS] -= alloc
     ctr[QUEUED_UNITS] -= jobs.request[j]
     ctr[EPOCH] += 1
@@ -158,29 +198,31 @@ def start_job(st, jobs, delay, j, t, alloc, mask):
 @kernel
 def log_placement(st, t, j, mask):
     """Append (t, j, mask) to the placement log when recording."""
+    out = st.out
     n = st.ctr[LOG_LEN]
-    if n < st.log_s.shape[0]:
-        st.log_s[n] = t
-        st.log_job[n] = j
-        copy_into(st.log_mask[n], mask)
+    if n < out.log_s.shape[0]:
+        out.log_s[n] = t
+        out.log_job[n] = j
+        copy_into(out.log_mask[n], mask)
         st.ctr[LOG_LEN] = n + 1
 
 
 @kernel
 def finish_jobs(st, t):
     """Release every running job whose end time is t."""
-    ctr, occ, held, active, slot_end = st.ctr, st.occ, st.held, st.active, st.slot_end
+    ctr, run = st.ctr, st.run
+    occ, held, active, slot_end = run.occ, run.held, run.active, run.slot_end
     i = 0
     while i < ctr[N_ACTIVE]:
         slot = active[i]
         if slot_end[slot] == t:
             for w in range(occ.shape[0]):
                 occ[w] &= ~held[slot, w]
-            ctr[FREE_UNITS] += st.slot_alloc[slot]
-            st.slot_job[slot] = -1
+            ctr[FREE_UNITS] += run.slot_alloc[slot]
+            run.slot_job[slot] = -1
             ctr[N_ACTIVE] -= 1
             active[i] = active[ctr[N_ACTIVE]]
-            st.free_slots[ctr[N_FREE_SLOTS]] = slot
+            run.free_slots[ctr[N_FREE_SLOTS]] = slot
             ctr[N_FREE_SLOTS] += 1
             ctr[EPOCH] += 1
         else:
@@ -191,8 +233,8 @@ def finish_jobs(st, t):
 def compact_queue(st):
     """Drop jobs that started from the queue, keeping priority order (and keeping the
     prefix the last backfill pass examined marked as examined)."""
-    ctr, queue, waiting = st.ctr, st.queue, st.waiting
-    scanned = ctr[PASS_SCANNED]
+    ctr, queue, waiting, last_pass = st.ctr, st.queue.jobs, st.queue.waiting, st.memo.last_pass
+    scanned = last_pass[PASS_SCANNED]
     n = 0
     examined = 0
     for i in range(ctr[QLEN]):
@@ -203,28 +245,28 @@ def compact_queue(st):
             if i < scanned:
                 examined = n
     ctr[QLEN] = n
-    ctr[PASS_SCANNED] = examined
+    last_pass[PASS_SCANNED] = examined
 
 
 @kernel
 def active_by_estimated_end(st):
-    """Order running slots by estimated end, ties by job (submit order), into st.order;
-    return how many there are."""
-    return _sorted_active(st, st.slot_est_end, 1.0)
+    """Order running slots by estimated end, ties by job (submit order), into
+    st.scratch.order; return how many there are."""
+    return _sorted_active(st, st.run.slot_est_end, 1.0)
 
 
 @kernel
 def active_by_size(st):
-    """Order running slots by allocated units, largest first, ties by job, into st.order;
-    return how many there are."""
-    return _sorted_active(st, st.slot_alloc, -1.0)
+    """Order running slots by allocated units, largest first, ties by job, into
+    st.scratch.order; return how many there are."""
+    return _sorted_active(st, st.run.slot_alloc, -1.0)
 
 
 @kernel
 def _sorted_active(st, key, sign):
     """Insertion sort of the running slots by sign * key[slot], then job: running sets are
     small and often nearly sorted, and nothing is allocated."""
-    order, slot_job, active = st.order, st.slot_job, st.active
+    order, slot_job, active = st.scratch.order, st.run.slot_job, st.run.active
     n = st.ctr[N_ACTIVE]
     for i in range(n):
         slot = active[i]

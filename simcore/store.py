@@ -1,11 +1,9 @@
 """The result store: a content-addressed run cache and hive-partitioned shard files.
 
-Layout under the store root (`results/` in the workflow):
-
-    cache/runs/<k0k1>/<key>.parquet         one summary row of one run, keyed by its run key
-    cache/runs/<k0k1>/<key>.jobs.parquet    its per-job rows, when the experiment keeps them
-    store/experiment=E/workload=W/machine=M/policy=P/summary.parquet   one row per run
-    store/.../jobs.parquet                                              per-job rows (optional)
+Paths are those of `simcore.patterns` under a results root (`results/` in the workflow):
+one cache entry per run key, shared by every dataset, and per dataset one directory per
+shard (experiment=E/workload=W/machine=M/policy=P) holding `summary.parquet` (one row per
+run) and `jobs.parquet` (per-job rows, when the experiment keeps them).
 
 Every file is zstd Parquet written atomically, so a reader never sees half a file and an
 interrupted sweep leaves only whole cache entries behind. The partition columns
@@ -13,6 +11,10 @@ interrupted sweep leaves only whole cache entries behind. The partition columns
 with `read_summaries`, which restores them with explicit types. Every file carries schema
 metadata: `result_schema_version`, `simcore_version` and, for shard files, the resolved
 shard specification.
+
+The columns are defined once: the run's identity, the workload transforms
+(`WorkloadSpec`), every scheduler parameter (`simcore.policy`) and the run metrics
+(`simcore.metrics.RUN_METRICS`); `jobs.parquet` follows `simcore.metrics.JOB_COLUMNS`.
 """
 
 from __future__ import annotations
@@ -28,88 +30,38 @@ import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from simcore import patterns
 from simcore.atomic import atomic_path
 from simcore.errors import SimcoreError
 from simcore.jobs import Jobs
 from simcore.machines.spec import MachineSpec
-from simcore.policy import PolicySpec
-from simcore.workload.transforms import WorkloadSpec, offered_load
+from simcore.metrics import JOB_COLUMNS, RUN_METRICS, Column
+from simcore.policy import PolicySpec, all_parameters
+from simcore.workload.transforms import WorkloadSpec, offered_load, transforms
 
-RESULT_SCHEMA_VERSION = 1
+RESULT_SCHEMA_VERSION = 2
 PARTITIONS = ("experiment", "workload", "machine", "policy")
+_ARROW = {int: pa.int64(), float: pa.float64(), str: pa.string(), bool: pa.bool_()}
 
-#: One row per simulation. Transform and policy parameters that do not apply are null.
-SUMMARY_SCHEMA = pa.schema([
-    ("run_key", pa.string()),
-    ("machine_spec", pa.string()),  # e.g. torus:4x4x8
-    ("scheduler", pa.string()),  # fcfs | backfill | migration | bm
-    ("seed", pa.int64()),
-    # workload transforms
-    ("skip_jobs", pa.int64()),
-    ("first_jobs", pa.int64()),
-    ("processors_per_unit", pa.int64()),
-    ("runtime_scale", pa.float64()),
-    ("offered_load", pa.float64()),  # the requested target (null: arrivals not rescaled)
-    ("p_fat", pa.float64()),
-    ("p_torus", pa.float64()),
-    ("oversize", pa.string()),  # reject | drop | clamp: jobs larger than the machine
-    # policy parameters
-    ("start_delay_s", pa.float64()),
-    ("reservation", pa.bool_()),
-    ("max_growth", pa.int64()),
-    ("estimates", pa.string()),
-    ("fn_tor", pa.float64()),
-    ("fn_max", pa.float64()),
-    # results
-    ("jobs", pa.int64()),
-    ("oversize_jobs", pa.int64()),  # of the span, dropped or clamped to the machine
-    ("offered_load_actual", pa.float64()),  # sum(size x run) / (units x arrival span)
-    ("utilization", pa.float64()),
-    ("unused", pa.float64()),
-    ("lost", pa.float64()),
-    ("mean_wait_s", pa.float64()),
-    ("median_wait_s", pa.float64()),
-    ("p95_wait_s", pa.float64()),
-    ("mean_bsld", pa.float64()),
-    ("median_bsld", pa.float64()),
-    ("p95_bsld", pa.float64()),
-    ("mean_response_s", pa.float64()),
-    ("makespan_s", pa.float64()),
-    ("rounded_jobs", pa.int64()),  # sizes no partition has, rounded up at arrival
-    ("grown_jobs", pa.int64()),  # grown beyond that to be placed
-    ("migrations_attempted", pa.int64()),
-    ("migrations_successful", pa.int64()),
-    ("mean_time_between_migrations_s", pa.float64()),
-    ("decisions", pa.int64()),
-    ("blocked_no_box", pa.int64()),
-    ("blocked_links", pa.int64()),
-    ("cable_utilization", pa.float64()),
-])
+#: What identifies a run besides its parameters.
+IDENTITY = (
+    Column("run_key", str, None, "sha256 of everything that determines the run's result"),
+    Column("machine_spec", str, None, "the machine, e.g. torus:4x4x8 (with its allocator "
+           "where it is not the kind's default)"),
+    Column("scheduler", str, None, "the scheduler of the run's policy"),
+    Column("seed", int, None, "seed of the run's random draws (0 where nothing is random)"),
+)
+#: Workload transforms and policy parameters, as columns (null where they do not apply).
+PARAMETERS = tuple(
+    Column(p.name, p.type, p.unit, p.meaning) for p in (
+        *(f.metadata["parameter"] for f in transforms().values()),
+        *all_parameters().values()))
+POLICY_COLUMNS = tuple(all_parameters())
 
-#: Per-job rows of a run (experiments with `per_job: true`).
-JOBS_SCHEMA = pa.schema([
-    ("run_key", pa.string()),
-    ("job_id", pa.int64()),
-    ("submit_s", pa.float64()),
-    ("sched_s", pa.float64()),
-    ("start_s", pa.float64()),
-    ("end_s", pa.float64()),
-    ("run_s", pa.float64()),
-    ("estimate_s", pa.float64()),
-    ("wait_s", pa.float64()),
-    ("response_s", pa.float64()),
-    ("bsld", pa.float64()),
-    ("size", pa.int64()),
-    ("alloc_size", pa.int64()),
-    ("reserved_s", pa.float64()),
-    # wired machines: the trace's request, the synthesized shape (its sides in the order of
-    # the machine's sides sorted ascending; placement tries every rotation) and topology
-    ("requested_units", pa.int64()),
-    ("shape_a", pa.int64()),
-    ("shape_b", pa.int64()),
-    ("shape_c", pa.int64()),
-    ("torus", pa.bool_()),
-])
+SUMMARY_SCHEMA = pa.schema([(c.name, _ARROW[c.type]) for c in (*IDENTITY, *PARAMETERS,
+                                                                  *RUN_METRICS)])
+JOBS_SCHEMA = pa.schema([("run_key", pa.string()),
+                         *((c.name, _ARROW[c.type]) for c in JOB_COLUMNS)])
 
 
 def _metadata(extra: Mapping[str, object] | None = None) -> dict[bytes, bytes]:
@@ -132,20 +84,21 @@ def write_table(table: pa.Table, path: str | os.PathLike[str],
 
 def cache_path(root: str | os.PathLike[str], key: str, per_job: bool = False) -> Path:
     """Where the run cache keeps run `key`."""
-    return Path(root) / "cache" / "runs" / key[:2] / f"{key}{'.jobs' if per_job else ''}.parquet"
+    pattern = patterns.CACHE_JOBS if per_job else patterns.CACHE_ENTRY
+    return Path(root) / pattern.format(prefix=key[:2], key=key)
 
 
-def shard_dir(root: str | os.PathLike[str], names: Mapping[str, str]) -> Path:
-    """The hive directory of one shard: store/experiment=E/workload=W/machine=M/policy=P."""
-    return Path(root) / "store" / Path(*(f"{p}={names[p]}" for p in PARTITIONS))
+def shard_dir(root: str | os.PathLike[str], dataset: str, names: Mapping[str, str]) -> Path:
+    """The hive directory of one shard of `dataset`."""
+    return Path(root) / patterns.SHARD.format(dataset=dataset, **names)
 
 
-def read_summaries(root: str | os.PathLike[str],
+def read_summaries(store: str | os.PathLike[str],
                    files: Sequence[str | os.PathLike[str]] | None = None) -> pl.DataFrame:
     """Summary rows, with the partition columns as strings: of the given shard `files`
-    (a configuration's shards), or of every shard under `root`/store."""
+    (a configuration's shards), or of every shard under the `store` directory."""
     if files is None:
-        files = (Path(root) / "store").glob("**/summary.parquet")
+        files = Path(store).glob("**/summary.parquet")
     files = sorted(str(f) for f in files)
     if not files:
         empty = pl.from_arrow(SUMMARY_SCHEMA.empty_table())
@@ -163,10 +116,7 @@ def jobs_table(schedule: pa.Table, run_key: str) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=JOBS_SCHEMA)
 
 
-POLICY_COLUMNS = ("start_delay_s", "reservation", "max_growth", "estimates", "fn_tor", "fn_max")
-
-
-def run_row(key: str, machine: MachineSpec, policy: PolicySpec, transforms: WorkloadSpec,
+def run_row(key: str, machine: MachineSpec, policy: PolicySpec, workload: WorkloadSpec,
             seed: int, jobs: Jobs, summary: Mapping[str, object]) -> dict[str, object]:
     """The summary row of one run: identity, parameters (null where they do not apply) and
     results (NaN, undefined, as null)."""
@@ -177,7 +127,7 @@ def run_row(key: str, machine: MachineSpec, policy: PolicySpec, transforms: Work
     params = policy.params()
     return {
         **{k: None if isinstance(v, float) and math.isnan(v) else v for k, v in summary.items()},
-        **asdict(transforms),
+        **asdict(workload),
         **{k: params.get(k) for k in POLICY_COLUMNS},
         "run_key": key,
         "machine_spec": str(machine),

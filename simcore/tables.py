@@ -25,31 +25,23 @@ import polars as pl
 
 from simcore.atomic import atomic_write_bytes
 from simcore.errors import SimcoreError
-from simcore.store import PARTITIONS, read_summaries, write_table
+from simcore.metrics import RUN_METRICS
+from simcore.policy import SCHEDULERS
+from simcore.store import PARAMETERS, PARTITIONS, POLICY_COLUMNS, read_summaries, write_table
+from simcore.workload.transforms import transforms
 
-TRANSFORMS = ("skip_jobs", "first_jobs", "processors_per_unit", "runtime_scale",
-              "offered_load", "p_fat", "p_torus")
-POLICY_PARAMETERS = ("start_delay_s", "reservation", "max_growth", "estimates", "fn_tor",
-                     "fn_max")
-CONFIG_KEYS = (*PARTITIONS, "machine_spec", "scheduler", *TRANSFORMS, *POLICY_PARAMETERS)
+TRANSFORMS = tuple(transforms())
+CONFIG_KEYS = (*PARTITIONS, "machine_spec", "scheduler", *TRANSFORMS, *POLICY_COLUMNS)
 #: What an always-migrate run shares with the runs it bounds: all but the policy's name
 #: and its migration thresholds.
 ALWAYS_MATCH = tuple(k for k in CONFIG_KEYS if k not in ("policy", "fn_tor", "fn_max"))
-MIGRATING = ("migration", "bm")
+MIGRATING = tuple(name for name, row in SCHEDULERS.items() if "migrates" in row.needs)
 TABLES = ("utilization", "migrations", "capacity", "wait_slowdown")
 
-#: Units of the value columns and parameters, for Markdown headers (statistics inherit the
-#: unit of their metric: `mean_wait_s_ci95` is in seconds).
-UNITS = {
-    "skip_jobs": "jobs", "first_jobs": "jobs", "processors_per_unit": "procs/unit",
-    "runtime_scale": "factor", "offered_load": "fraction", "p_fat": "prob",
-    "p_torus": "prob", "start_delay_s": "s", "max_growth": "units", "fn_tor": "fraction",
-    "fn_max": "fraction", "n": "runs", "utilization": "fraction",
-    "offered_load_actual": "fraction", "utilized": "fraction", "unused": "fraction",
-    "lost": "fraction", "migrations_attempted": "count", "migrations_successful": "count",
-    "max_successful": "count", "mean_time_between_migrations_s": "s", "mean_wait_s": "s",
-    "mean_bsld": "ratio",
-}
+#: Units of parameters and metrics, for Markdown headers (statistics inherit the unit of
+#: their metric: `mean_wait_s_ci95` is in seconds).
+UNITS = {**{c.name: c.unit for c in (*PARAMETERS, *RUN_METRICS) if c.unit},
+         "n": "runs", "utilized": "fraction", "max_successful": "count"}
 _DECIMALS = {"fraction": 4, "s": 1, "count": 2, "ratio": 2}
 _STATS = ("_mean", "_std", "_ci95")
 
@@ -248,20 +240,20 @@ def markdown(name: str, table: pl.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_tables(store_root: str | os.PathLike[str], out_dir: str | os.PathLike[str],
+def write_tables(store: str | os.PathLike[str] | None, out_dir: str | os.PathLike[str],
                  summaries: Sequence[str | os.PathLike[str]] | None = None) -> list[Path]:
-    """Aggregate the store under `store_root` (only the shard files `summaries`, when
-    given) into `out_dir` as <table>.parquet (zstd), .csv and .md, each written atomically;
+    """Aggregate the shard files `summaries` (else every shard under the `store`
+    directory) into `out_dir` as <table>.parquet (zstd), .csv and .md, each written atomically;
     returns the paths in a fixed order.
 
     Deterministic: the same store gives byte-identical CSV and Markdown and Parquet files
     of identical content. An empty store is an error rather than empty tables, since it
     almost always means a wrong root or a sweep that has not run.
     """
-    summaries = read_summaries(store_root, summaries)
+    summaries = read_summaries(store, summaries)
     if summaries.is_empty():
-        raise SimcoreError(f"no results under {Path(store_root) / 'store'}: no "
-                           "summary.parquet shard files to aggregate")
+        raise SimcoreError(f"no results under {store}: no summary.parquet shard files to "
+                           "aggregate")
     out = Path(out_dir)
     paths = []
     for name, table in aggregate(summaries).items():

@@ -1,7 +1,9 @@
 """Independent checks of simulation results, in plain Python and numpy.
 
 `flat_schedule` is a small reference implementation of FCFS and EASY on a flat machine
-written straight from Mu'alem and Feitelson's description. The `check_*` functions replay a
+written straight from Mu'alem and Feitelson's description; `conservative_schedule` one of
+conservative backfilling with the event semantics of simcore.schedulers.conservative,
+planning with a list of intervals instead of a profile. The `check_*` functions replay a
 result's schedule and placement log without using any simcore state.
 """
 
@@ -57,6 +59,78 @@ def flat_schedule(submit, run, estimate, size, units, easy, delay=0.0):
                 extra -= size[j]
                 start(j, t)
     return np.array(alloc_at)
+
+
+def conservative_schedule(submit, run, estimate, size, units, delay=0.0):
+    """(allocation times, first reservations, reservations moved later) of jobs given in
+    priority order under conservative backfilling on a flat machine of `units` units."""
+    n = len(submit)
+    alloc_at, first = [math.nan] * n, [math.nan] * n
+    res = {}  # waiting job -> current reservation
+    est_end, end = {}, {}
+    running = []  # started jobs not yet completed, in start order
+    queue = []
+    arrived = 0
+    delayed = 0
+
+    def stay(j, begin):
+        return begin, (begin + delay) + estimate[j]
+
+    def busy_at(tau, intervals):
+        return sum(s for (a, b, s) in intervals if a <= tau < b)
+
+    def plan(t, exclude=()):
+        intervals = [(t, est_end[j], size[j]) for j in running if est_end[j] > t]
+        intervals += [(*stay(j, r), size[j]) for j, r in res.items() if j not in exclude]
+        return intervals
+
+    def earliest(j, t, intervals):
+        candidates = sorted({t} | {b for (_, b, _) in intervals if b > t})
+        for begin in candidates:
+            a, b = stay(j, begin)
+            points = [begin] + [x for (x, _, _) in intervals if a < x < b]
+            if all(busy_at(p, intervals) + size[j] <= units for p in points):
+                return begin
+        raise AssertionError("a job larger than the machine")
+
+    def compress(t):
+        nonlocal delayed
+        order = sorted(res, key=lambda j: (res[j], j))
+        before = {j: res.pop(j) for j in order}
+        for j in order:
+            res[j] = earliest(j, t, plan(t))
+            delayed += res[j] > before[j]
+
+    while arrived < n or running:
+        t = min([end[j] for j in running] + ([submit[arrived]] if arrived < n else []))
+        while arrived < n and submit[arrived] == t:
+            queue.append(arrived)
+            arrived += 1
+        stale = False
+        for j in running:
+            if est_end[j] <= t < end[j]:
+                est_end[j] = math.nextafter(t, math.inf)
+                stale = True
+        if stale or any(r < t for r in res.values()):
+            compress(t)
+        for j in [j for j in running if end[j] <= t]:
+            running.remove(j)
+            if end[j] < est_end[j]:
+                compress(t)
+        for j in queue:
+            if j not in res:
+                res[j] = first[j] = earliest(j, t, plan(t))
+        free = units - sum(size[j] for j in running)
+        for j in list(queue):
+            if res[j] <= t and size[j] <= free:
+                free -= size[j]
+                alloc_at[j] = t
+                end[j] = (t + delay) + run[j]
+                est_end[j] = (t + delay) + estimate[j]
+                running.append(j)
+                queue.remove(j)
+                del res[j]
+    return np.array(alloc_at), np.array(first), delayed
 
 
 def check_exclusive(result) -> int:

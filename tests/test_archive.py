@@ -22,6 +22,7 @@ import yaml
 from simcore import archive
 from simcore.archive import GENERATED, MANIFEST, pack, verify
 from simcore.errors import ArchiveError, SimcoreError
+from simcore.store import RESULT_SCHEMA_VERSION
 
 REAL_PIP_FREEZE = archive._pip_freeze
 METADATA = {"name": "torus-sweep test dataset", "version": "1.0", "git_commit": "0123abc",
@@ -98,7 +99,8 @@ def test_generated_members(tmp_path: Path, results: dict[str, Path]) -> None:
     assert manifest["archive_schema_version"] == archive.ARCHIVE_SCHEMA_VERSION
     assert (manifest["name"], manifest["git_commit"]) == (METADATA["name"], "0123abc")
     assert manifest["config"] == METADATA["config"]
-    assert manifest["simcore_version"] and manifest["result_schema_version"] == 1
+    assert manifest["simcore_version"]
+    assert manifest["result_schema_version"] == RESULT_SCHEMA_VERSION
     assert manifest["members"] == [
         {"path": n, "sha256": hashlib.sha256(contents[n]).hexdigest(), "size": len(contents[n])}
         for n in sorted(contents) if n not in (MANIFEST, "manifest.json")]

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from simcore.errors import ConfigError
-from simcore.experiments import SYNTHETIC_CODE, TRACE_CODE, Shard, plan
+from simcore.experiments import Shard, plan
 from tests.conftest import ROOT
 
 SMALL = yaml.safe_load((ROOT / "config/test/small.yaml").read_text())
@@ -67,18 +67,18 @@ def test_shard_json_round_trip_and_stable_keys():
     assert shard.run_key(shard.runs[0], "v" * 64, code) not in keys
 
 
-def test_code_dependencies_follow_the_policy():
+def test_code_is_the_import_closure_of_scheduler_and_allocator():
     s = shards()
-    names = lambda label: {p.name for p in s[label].code_files()}  # noqa: E731
-    assert "migration.py" in names("small/lublin16/torus/bm")
-    assert "migration.py" not in names("small/lublin16/torus/fcfs")
-    assert "backfill.py" not in names("small/lublin16/torus/fcfs")
-    assert "links.py" in names("shapes/lublin128/bgl/backfill")
-    assert "boxes.py" not in names("small/lublin16/flat/fcfs")
-    # workload-making code is an input of the rules writing workload files instead: a change
-    # there changes the files, whose content is in every run key
-    assert "lublin.py" not in names("small/lublin16/flat/fcfs")
-    assert "workload/lublin.py" in SYNTHETIC_CODE and "cleaning.py" in TRACE_CODE
+    names = lambda label: {p.relative_to(ROOT / "simcore").as_posix()  # noqa: E731
+                           for p in s[label].code_files()}
+    bm, flat = names("small/lublin16/torus/bm"), names("small/lublin16/flat/fcfs")
+    assert {"schedulers/migration.py", "schedulers/phased.py", "machines/boxes.py"} <= bm
+    assert "machines/boxes.py" not in flat and "machines/flat.py" in flat
+    assert "machines/links.py" in names("shapes/lublin128/bgl/backfill")
+    # what every run reads on its way: SWF fields, job tables, transforms, the engine
+    for module in ("swf.py", "jobs.py", "workload/transforms.py", "engine.py", "state.py"):
+        assert module in bm and module in flat
+    assert not {"plots.py", "tables.py", "cli.py", "archive.py"} & bm
 
 
 def test_growth_normalised_where_jobs_never_grow():
@@ -102,15 +102,22 @@ def test_numeric_grid_values_are_canonical():
      r"experiments.small.machines\[2\]: unknown name 'nope'; expected one of"),
     (lambda c: c["machines"].update(torus="torus:axb"), r"machines.torus: machine 'torus:axb'"),
     (lambda c: c["policies"]["fcfs"].update(fn_tor=0.2),
-     r"policies.fcfs: parameter\(s\) \['fn_tor'\] do not apply to scheduler fcfs"),
+     r"policies.fcfs: scheduler fcfs: parameter\(s\) \['fn_tor'\] do not apply"),
     (lambda c: c["experiments"]["small"]["grid"].update(c=[1.0]),
      r"experiments.small.grid: unknown key\(s\) \['c'\]"),
     (lambda c: c["experiments"]["small"].update(seeds=[-1]),
-     r"experiments.small.seeds: expected a non-empty list of integers >= 0"),
+     r"experiments.small.seeds\[0\]: seed=-1; expected an integer >= 0"),
+    (lambda c: c["experiments"]["small"].update(seeds=[2**63]),
+     r"experiments.small.seeds\[0\]: seed=9223372036854775808; expected an integer >= 0 "
+     r"and < 2\^63"),
+    (lambda c: c["workloads"]["lublin16"]["synthetic"].update(jobs=300.0),
+     r"workloads.lublin16.synthetic: model lublin: jobs=300.0; expected an integer >= 1"),
+    (lambda c: c["experiments"]["small"]["grid"].update(offered_load=[float("inf")]),
+     r"experiments.small.grid.offered_load\[0\]: offered_load=inf; expected a finite"),
     (lambda c: c["workloads"].update(bad={"trace": "X", "synthetic": {}}),
      r"workloads.bad: expected exactly one of 'trace' or 'synthetic'"),
     (lambda c: c["experiments"]["small"]["grid"].update(runtime_scale=[0]),
-     r"experiments.small.grid: workload runtime_scale=0.0 is out of range"),
+     r"experiments.small.grid.runtime_scale\[0\]: runtime_scale=0; expected a finite number > 0"),
     (lambda c: c["experiments"].update({"a b": c["experiments"]["small"]}),
      r"experiments.a b: names may hold"),
 ])

@@ -21,6 +21,7 @@ from tests.reference import (
     check_exclusive,
     check_reservations,
     check_timing,
+    conservative_schedule,
     flat_schedule,
 )
 
@@ -45,6 +46,8 @@ CASES = [
     ("mesh:4x4x8", "bm", {}),
     ("flat:128", "fcfs", {}),
     ("flat:128", "backfill", {"estimates": "actual"}),
+    ("flat:128", "conservative", {"estimates": "actual", "start_delay_s": 1.0}),
+    ("flat:128", "conservative", {}),
 ]
 
 
@@ -60,11 +63,12 @@ def test_real_trace_invariants(trace, machine, scheduler, params, trace_path):
     assert check_exclusive(result) >= len(jobs)
     alloc = result.jobs.column("alloc_size").to_numpy()
     assert (alloc >= jobs.size).all()
-    if scheduler == "backfill" and params.get("estimates") == "actual":
+    if scheduler in ("backfill", "conservative") and params.get("estimates") == "actual":
         assert check_reservations(result) > 0, "the span should block some head jobs"
-    if machine.startswith("flat"):
-        expected = flat_schedule(jobs.submit_s, jobs.run_s, jobs.estimates(policy.estimates),
-                                 jobs.size, units, easy=scheduler == "backfill")
+    if scheduler in ("fcfs", "backfill") and machine.startswith("flat"):
+        estimates = jobs.estimates(policy.params().get("estimates", "requested"))
+        expected = flat_schedule(jobs.submit_s, jobs.run_s, estimates, jobs.size, units,
+                                 easy=scheduler == "backfill")
         assert np.array_equal(result.jobs.column("sched_s").to_numpy(), expected)
     if scheduler in ("migration", "bm"):
         s = result.summary
@@ -120,3 +124,38 @@ def test_partitioned_invariants_on_generated_workloads(case, machine, scheduler)
     check_exclusive(result)
     if scheduler == "backfill":
         check_reservations(result)
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=small_workloads, delay=st.sampled_from([0.0, 1.0]),
+       overrun=st.booleans())
+def test_conservative_matches_reference(case, delay, overrun):
+    """Estimates exact or too long (never a reservation moved later: every job starts by
+    its first reservation), or also too short (overruns: equal counts of delayed moves)."""
+    submit, run, error, size = (np.array(v) for v in case)
+    run = np.maximum(run, 1)  # zero-length jobs take no capacity in the plan
+    estimate = run + error - (30 if overrun else 0)
+    jobs = Jobs.create(np.arange(1, len(submit) + 1), submit, run,
+                       np.where(estimate > 0, estimate, -1), size)
+    result = simulate(jobs, "flat:12", PolicySpec("conservative", start_delay_s=delay))
+    expected, first, delayed = conservative_schedule(
+        jobs.submit_s, jobs.run_s, jobs.estimates("requested"), jobs.size, 12, delay)
+    assert np.array_equal(result.jobs.column("sched_s").to_numpy(), expected)
+    assert np.array_equal(result.jobs.column("reserved_s").to_numpy(zero_copy_only=False),
+                          first)
+    assert result.summary["reservations_delayed"] == delayed
+    if not overrun:
+        check_reservations(result)
+        assert delayed == 0
+
+
+def test_conservative_matches_reference_on_a_real_span(trace_path):
+    """SDSC-SP2, whose requested times are sometimes exceeded: overruns included."""
+    jobs = trace_span(str(trace_path("SDSC-SP2-1998-4.2-cln")), "flat:128", 1.2)
+    jobs = Jobs.create(jobs.job_id[:1000], jobs.submit_s[:1000], jobs.run_s[:1000],
+                       jobs.requested_s[:1000], jobs.size[:1000])
+    result = simulate(jobs, "flat:128", PolicySpec("conservative", start_delay_s=1.0))
+    expected, _, delayed = conservative_schedule(
+        jobs.submit_s, jobs.run_s, jobs.estimates("requested"), jobs.size, 128, 1.0)
+    assert np.array_equal(result.jobs.column("sched_s").to_numpy(), expected)
+    assert result.summary["reservations_delayed"] == delayed > 0

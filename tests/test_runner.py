@@ -20,7 +20,7 @@ from simcore.experiments import plan
 from simcore.runner import run_shard
 from simcore.store import shard_dir
 from simcore.workload.io import write_workload
-from simcore.workload.synthetic import SyntheticSpec, synthesize
+from simcore.workload.synthetic import synthesize
 from tests.conftest import ROOT
 
 CONFIG = yaml.safe_load((ROOT / "config/test/small.yaml").read_text())
@@ -37,7 +37,7 @@ def heavy_shard(jobs: int = 1500, loads=(0.5, 0.6, 0.7, 0.8, 0.9), seeds=(1, 2, 
 
 
 def workloads(root: Path, shard) -> None:
-    spec = SyntheticSpec(**shard.source.to_dict()["synthetic"])
+    spec = shard.source.synthetic
     for run in shard.runs:
         path = root / shard.source.path(run.seed)
         if not path.exists():
@@ -45,7 +45,7 @@ def workloads(root: Path, shard) -> None:
 
 
 def summary(root: Path, shard):
-    return pq.read_table(shard_dir(root, shard.names) / "summary.parquet")
+    return pq.read_table(shard_dir(root, shard.dataset, shard.names) / "summary.parquet")
 
 
 def cached(root: Path) -> int:
@@ -123,7 +123,7 @@ def test_interrupted_shard_resumes_without_redoing_runs(tmp_path, reference):
     process.wait()
     done = cached(tmp_path)
     assert 5 <= done < 20
-    assert not shard_dir(tmp_path, shard.names).exists(), "no partial shard file"
+    assert not shard_dir(tmp_path, shard.dataset, shard.names).exists(), "no partial shard file"
     for entry in (tmp_path / "cache").rglob("*.parquet"):  # a killed write leaves only a
         assert pq.read_table(entry).num_rows == 1         # hidden .tmp, never a bad entry
     log = io.StringIO()
@@ -139,7 +139,7 @@ def test_per_job_rows_added_to_runs_cached_without_them(tmp_path):
     with_jobs = dataclasses.replace(shard, per_job=True)
     report = run_shard(with_jobs, tmp_path, log=io.StringIO())
     assert report.simulated == 1, "the summary alone does not make a per-job entry"
-    jobs = pq.read_table(shard_dir(tmp_path, shard.names) / "jobs.parquet")
+    jobs = pq.read_table(shard_dir(tmp_path, shard.dataset, shard.names) / "jobs.parquet")
     assert jobs.num_rows == 200
 
 
@@ -149,7 +149,7 @@ def test_rewritten_workload_file_is_read_again(tmp_path):
     workloads(tmp_path, shard)
     run_shard(shard, tmp_path, log=io.StringIO())
     path = tmp_path / shard.source.path(1)
-    spec = SyntheticSpec(**shard.source.to_dict()["synthetic"])
+    spec = shard.source.synthetic
     write_workload(synthesize(spec, 99), path)  # other jobs under the same name
     run_shard(shard, tmp_path, log=io.StringIO())
     fresh = tmp_path / "fresh"

@@ -161,7 +161,8 @@ def test_migration_keeps_layout_when_it_cannot_help():
 
 
 def test_migration_needs_a_partitioned_machine():
-    with pytest.raises(SpecError, match="torus and mesh machines only, not on flat:8"):
+    with pytest.raises(SpecError, match=r"scheduler migration needs an allocator where running "
+                       r"jobs can be re-placed .* machine flat:8 uses any-free.* largest-free"):
         simulate(jobs([(0, 1, 1)]), "flat:8", "migration")
 
 
@@ -195,3 +196,59 @@ def test_start_delay_holds_units_before_start():
     assert table.column("end_s").to_pylist() == [11, 22]
     # 2 x 4 units idle for 1 s with nothing else waiting: lost (queue non-empty) then unused
     assert result.summary["utilization"] == pytest.approx(80 / (22 * 4))
+
+
+CONSERVATIVE_VS_EASY = [  # flat:4; (submit, run, size); estimates exact
+    (0, 10, 3),  # A: 1 unit free
+    (1, 10, 2),  # B: head; fits when A ends at 10 (shadow 10, EASY extra nodes 4 - 2 = 2)
+    (2, 10, 4),  # C: second in the queue
+    (3, 100, 1),  # D: a long 1-unit job
+]
+
+
+def test_conservative_protects_every_reservation_easy_only_the_head():
+    """EASY backfills D at 3 into the head's extra nodes, so C, which needs the whole
+    machine, waits for D until 103. Conservative backfilling reserved B at [10, 20) and C
+    at [20, 30) when they arrived; D's 100 s at 3 would overlap C's reservation, so D is
+    reserved after it, at 30."""
+    easy = starts(simulate(jobs(CONSERVATIVE_VS_EASY), "flat:4",
+                           PolicySpec("backfill", estimates="actual")))
+    assert easy == {1: 0, 2: 10, 3: 103, 4: 3}
+    result = simulate(jobs(CONSERVATIVE_VS_EASY), "flat:4",
+                      PolicySpec("conservative", estimates="actual"))
+    assert starts(result) == {1: 0, 2: 10, 3: 20, 4: 30}
+    assert result.jobs.column("reserved_s").to_pylist() == [0, 10, 20, 30]
+
+
+def estimated(rows):
+    """rows: (submit, run, estimate, size) per job, ids 1..n."""
+    rows = np.array(rows, dtype=float)
+    return Jobs.create(np.arange(1, len(rows) + 1), rows[:, 0], rows[:, 1], rows[:, 2],
+                       rows[:, 3].astype(int))
+
+
+def test_conservative_compresses_after_an_early_completion():
+    """flat:2. A is estimated at 10 s but ends at 5; B (reserved at A's estimated end, 10)
+    moves up to 5 when the plan is compressed; C keeps its place behind B."""
+    rows = [(0, 5, 10, 2), (1, 5, 5, 2), (2, 1, 1, 2)]
+    result = simulate(estimated(rows), "flat:2", "conservative")
+    assert starts(result) == {1: 0, 2: 5, 3: 10}
+    assert result.jobs.column("reserved_s").to_pylist() == [0, 10, 15]
+    assert result.summary["reservations_delayed"] == 0
+
+
+def test_conservative_overrun_delays_the_reservations_it_blocks():
+    """flat:2. A is estimated at 10 s but runs 20. B was reserved at 10 and C at 15; no
+    event happens at 10, and at A's end (20) both reservations have passed: the plan is
+    compressed, B moves to 20 and C to 25, two reservations delayed."""
+    rows = [(0, 20, 10, 2), (1, 5, 5, 2), (2, 1, 1, 1)]
+    result = simulate(estimated(rows), "flat:2", "conservative")
+    assert starts(result) == {1: 0, 2: 20, 3: 25}
+    assert result.jobs.column("reserved_s").to_pylist() == [0, 10, 15]
+    assert result.summary["reservations_delayed"] == 2
+
+
+def test_conservative_needs_counts():
+    with pytest.raises(SpecError, match=r"scheduler conservative needs an allocator where any "
+                                        r"free units will do"):
+        simulate(jobs([(0, 1, 1)]), "torus:2x2", "conservative")

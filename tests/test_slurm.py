@@ -20,6 +20,7 @@ from tests.workflow import scratch_workflow, small_config, snakemake
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 TABLES = tuple(f"{name}.csv" for name in simcore.tables.TABLES)
+TABLES_DIR = "results/torus-sweep-test/tables"  # the small config's dataset
 
 
 def _slurm_answers() -> bool:
@@ -58,12 +59,12 @@ def all_jobs() -> dict[str, str]:
 def local_tables(tmp_path_factory):
     workdir = scratch_workflow(tmp_path_factory.mktemp("local"))
     snakemake(workdir, "--configfile", "config/test/small.yaml")
-    return {name: (workdir / "results/tables" / name).read_bytes() for name in TABLES}
+    return {name: (workdir / TABLES_DIR / name).read_bytes() for name in TABLES}
 
 
 def assert_same_tables(workdir, local_tables) -> None:
     for name in TABLES:
-        assert (workdir / "results/tables" / name).read_bytes() == local_tables[name], name
+        assert (workdir / TABLES_DIR / name).read_bytes() == local_tables[name], name
 
 
 def test_snakemake_slurm_executor(slurm, local_tables, tmp_path):

@@ -17,6 +17,8 @@ from tests.workflow import scratch_workflow, snakemake
 
 pytestmark = pytest.mark.slow
 SMALL = "config/test/small.yaml"
+DATASET = "results/torus-sweep-test"  # the small config's dataset
+LOGS = "logs/simulate_shard/torus-sweep-test"
 
 
 def dag_jobs(workdir) -> list[dict[str, str]]:
@@ -69,14 +71,14 @@ def swept(tmp_path_factory):
 
 def test_dag_of_the_small_config(tmp_path):
     workdir = scratch_workflow(tmp_path)
-    assert planned_rules(workdir) == Counter({"simulate_shard": 8, "synthesize_workload": 3,
-                                              "warm_kernels": 1, "tables": 1, "figures": 1,
-                                              "all": 1})
+    assert planned_rules(workdir) == Counter({"shard_spec": 8, "simulate_shard": 8,
+                                              "synthesize_workload": 3, "warm_kernels": 1,
+                                              "tables": 1, "figures": 1, "all": 1})
     api_dry_run(workdir)
     assert not (workdir / "results").exists(), "a dry run makes nothing"
     jobs = dag_jobs(workdir)
     shards = {(j["experiment"], j["machine"], j["policy"]) for j in jobs
-              if j["rule"] == "simulate_shard"}
+              if j["rule"] == "shard_spec"}  # the DOT labels name the wildcards first met there
     assert len(shards) == 8
     assert ("small", "flat", "fcfs") in shards and ("shapes", "bgl", "backfill") in shards
     assert ("small", "flat", "bm") not in shards
@@ -85,28 +87,28 @@ def test_dag_of_the_small_config(tmp_path):
 
 
 def test_tables_figures_and_store(swept):
-    tables = {p.name for p in (swept / "results/tables").iterdir() if p.name[0] != "."}
+    tables = {p.name for p in (swept / DATASET / "tables").iterdir() if p.name[0] != "."}
     assert {f"{t}.{ext}" for t in TABLES for ext in ("parquet", "csv", "md")} == tables
-    figures = {p.name for p in (swept / "results/figures").iterdir() if p.name[0] != "."}
+    figures = {p.name for p in (swept / DATASET / "figures").iterdir() if p.name[0] != "."}
     assert {"capacity-small.png", "migrations-vs-utilization-small.svg",
             "utilization-vs-load-shapes.png"} <= figures
     assert "migrations-vs-utilization-shapes.png" not in figures
-    summaries = pl.read_parquet(swept / "results/store/**/summary.parquet",
+    summaries = pl.read_parquet(swept / DATASET / "store/**/summary.parquet",
                                 hive_partitioning=True)
     assert summaries.height == 6 * 4 + 2 * 2  # (torus 4 + flat 2 policies) x 4 runs + shapes
-    jobs = pl.read_parquet(swept / "results/store/experiment=small/**/jobs.parquet")
+    jobs = pl.read_parquet(swept / DATASET / "store/experiment=small/**/jobs.parquet")
     assert jobs.height == 24 * 300 and jobs["run_key"].n_unique() == 24
-    util = pl.read_parquet(swept / "results/tables/utilization.parquet")
+    util = pl.read_parquet(swept / DATASET / "tables/utilization.parquet")
     assert util.filter(pl.col("experiment") == "small")["n"].to_list() == [2] * 12
 
 
 def test_tables_cover_only_the_configurations_shards(swept, tmp_path):
     workdir = tmp_path / "wf"
     shutil.copytree(swept, workdir, symlinks=True)
-    store = workdir / "results/store"
+    store = workdir / DATASET / "store"
     shutil.copytree(store / "experiment=small", store / "experiment=old-sweep")
     snakemake(workdir, "--configfile", SMALL, "--forcerun", "tables")
-    experiments = pl.read_parquet(workdir / "results/tables/utilization.parquet")["experiment"]
+    experiments = pl.read_parquet(workdir / DATASET / "tables/utilization.parquet")["experiment"]
     assert set(experiments) == {"small", "shapes"}
 
 
@@ -117,18 +119,18 @@ def test_policy_change_reruns_only_its_shards(swept, tmp_path):
     config["policies"]["backfill"]["max_growth"] = 2  # only tori and meshes grow jobs
     (workdir / SMALL).write_text(yaml.safe_dump(config))
     assert planned_rules(workdir)["simulate_shard"] == 1
+    assert planned_rules(workdir)["shard_spec"] == 1
     config["policies"]["backfill"]["reservation"] = False  # every backfill shard
     (workdir / SMALL).write_text(yaml.safe_dump(config))
     rerun = planned_rules(workdir)
     assert rerun["simulate_shard"] == 4  # small: torus, flat; shapes: bgl, torus-links
     snakemake(workdir, "--configfile", SMALL)
-    for log in (workdir / "logs/simulate_shard").rglob("*.log"):
+    for log in (workdir / LOGS).rglob("*.log"):
         text = log.read_text()
         if "/backfill.log" in str(log):
             assert re.search(r"runs: 0 cached, \d+ simulated", text), log
-    untouched = workdir / "logs/simulate_shard/small/lublin16/torus/bm.log"
-    assert untouched.read_text() == (swept / "logs/simulate_shard/small/lublin16/torus/bm.log"
-                                     ).read_text()
+    untouched = workdir / LOGS / "small/lublin16/torus/bm.log"
+    assert untouched.read_text() == (swept / LOGS / "small/lublin16/torus/bm.log").read_text()
 
 
 def test_grid_extension_simulates_only_new_runs(swept, tmp_path):
@@ -138,7 +140,7 @@ def test_grid_extension_simulates_only_new_runs(swept, tmp_path):
     config["experiments"]["small"]["grid"]["offered_load"].append(0.75)
     (workdir / SMALL).write_text(yaml.safe_dump(config))
     snakemake(workdir, "--configfile", SMALL)
-    log = (workdir / "logs/simulate_shard/small/lublin16/torus/bm.log").read_text()
+    log = (workdir / LOGS / "small/lublin16/torus/bm.log").read_text()
     assert "6 runs: 4 cached, 2 simulated" in log
 
 
@@ -147,13 +149,13 @@ def test_one_and_two_cores_give_identical_tables(swept, tmp_path):
     result = snakemake(workdir, "--configfile", SMALL, cores=1)
     assert "simulate_shard" in result.stdout + result.stderr
     for name in (f"{t}.csv" for t in TABLES):
-        assert (workdir / "results/tables" / name).read_bytes() == \
-            (swept / "results/tables" / name).read_bytes(), name
+        assert (workdir / DATASET / "tables" / name).read_bytes() == \
+            (swept / DATASET / "tables" / name).read_bytes(), name
 
 
 def test_archive_round_trip_and_corruption(swept, tmp_path):
     snakemake(swept, "archive", "--configfile", SMALL)
-    archive = swept / "results/archive/torus-sweep-test.tar.xz"
+    archive = swept / DATASET / "archive/torus-sweep-test.tar.xz"
     result = snakemake_cli("archive", "verify", str(archive), cwd=swept)
     assert "checksums OK" in result.stdout
     assert "tables/utilization.parquet: 16 rows" in result.stdout

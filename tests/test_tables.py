@@ -105,16 +105,16 @@ def store_rows() -> dict[tuple[str, str, str, str], list[dict[str, object]]]:
 
 def build_store(root: Path, reverse: bool = False,
                 experiments: Collection[str] = ("krevat", "aridor", "smoke")) -> Path:
-    """Write the synthetic store (of `experiments`) under root/store; `reverse` writes
-    every shard's rows and the shards themselves in reverse order (aggregates must not
-    change)."""
+    """Write the synthetic store (of `experiments`) as dataset "test" under root and return
+    its store directory; `reverse` writes every shard's rows and the shards themselves in
+    reverse order (aggregates must not change)."""
     items = [(k, v) for k, v in store_rows().items() if k[0] in experiments]
     for (experiment, workload, machine, policy), rows in items[::-1] if reverse else items:
         names = {"experiment": experiment, "workload": workload, "machine": machine,
                  "policy": policy}
         write_table(summary_table(rows[::-1] if reverse else rows),
-                    shard_dir(root, names) / "summary.parquet")
-    return root
+                    shard_dir(root, "test", names) / "summary.parquet")
+    return root / "test" / "store"
 
 
 @pytest.fixture(scope="module")

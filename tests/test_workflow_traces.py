@@ -42,4 +42,4 @@ def test_invalid_config_names_the_key(tmp_path):
     result = snakemake(wf, "-n", "--configfile", small_config(wf, traces={"catalogue": 3}),
                        check=False)
     assert result.returncode != 0
-    assert "On instance['traces']['catalogue']" in result.stdout + result.stderr
+    assert "traces.catalogue: 3 is not of type 'string'" in result.stdout + result.stderr

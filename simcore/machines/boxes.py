@@ -8,7 +8,7 @@ volume by shape (a, b, c) then base (x, y, z), both lexicographic. That one orde
 both questions the schedulers ask:
 
 - the largest free partition is the volume of the first box that does not intersect the
-  occupied units (`largest_free`);
+  occupied units (`largest_free_volume`);
 - the candidate placements of a job of size p are the free boxes of volume p, in the
   "predictable incremental" order Krevat's FCFS scans them.
 
@@ -23,15 +23,18 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from simcore.bitset import intersects, n_words
-from simcore.errors import SpecError
-from simcore.jit import kernel
-
-MAX_TABLE_BYTES = 512 * 2**20
+from simcore.bitset import copy_into, intersects, n_words
+from simcore.jit import implements, kernel
+from simcore.jobs import Jobs
+from simcore.machines.allocate import blocked_cause, largest_free, place
+from simcore.machines.registry import check_memory
+from simcore.machines.spec import MachineSpec
+from simcore.state import BLOCKED_NO_BOX
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,17 +76,13 @@ def extents(length: int, wrap: bool) -> list[tuple[int, int]]:
 def box_table(dims: tuple[int, int, int], wrap: bool) -> BoxTable:
     """Build (once per process) the box table of a machine of `dims` units."""
     per_dim = [extents(d, wrap) for d in dims]
-    n_boxes = len(per_dim[0]) * len(per_dim[1]) * len(per_dim[2])
+    count = n_boxes(dims, wrap)
     units = dims[0] * dims[1] * dims[2]
     words = n_words(units)
-    if n_boxes * words * 8 > MAX_TABLE_BYTES:
-        raise SpecError(
-            f"machine {'x'.join(map(str, dims))}: its box table would take "
-            f"{n_boxes * words * 8 / 2**30:.1f} GiB ({n_boxes} boxes); box-table machines are "
-            f"limited to {MAX_TABLE_BYTES // 2**20} MiB"
-        )
-    shape = np.empty((n_boxes, 3), dtype=np.int64)
-    base = np.empty((n_boxes, 3), dtype=np.int64)
+    check_memory(f"the box table of a {'x'.join(map(str, dims))} machine ({count} boxes)",
+                 count * words * 8)
+    shape = np.empty((count, 3), dtype=np.int64)
+    base = np.empty((count, 3), dtype=np.int64)
     i = 0
     # Lexicographic shape, then lexicographic base: the candidate order within a volume.
     for a in range(1, dims[0] + 1):
@@ -104,7 +103,7 @@ def box_table(dims: tuple[int, int, int], wrap: bool) -> BoxTable:
     volume = shape.prod(axis=1)
     order = np.argsort(-volume, kind="stable")
     shape, base, volume = shape[order], base[order], volume[order]
-    masks = np.zeros((n_boxes, words), dtype=np.uint64)
+    masks = np.zeros((count, words), dtype=np.uint64)
     _fill_masks(masks, shape, base, np.array(dims, dtype=np.int64))
     counts = np.bincount(volume, minlength=units + 1)
     volume_hi = np.cumsum(counts[::-1])[::-1].astype(np.int64)  # boxes with volume >= v
@@ -126,7 +125,7 @@ def _fill_masks(masks, shape, base, dims):
 
 
 @kernel
-def largest_free(masks, volume, occupied) -> int:
+def largest_free_volume(masks, volume, occupied) -> int:
     """Volume of the largest box disjoint from `occupied` (0 if the machine is full)."""
     for i in range(masks.shape[0]):
         if not intersects(masks[i], occupied):
@@ -163,21 +162,22 @@ def volume_range(volume, free, n_free, p):
 
 
 @kernel
-def best_box(masks, volume, free, n_free, p, forbidden, use_forbidden) -> int:
+def best_box(masks, volume, free, n_free, p, forbidden) -> int:
     """Krevat's choice among free boxes of volume p: maximise the largest partition left.
 
     `free[:n_free]` lists the boxes free now; candidates intersecting `forbidden` (a
-    reservation) are skipped when `use_forbidden`. Returns a box index or -1.
+    reservation; empty for none) are skipped. Returns a box index or -1.
     """
     lo, hi = volume_range(volume, free, n_free, p)
     if lo == hi:
         return -1
     ceiling = volume[free[0]]
+    guarded = forbidden.shape[0] > 0
     best = -1
     best_left = -1
     for k in range(lo, hi):
         candidate = masks[free[k]]
-        if use_forbidden and intersects(candidate, forbidden):
+        if guarded and intersects(candidate, forbidden):
             continue
         left = 0
         for m in range(n_free):
@@ -190,3 +190,98 @@ def best_box(masks, volume, free, n_free, p, forbidden, use_forbidden) -> int:
             if left == ceiling:
                 break
     return best
+
+
+class BoxMachine(NamedTuple):
+    """A torus or mesh whose jobs get boxes from its box table (the `largest-free`
+    allocator), with the list of boxes free in the occupancy last asked about."""
+
+    units: int
+    words: int
+    counts_only: bool
+    masks: np.ndarray  # (boxes, words) uint64, volume-descending
+    volume: np.ndarray  # (boxes,) int64
+    feasible: np.ndarray  # (units + 1,) bool: some box has this volume
+    free_list: np.ndarray  # (boxes,) int64 scratch: boxes free in `listed_for`
+    listed_for: np.ndarray  # (words,) uint64: the occupancy free_list describes
+    n_listed: np.ndarray  # (1,) int64: entries of free_list, -1 before the first listing
+
+
+def n_boxes(dims: tuple[int, ...], wrap: bool) -> int:
+    """Distinct boxes of a machine (what its table holds), counted without listing them:
+    per dimension of length d, d bases for each size below d plus one full extent on a
+    torus, d - size + 1 bases per size on a mesh."""
+    total = 1
+    for d in dims:
+        total *= (d - 1) * d + 1 if wrap else d * (d + 1) // 2
+    return total
+
+
+def memory_bytes(spec: MachineSpec) -> int:
+    """Bytes of the box table and its scratch."""
+    boxes = n_boxes(spec.dims3, spec.wrap)
+    return boxes * (n_words(spec.units) * 8 + 16) + spec.units
+
+
+def build(spec: MachineSpec, jobs: Jobs) -> tuple[BoxMachine, np.ndarray, np.ndarray]:
+    """The machine struct, each job's size rounded up at arrival to the smallest volume some
+    box has, and its placement class (jobs of one rounded size place alike)."""
+    table = box_table(spec.dims3, spec.wrap)
+    words = n_words(spec.units)
+    machine = BoxMachine(spec.units, words, False, table.masks, table.volume, table.feasible,
+                         np.zeros(table.volume.shape[0], dtype=np.int64),
+                         np.zeros(words, dtype=np.uint64), np.full(1, -1, dtype=np.int64))
+    feasible = np.flatnonzero(table.feasible)
+    size = feasible[np.searchsorted(feasible, jobs.size)]
+    return machine, size, size
+
+
+@kernel
+def listed(m, busy):
+    """The boxes free in occupancy `busy`, listed into m.free_list (kept while `busy` stays
+    the same); returns how many there are."""
+    if m.n_listed[0] >= 0:
+        same = True
+        for w in range(busy.shape[0]):
+            if m.listed_for[w] != busy[w]:
+                same = False
+                break
+        if same:
+            return m.n_listed[0]
+    copy_into(m.listed_for, busy)
+    m.n_listed[0] = free_boxes(m.masks, busy, m.free_list)
+    return m.n_listed[0]
+
+
+@implements(place, BoxMachine)
+@kernel
+def place_box(m, st, j, units, busy, growth, forbidden, out):
+    """Krevat's heuristic over every box of the smallest feasible volume from `units` to
+    `units + growth` that has a free candidate."""
+    n_free = listed(m, busy)
+    if n_free == 0:
+        return -1
+    top = min(units + growth, m.volume[m.free_list[0]])
+    for q in range(units, top + 1):
+        if not m.feasible[q]:
+            continue
+        b = best_box(m.masks, m.volume, m.free_list, n_free, q, forbidden)
+        if b >= 0:
+            copy_into(out, m.masks[b])
+            return q
+    return -1
+
+
+@implements(largest_free, BoxMachine)
+@kernel
+def largest_free_box(m, st, busy):
+    """Volume of the largest free box in `busy`."""
+    n_free = listed(m, busy)
+    return m.volume[m.free_list[0]] if n_free > 0 else 0
+
+
+@implements(blocked_cause, BoxMachine)
+@kernel
+def blocked_box(m, st, j):
+    """A job that cannot be placed lacks a free box."""
+    return BLOCKED_NO_BOX

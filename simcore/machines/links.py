@@ -13,15 +13,21 @@ over all lines; the fewest wins, ties go to the first candidate found.
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
-from simcore.bitset import copy_into, intersects, n_words
+from simcore.bitset import copy_into, intersects, n_words, popcount64
 from simcore.caches import cache_dir
-from simcore.jit import kernel
+from simcore.errors import SpecError
+from simcore.jit import implements, kernel
+from simcore.jobs import Jobs
+from simcore.machines.allocate import blocked_cause, integrate, place
+from simcore.machines.spec import MachineSpec
 from simcore.machines.wiring import TORUS, Wiring, link_table, load_wiring
+from simcore.state import BLOCKED_LINKS, BLOCKED_NO_BOX
 
 
 class LinkMachine(NamedTuple):
@@ -38,23 +44,6 @@ class LinkMachine(NamedTuple):
     cable_masks: np.ndarray  # (n_sets,) uint64, a link set's cables within one line
     set_cables: np.ndarray  # (n_sets,) int64, cables per link set and line
     line_bit: np.ndarray  # (3, max_lines) int64: first bit of each line's cable slot
-
-
-def no_link_machine() -> LinkMachine:
-    """A placeholder of the same numba type, for machines without links."""
-    return LinkMachine(
-        dims=(1, 1, 1),
-        unit_words=1,
-        words=1,
-        n_cables=0,
-        box_offset=np.zeros((1, 1, 1), dtype=np.int64),
-        box_masks=np.zeros((1, 1), dtype=np.uint64),
-        row_base=np.zeros(3, dtype=np.int64),
-        offsets=np.zeros(1, dtype=np.int64),
-        cable_masks=np.zeros(1, dtype=np.uint64),
-        set_cables=np.zeros(1, dtype=np.int64),
-        line_bit=np.zeros((3, 1), dtype=np.int64),
-    )
 
 
 def link_machine(wiring_path: str) -> LinkMachine:
@@ -236,3 +225,101 @@ def place_links(m, busy, shape_rotations, n_rotations, torus, out, units_only=Fa
     _add_cables(m, out, 1, k1, a0, c0, x0, y0, z0)
     _add_cables(m, out, 2, k2, a0, b0, x0, y0, z0)
     return a0 * b0 * c0
+
+
+class WiredMachine(NamedTuple):
+    """A wired machine under the `two-phase` allocator: its link tables, each job's
+    orientations and topology, scratch, and the integral of busy cables."""
+
+    units: int
+    words: int
+    counts_only: bool
+    links: LinkMachine
+    rotations: np.ndarray  # (jobs, 6, 3) int64: distinct orientations of each job's shape
+    n_rotations: np.ndarray  # (jobs,) int64
+    torus: np.ndarray  # (jobs,) bool: the job wants a torus
+    busy: np.ndarray  # (words,) uint64 scratch: occupancy plus forbidden resources
+    cable_area: np.ndarray  # (1,) float64: integral of busy cables dt, cable-seconds
+
+
+def memory_bytes(spec: MachineSpec) -> int:
+    """Bytes of the unit masks of every box (the link tables are small)."""
+    nx, ny, nz = spec.dims3
+    boxes = (nx * (nx + 1) // 2) * (ny * (ny + 1) // 2) * (nz * (nz + 1) // 2)
+    return boxes * 8 * n_words(spec.units + 64 * 3 * nx * ny * nz)
+
+
+def build(spec: MachineSpec, jobs: Jobs) -> tuple[WiredMachine, np.ndarray, np.ndarray]:
+    """The machine struct with the rotations of each job's shape that fit the machine;
+    jobs that could not be connected even on an empty machine are refused. A job's size is
+    its shape's volume; its class is its sorted shape and topology."""
+    if jobs.shape is None:
+        raise SpecError(f"machine {spec} allocates job shapes; the workload has none "
+                        "(add shapes with simcore.workload.shapes)")
+    links = link_machine(str(spec.wiring))
+    n = len(jobs)
+    rotations = np.zeros((n, 6, 3), dtype=np.int64)
+    n_rotations = np.zeros(n, dtype=np.int64)
+    dims = spec.dims3
+    keys, placement_class = np.unique(
+        np.column_stack([np.sort(jobs.shape, axis=1), jobs.torus]), axis=0, return_inverse=True)
+    placement_class = placement_class.ravel()
+    empty = np.zeros(links.words, dtype=np.uint64)
+    out = np.zeros(links.words, dtype=np.uint64)
+    for cls, key in enumerate(keys):
+        members = np.flatnonzero(placement_class == cls)
+        shape = tuple(int(v) for v in jobs.shape[members[0]])
+        fits = [r for r in dict.fromkeys(itertools.permutations(shape))
+                if all(r[d] <= dims[d] for d in range(3))]
+        if fits:
+            rotations[members, : len(fits)] = fits
+        n_rotations[members] = len(fits)
+        if not fits or place_links(links, empty, rotations[members[0]], len(fits),
+                                   bool(key[3]), out) < 0:
+            raise SpecError(
+                f"job {jobs.job_id[members[0]]} wants a {'x'.join(map(str, shape))} "
+                f"{'torus' if key[3] else 'mesh'}, which machine {spec} cannot connect even "
+                f"when empty ({members.size} such jobs)")
+    machine = WiredMachine(spec.units, links.words, False, links, rotations, n_rotations,
+                           jobs.torus.astype(np.bool_), np.zeros(links.words, dtype=np.uint64),
+                           np.zeros(1))
+    return machine, jobs.shape.prod(axis=1), placement_class
+
+
+def observables(machine: WiredMachine, span_s: float) -> dict[str, float]:
+    """Run metrics of the wired machine: the time-averaged fraction of cables in use."""
+    return {"cable_utilization": float(machine.cable_area[0]) / (span_s * machine.links.n_cables)
+            if span_s > 0 else float("nan")}
+
+
+@implements(place, WiredMachine)
+@kernel
+def place_wired(m, st, j, units, busy, growth, forbidden, out):
+    """Job j's own shape and topology (units and growth do not apply), avoiding
+    `forbidden`."""
+    if forbidden.shape[0] > 0:
+        for w in range(busy.shape[0]):
+            m.busy[w] = busy[w] | forbidden[w]
+        busy = m.busy
+    return place_links(m.links, busy, m.rotations[j], m.n_rotations[j], m.torus[j], out)
+
+
+@implements(blocked_cause, WiredMachine)
+@kernel
+def blocked_wired(m, st, j):
+    """Free midplanes for job j's shape but no free link sets: a link block."""
+    if place_links(m.links, st.run.occ, m.rotations[j], m.n_rotations[j], m.torus[j],
+                   st.scratch.mask, True) >= 0:
+        return BLOCKED_LINKS
+    return BLOCKED_NO_BOX
+
+
+@implements(integrate, WiredMachine)
+@kernel
+def integrate_cables(m, st, dt):
+    """Busy cables x dt into m.cable_area."""
+    busy = 0
+    occ = st.run.occ
+    for w in range(m.links.unit_words, occ.shape[0]):
+        busy += popcount64(occ[w])
+    m.cable_area[0] += busy * dt

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from simcore.machines.boxes import box_table, largest_free
+from simcore.machines.boxes import box_table, largest_free_volume
 
 
 @njit(cache=True)
@@ -107,7 +107,7 @@ def pop(occupied: np.ndarray, wrap: bool) -> int:
 def boxscan(occupied: np.ndarray, wrap: bool) -> int:
     """Largest free box as the simulator computes it: first free box of the box table."""
     table = box_table(tuple(int(d) for d in occupied.shape), wrap)
-    return int(largest_free(table.masks, table.volume, occupancy_bits(occupied)))
+    return int(largest_free_volume(table.masks, table.volume, occupancy_bits(occupied)))
 
 
 def occupancy_bits(occupied: np.ndarray) -> np.ndarray:

@@ -1,42 +1,64 @@
-"""Machine specifications: `flat:N`, `torus:XxYxZ`, `mesh:XxYxZ` and wired machines.
+"""Machine specifications: a kind, its dimensions in units, and the allocator that runs it.
 
-A spec names the machine and its size in allocation units (nodes, supernodes or
-midplanes). Wired machines (`bgl:8x4x4`, `torus-links:8x4x4`) take their line wiring
-from a machine description `<name>.yaml`, searched in `$TORUS_SWEEP_MACHINES` and then in
-the repository's `config/machines`; its content hash is part of the spec's key, so a
-changed wiring never reuses old results.
+Written `kind:AxBxC` (`flat:128`, `torus:4x4x8`, `mesh:8x8x5`, `bgl:8x4x4`), with the
+allocator (default: the kind's, see `simcore.machines.registry`) given apart. Sizes are
+allocation units: nodes, supernodes or midplanes. Wired machines (`bgl:8x4x4`,
+`torus-links:8x4x4`) take their line wiring from a machine description `<kind>.yaml`,
+searched in `$TORUS_SWEEP_MACHINES` and then in the repository's `config/machines`; its
+content hash is part of the spec's key, so a changed wiring never reuses old results.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from simcore.errors import SpecError
+from simcore.machines.registry import (
+    ALLOCATORS,
+    KINDS,
+    MAX_UNITS,
+    WIRED,
+    MachineKind,
+    get_allocator,
+)
 
 MACHINES_ENV = "TORUS_SWEEP_MACHINES"
-BUILTIN_KINDS = ("flat", "torus", "mesh")
 _SPEC = re.compile(r"^([a-z][a-z0-9-]*):(\d+(?:x\d+)*)$")
 
 
 @dataclass(frozen=True)
 class MachineSpec:
-    """A machine: its kind, its dimensions in units and, if wired, its description file."""
+    """A machine: its kind, dimensions in units, wiring file (wired kinds) and allocator
+    (empty: the kind's default)."""
 
     kind: str
     dims: tuple[int, ...]
     wiring: Path | None = None
+    allocator: str = ""
 
     def __post_init__(self) -> None:
+        row = self.row
         if any(d < 1 for d in self.dims):
             raise SpecError(f"machine {self}: every dimension must be >= 1")
-        if self.kind == "flat" and len(self.dims) != 1:
-            raise SpecError(f"machine {self}: flat takes one size, e.g. flat:128")
-        if self.kind != "flat" and not 1 <= len(self.dims) <= 3:
-            raise SpecError(f"machine {self}: expected 1 to 3 dimensions, e.g. torus:4x4x8")
-        if self.kind not in BUILTIN_KINDS:
+        low, high = row.min_dims, row.max_dims
+        if len(self.dims) < low or (high is not None and len(self.dims) > high):
+            count = f"{low}" if low == high else f"{low} to {high}" if high else f"{low} or more"
+            raise SpecError(f"machine {self}: expected {count} dimension(s), e.g. {row.example}")
+        if self.units > MAX_UNITS:
+            raise SpecError(f"machine {self}: {self.units} units; expected at most 2^40")
+        if not self.allocator:
+            object.__setattr__(self, "allocator", row.default_allocator)
+        allocator = get_allocator(self.allocator)
+        if self.row_name not in allocator.kinds:
+            usable = [a.name for a in ALLOCATORS.values() if self.row_name in a.kinds]
+            raise SpecError(f"machine {self}: allocator {self.allocator} works on "
+                            f"{', '.join(allocator.kinds)} machines; expected one of {usable}")
+        if row.wired:
             if self.wiring is None:
                 raise SpecError(f"machine {self}: a wired machine needs its description file")
             from simcore.machines.wiring import load_wiring
@@ -48,9 +70,10 @@ class MachineSpec:
                                 f"{self.kind}:{'x'.join(map(str, wired))}")
 
     @classmethod
-    def parse(cls, text: str, machines_dir: str | os.PathLike[str] | None = None) -> MachineSpec:
+    def parse(cls, text: str, allocator: str | None = None,
+              machines_dir: str | os.PathLike[str] | None = None) -> MachineSpec:
         """Parse `kind:AxBxC`; wired kinds find `<kind>.yaml` (see module docstring)."""
-        match = _SPEC.match(text.strip())
+        match = _SPEC.match(text.strip()) if isinstance(text, str) else None
         if not match:
             raise SpecError(
                 f"machine {text!r}: expected kind:size such as flat:128, torus:4x4x8, "
@@ -58,9 +81,38 @@ class MachineSpec:
             )
         kind, size = match.groups()
         dims = tuple(int(d) for d in size.split("x"))
-        if kind in BUILTIN_KINDS:
-            return cls(kind, dims)
-        return cls(kind, dims, find_wiring(kind, machines_dir))
+        wiring = None if kind in KINDS else find_wiring(kind, machines_dir)
+        return cls(kind, dims, wiring, allocator or "")
+
+    @classmethod
+    def from_config(cls, value: Any) -> MachineSpec:
+        """A machine from config: a spec string, or a mapping with `spec` and optionally
+        `allocator`."""
+        if isinstance(value, str):
+            return cls.parse(value)
+        if isinstance(value, Mapping) and isinstance(value.get("spec"), str):
+            unknown = sorted(set(value) - {"spec", "allocator"})
+            if unknown:
+                raise SpecError(f"unknown key(s) {unknown}; expected spec, allocator")
+            return cls.parse(value["spec"], value.get("allocator"))
+        raise SpecError(f"{value!r}: expected a spec string such as torus:4x4x8, or a "
+                        "mapping {spec: ..., allocator: ...}")
+
+    def to_config(self) -> str | dict[str, str]:
+        """The inverse of `from_config`."""
+        text = f"{self.kind}:{'x'.join(map(str, self.dims))}"
+        if self.allocator == self.row.default_allocator:
+            return text
+        return {"spec": text, "allocator": self.allocator}
+
+    @property
+    def row_name(self) -> str:
+        return self.kind if self.kind in KINDS else WIRED
+
+    @property
+    def row(self) -> MachineKind:
+        """The kind's registry row (every wired machine shares one)."""
+        return KINDS[self.row_name]
 
     @property
     def units(self) -> int:
@@ -78,7 +130,7 @@ class MachineSpec:
     @property
     def wrap(self) -> bool:
         """Whether partitions may wrap around (torus) or not (mesh, wired machines)."""
-        return self.kind == "torus"
+        return self.row.wraps
 
     def key(self) -> str:
         """Canonical identity: the spec text plus the wiring's content hash."""
@@ -89,7 +141,10 @@ class MachineSpec:
         return f"{self}#{load_wiring(self.wiring).key()[:16]}"
 
     def __str__(self) -> str:
-        return f"{self.kind}:{'x'.join(map(str, self.dims))}"
+        text = f"{self.kind}:{'x'.join(map(str, self.dims))}"
+        if self.allocator and self.allocator != self.row.default_allocator:
+            text += f" allocator={self.allocator}"
+        return text
 
 
 def machines_dirs(machines_dir: str | os.PathLike[str] | None = None) -> list[Path]:
@@ -108,7 +163,6 @@ def find_wiring(kind: str, machines_dir: str | os.PathLike[str] | None = None) -
         if candidate.is_file():
             return candidate
     raise SpecError(
-        f"machine kind {kind!r}: not one of {', '.join(BUILTIN_KINDS)} and no description "
-        f"{kind}.yaml in {', '.join(map(str, searched))} (set ${MACHINES_ENV})"
+        f"machine kind {kind!r}: not one of {', '.join(k for k in KINDS if k != WIRED)} and "
+        f"no description {kind}.yaml in {', '.join(map(str, searched))} (set ${MACHINES_ENV})"
     )
-

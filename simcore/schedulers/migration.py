@@ -3,18 +3,18 @@
 Attempted when the head job is blocked, some unit is free, the free fraction of the
 machine FN_tor >= `fn_tor` and the fraction of free units inside the largest free
 partition FN_max <= `fn_max` ("always migrate": fn_tor=0, fn_max=1). Running jobs are
-re-placed largest first (ties: submit order) on an empty torus with the FCFS heuristic at
-their allocated size, without growth; a job that cannot be re-placed stays where it is and
-the reassignment of the others restarts around it. The old layout is kept if the largest
-free partition would shrink. A migration is successful if it grew.
+re-placed largest first (ties: submit order) on an empty machine with the allocator's own
+rule at their allocated size, without growth; a job that cannot be re-placed stays where
+it is and the reassignment of the others restarts around it. The old layout is kept if the
+largest free partition would shrink. A migration is successful if it grew. Needs an
+allocator that migrates (the registry refuses others).
 """
 
 from __future__ import annotations
 
 from simcore.bitset import clear, copy_into
 from simcore.jit import kernel
-from simcore.machines.allocate import largest_listed, refresh
-from simcore.machines.boxes import best_box
+from simcore.machines.allocate import largest_free, place
 from simcore.state import (
     EPOCH,
     FREE_UNITS,
@@ -29,18 +29,18 @@ from simcore.state import (
 def migrate(m, st, fn_tor, fn_max, t):
     """Try a migration at time t; return whether one was applied (the new layout is kept
     when it does not shrink the largest free partition, even if nothing moved)."""
-    ctr = st.ctr
+    ctr, run = st.ctr, st.run
     free = ctr[FREE_UNITS]
     if free == 0:
         return False
-    before = largest_listed(m, st, refresh(m, st, st.occ))
+    before = largest_free(m, st, run.occ)
     if free / m.units < fn_tor or before / free > fn_max:
         return False
     ctr[MIGRATIONS_ATTEMPTED] += 1
     n = active_by_size(st)
-    order = st.order
-    stays, held, moved, tmp, alloc = st.stays, st.held, st.moved, st.tmp, st.slot_alloc
-    box_masks = m.box_masks
+    order, stays, moved, tmp = st.scratch.order, st.scratch.stays, st.scratch.moved, st.scratch.tmp
+    held, alloc, slot_job = run.held, run.slot_alloc, run.slot_job
+    nothing = st.scratch.nothing
     words = tmp.shape[0]
     for k in range(n):
         stays[order[k]] = False
@@ -56,27 +56,23 @@ def migrate(m, st, fn_tor, fn_max, t):
             slot = order[k]
             if stays[slot]:
                 continue
-            n_free = refresh(m, st, tmp)
-            b = best_box(box_masks, m.box_volume, st.free_list, n_free, alloc[slot],
-                         st.reserved, False)
-            if b < 0:
+            if place(m, st, slot_job[slot], alloc[slot], tmp, 0, nothing, moved[slot]) < 0:
                 stays[slot] = True
                 placed_all = False
                 break
             for w in range(words):
-                moved[slot, w] = box_masks[b, w]
-                tmp[w] |= box_masks[b, w]
-    after = largest_listed(m, st, refresh(m, st, tmp))
+                tmp[w] |= moved[slot, w]
+    after = largest_free(m, st, tmp)
     if after < before:
         return False
     for k in range(n):
         slot = order[k]
         if not stays[slot]:
             copy_into(held[slot], moved[slot])
-            log_placement(st, t, st.slot_job[slot], held[slot])
-    copy_into(st.occ, tmp)
+            log_placement(st, t, slot_job[slot], held[slot])
+    copy_into(run.occ, tmp)
     ctr[EPOCH] += 1
     if after > before:
-        st.migration_s[ctr[MIGRATIONS_SUCCESSFUL]] = t
+        st.out.migration_s[ctr[MIGRATIONS_SUCCESSFUL]] = t
         ctr[MIGRATIONS_SUCCESSFUL] += 1
     return True

@@ -44,6 +44,7 @@ __all__ = [
     "LublinParams",
     "daily_cycle_weights",
     "generate",
+    "sample",
 ]
 
 SECONDS_PER_DAY = 86_400
@@ -424,3 +425,13 @@ def generate(
     if job_type not in JOB_TYPES:
         raise ValueError(f"job_type: expected one of {', '.join(JOB_TYPES)}, got {job_type!r}")
     return _generate(int(n_jobs), int(max_procs), int(seed), params, job_type)
+
+
+def sample(params: dict, seed: int) -> tuple[dict[str, np.ndarray], list[str]]:
+    """SWF columns and header lines of one sample (the `lublin` workload model)."""
+    jobs, max_procs, job_type = params["jobs"], params["max_procs"], params["job_type"]
+    header = [f"; Installation: Lublin-Feitelson model ({job_type} jobs)",
+              f"; MaxJobs: {jobs}", f"; MaxRecords: {jobs}", f"; MaxNodes: {max_procs}",
+              f"; MaxProcs: {max_procs}",
+              f"; Note: U. Lublin and D. G. Feitelson, JPDC 63(11), 2003; seed {seed}"]
+    return generate(jobs, max_procs, seed, job_type=job_type), header

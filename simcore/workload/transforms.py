@@ -16,7 +16,7 @@ In order:
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import Field, asdict, dataclass, field, fields
 
 import numpy as np
 import pyarrow as pa
@@ -24,44 +24,73 @@ import pyarrow as pa
 from simcore.errors import SpecError
 from simcore.jobs import Jobs
 from simcore.machines.spec import MachineSpec
+from simcore.params import Parameter
 from simcore.workload.shapes import synthesize
+
+#: Where a transform is set in an experiment: once (`transforms:`) or as a grid axis.
+FIXED, GRID = "transforms", "grid"
+
+
+def _transform(parameter: Parameter, axis: str, shaped: bool = False) -> Field:
+    """A WorkloadSpec field defined by `parameter`. `shaped`: it only matters on machines
+    whose jobs ask for shapes, and values strictly between 0 and 1 draw random numbers."""
+    return field(default=parameter.default,
+                 metadata={"parameter": parameter, "axis": axis, "shaped": shaped})
 
 
 @dataclass(frozen=True)
 class WorkloadSpec:
-    """How a job table becomes the jobs of one simulation."""
+    """How a job table becomes the jobs of one simulation (see the module docstring)."""
 
-    skip_jobs: int = 0
-    first_jobs: int | None = None
-    processors_per_unit: int = 1
-    runtime_scale: float = 1.0
-    offered_load: float | None = None
-    p_fat: float = 0.0
-    p_torus: float = 0.0
-    oversize: str = "reject"
+    skip_jobs: int = _transform(Parameter(
+        "skip_jobs", int, 0, "jobs skipped at the start of the source", unit="jobs",
+        minimum=0), FIXED)
+    first_jobs: int | None = _transform(Parameter(
+        "first_jobs", int, None, "jobs kept after them (Krevat: 10,000); null: all",
+        unit="jobs", minimum=1, optional=True), FIXED)
+    processors_per_unit: int = _transform(Parameter(
+        "processors_per_unit", int, 1, "processors per allocation unit; sizes are divided "
+        "and rounded up (CTC on BG/L midplanes: 4)", unit="procs/unit", minimum=1), FIXED)
+    runtime_scale: float = _transform(Parameter(
+        "runtime_scale", float, 1.0, "run and requested times multiplied by this (Krevat's "
+        "c)", unit="factor", minimum=0.0, exclusive_minimum=True), GRID)
+    offered_load: float | None = _transform(Parameter(
+        "offered_load", float, None, "arrivals rescaled so that sum(size x run) / (units x "
+        "arrival span) is this (Aridor); null: arrivals kept", unit="fraction", minimum=0.0,
+        exclusive_minimum=True, optional=True), GRID)
+    p_fat: float = _transform(Parameter(
+        "p_fat", float, 0.0, "probability that a job's shape is fat (sides >= 2) rather than "
+        "slim (Aridor)", unit="prob", minimum=0.0, maximum=1.0), GRID, shaped=True)
+    p_torus: float = _transform(Parameter(
+        "p_torus", float, 0.0, "probability that a job wants a torus rather than a mesh "
+        "(Aridor)", unit="prob", minimum=0.0, maximum=1.0), GRID, shaped=True)
+    oversize: str = _transform(Parameter(
+        "oversize", str, "reject", "jobs larger than the machine after size scaling: reject "
+        "(an error), drop or clamp (to the machine), counted either way",
+        choices=("reject", "drop", "clamp")), FIXED)
 
     def __post_init__(self) -> None:
-        for name in ("runtime_scale", "offered_load", "p_fat", "p_torus"):
-            value = getattr(self, name)  # 1 and 1.0 must be one run: one canonical type
-            if isinstance(value, int) and not isinstance(value, bool):
-                object.__setattr__(self, name, float(value))
-        checks = {
-            "skip_jobs": self.skip_jobs >= 0,
-            "first_jobs": self.first_jobs is None or self.first_jobs >= 1,
-            "processors_per_unit": self.processors_per_unit >= 1,
-            "runtime_scale": self.runtime_scale > 0,
-            "offered_load": self.offered_load is None or self.offered_load > 0,
-            "p_fat": 0 <= self.p_fat <= 1,
-            "p_torus": 0 <= self.p_torus <= 1,
-            "oversize": self.oversize in ("reject", "drop", "clamp"),
-        }
-        for name, ok in checks.items():
-            if not ok:
-                raise SpecError(f"workload {name}={getattr(self, name)!r} is out of range")
+        for f in fields(self):  # 1 and 1.0 must be one run: one canonical type
+            try:
+                object.__setattr__(self, f.name, f.metadata["parameter"].convert(
+                    getattr(self, f.name)))
+            except SpecError as exc:
+                raise SpecError(f"workload transform {exc}") from None
 
     def key(self) -> str:
         """Canonical JSON of every transform parameter."""
         return json.dumps(asdict(self), sort_keys=True)
+
+    def random(self) -> bool:
+        """Whether preparing with this spec draws random numbers (a shape probability
+        strictly between 0 and 1)."""
+        return any(f.metadata["shaped"] and 0.0 < getattr(self, f.name) < 1.0
+                   for f in fields(self))
+
+
+def transforms(axis: str | None = None) -> dict[str, Field]:
+    """WorkloadSpec's fields by name (those set on `axis` when given)."""
+    return {f.name: f for f in fields(WorkloadSpec) if axis is None or f.metadata["axis"] == axis}
 
 
 def offered_load(size: np.ndarray, run_s: np.ndarray, submit_s: np.ndarray, units: int) -> float:

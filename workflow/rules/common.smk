@@ -1,15 +1,24 @@
-# Shared by the rules: the experiment plan and the file lists derived from it.
+# Shared by the rules: the experiment plan, path patterns and the file lists derived from them.
 
+import hashlib
 import json
 import os
 
+from snakemake.exceptions import WorkflowError
+
+from simcore import patterns
 from simcore.caches import sources_digest
-from simcore.experiments import PACKAGE, SYNTHETIC_CODE, TRACE_CODE, plan
+from simcore.config import validate
+from simcore.errors import SimcoreError
+from simcore.experiments import plan
+from simcore.fingerprint import closure
 from simcore.traces import load_catalogue
+from simcore.workload.synthetic import MODELS
 
 
 wildcard_constraints:
     trace=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    dataset=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     workload=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     experiment=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     machine=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
@@ -17,13 +26,24 @@ wildcard_constraints:
     seed=r"\d+",
 
 
-CATALOGUE = load_catalogue(config["traces"]["catalogue"])
-SHARDS = {shard.label(): shard for shard in plan(config, sorted(CATALOGUE))}
-KERNELS_READY = f"results/.kernels/{sources_digest()[:16]}.ready"
-SHARD_DIR = (
-    "results/store/experiment={experiment}/workload={workload}/machine={machine}/policy={policy}"
+R = patterns.results
+try:  # bad input is a one-line message naming the key, not a traceback
+    validate(config, workflow.source_path("../schemas/config.schema.yaml"))
+    CATALOGUE = load_catalogue(config["traces"]["catalogue"])
+    SHARDS = {shard.label(): shard for shard in plan(config, sorted(CATALOGUE))}
+except SimcoreError as exc:
+    raise WorkflowError(f"configuration: {exc}") from None
+DATASET = next(iter(SHARDS.values())).dataset
+# Each (allocator, scheduler) pair is its own compiled engine: warm those the config uses.
+ENGINE_PAIRS = sorted({(s.machine_spec.allocator, s.policy_spec.scheduler) for s in SHARDS.values()})
+KERNELS_READY = R(patterns.KERNELS_READY).format(
+    digest=f"{sources_digest()[:16]}-{hashlib.sha256(repr(ENGINE_PAIRS).encode()).hexdigest()[:8]}"
 )
-SHARD_SUMMARY = f"{SHARD_DIR}/summary.parquet"
+
+
+def dataset_file(pattern):
+    """A per-dataset pattern for this configuration's dataset."""
+    return R(pattern).format(dataset=DATASET)
 
 
 def shard(wildcards):
@@ -35,11 +55,11 @@ def shard(wildcards):
 
 
 def shard_summaries():
-    return [SHARD_SUMMARY.format(**s.names) for s in SHARDS.values()]
+    return [R(patterns.SHARD_SUMMARY).format(dataset=DATASET, **s.names) for s in SHARDS.values()]
 
 
 def shard_workloads(wildcards):
-    return [f"results/{path}" for path in shard(wildcards).input_paths()]
+    return [R(path) for path in shard(wildcards).input_paths()]
 
 
 def code_paths(paths):
@@ -53,6 +73,9 @@ def shard_code(wildcards):
 
 
 def synthetic_spec(wildcards):
-    """Sorted, so the params rerun trigger ignores key order in the config file."""
-    spec = {"job_type": "batch", **config["workloads"][wildcards.workload]["synthetic"]}
-    return dict(sorted(spec.items()))
+    """The workload's model and parameters (sorted: key order in the config is no change)."""
+    spec = SHARDS_BY_WORKLOAD[wildcards.workload].source.synthetic
+    return spec.to_dict()
+
+
+SHARDS_BY_WORKLOAD = {s.workload: s for s in SHARDS.values()}

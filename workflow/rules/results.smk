@@ -1,4 +1,4 @@
-# Tables and figures over the whole store, and the dataset archive.
+# Tables and figures over the dataset's shards, and the dataset archive.
 
 
 localrules:
@@ -12,45 +12,46 @@ rule tables:
         shard_summaries(),
     output:
         report(
-            directory("results/tables"),
+            directory(R(patterns.TABLES)),
             patterns=["{name}.csv"],
             caption="../report/tables.rst",
             category="Tables",
         ),
     log:
-        "logs/tables.log",
+        "logs/tables/{dataset}.log",
     shell:
-        "simcore tables --results results --out {output} --summaries {input} > {log} 2>&1"
+        "simcore tables --out {output:q} --summaries {input:q} > {log:q} 2>&1"
 
 
 rule figures:
     input:
-        "results/tables",
+        R(patterns.TABLES),
     output:
         report(
-            directory("results/figures"),
+            directory(R(patterns.FIGURES)),
             patterns=["{name}.png"],
             caption="../report/figures.rst",
             category="Figures",
         ),
     log:
-        "logs/figures.log",
+        "logs/figures/{dataset}.log",
     shell:
-        "simcore figures --tables {input} --out {output} > {log} 2>&1"
+        "simcore figures --tables {input:q} --out {output:q} > {log:q} 2>&1"
 
 
 rule archive:
     # Not part of the default target: `snakemake archive` packs the dataset for deposit.
     input:
         summaries=shard_summaries(),
-        tables="results/tables",
-        figures="results/figures",
+        tables=dataset_file(patterns.TABLES),
+        figures=dataset_file(patterns.FIGURES),
     output:
-        f"results/archive/{config.get('dataset', 'torus-sweep')}.tar.xz",
+        dataset_file(patterns.ARCHIVE),
     params:
+        dataset=R(DATASET),
         config=json.dumps(config, sort_keys=True),
     log:
-        "logs/archive.log",
+        f"logs/archive/{DATASET}.log",
     shell:
-        "simcore archive pack --out {output} --results results"
-        " --summaries {input.summaries} --config-json {params.config:q} > {log} 2>&1"
+        "simcore archive pack --out {output:q} --results {params.dataset:q}"
+        " --summaries {input.summaries:q} --config-json {params.config:q} > {log:q} 2>&1"

@@ -8,24 +8,25 @@ localrules:
 
 rule acquire_trace:
     output:
-        "resources/traces/{trace}.swf.gz",
+        patterns.TRACE,
     params:
         catalogue=config["traces"]["catalogue"],
-        mirrors=" ".join(f"--mirror {m}" for m in config["traces"].get("mirrors", [])),
+        # each mirror is one quoted argument: a path is never read as shell syntax
+        mirrors=[arg for m in config["traces"].get("mirrors", []) for arg in ("--mirror", m)],
     log:
         "logs/acquire_trace/{trace}.log",
     retries: 2
     shell:
-        "simcore fetch-trace {wildcards.trace} --catalogue {params.catalogue}"
-        " --out {output} {params.mirrors} > {log} 2>&1"
+        "simcore fetch-trace {wildcards.trace:q} --catalogue {params.catalogue:q}"
+        " --out {output:q} {params.mirrors:q} > {log:q} 2>&1"
 
 
 rule convert_trace:
     input:
-        swf="resources/traces/{trace}.swf.gz",
-        code=code_paths(PACKAGE / name for name in TRACE_CODE),
+        swf=patterns.TRACE,
+        code=code_paths(closure(["simcore.workload.io"])),
     output:
-        "results/workloads/{trace}/jobs.parquet",
+        R(patterns.TRACE_WORKLOAD),
     params:
         cleaning=json.dumps(config["traces"].get("cleaning", {}), sort_keys=True),
         jobs=lambda wildcards: CATALOGUE[wildcards.trace].jobs,
@@ -33,5 +34,5 @@ rule convert_trace:
     log:
         "logs/convert_trace/{trace}.log",
     shell:
-        "simcore convert-trace {input.swf} {output} --cleaning {params.cleaning:q}"
-        " --expect-jobs {params.jobs} --expect-max-procs {params.max_procs} > {log} 2>&1"
+        "simcore convert-trace {input.swf:q} {output:q} --cleaning {params.cleaning:q}"
+        " --expect-jobs {params.jobs} --expect-max-procs {params.max_procs} > {log:q} 2>&1"

@@ -1,0 +1,89 @@
+"""Which source files a computation depends on: the import closure of its modules.
+
+A result depends on the code of every simcore module that the modules computing it import,
+directly or through others, at the top of a file or inside a function. `closure` finds
+them by reading the sources (nothing is imported or run), so the lists are derived from
+the code and never kept by hand: the run key's code component, the numba cache directory
+and the code inputs of the workflow's rules all come from here.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent
+ROOT_NAME = PACKAGE.name
+
+
+def module_file(name: str) -> Path | None:
+    """Source file of simcore module `name` (a package's __init__.py), or None."""
+    if name != ROOT_NAME and not name.startswith(ROOT_NAME + "."):
+        return None
+    parts = name.split(".")[1:]
+    base = PACKAGE.joinpath(*parts)
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def module_name(path: Path) -> str:
+    """The dotted name of a source file of the package."""
+    relative = path.resolve().relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(relative.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+@functools.lru_cache(maxsize=512)
+def _imports(path: Path, mtime_ns: int) -> frozenset[str]:
+    """simcore modules the file at `path` imports anywhere (names of modules, including
+    submodules imported with `from package import module`)."""
+    tree = ast.parse(path.read_bytes(), filename=str(path))
+    package = module_name(path) if path.name == "__init__.py" else \
+        module_name(path).rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative import
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return frozenset(name for name in found if module_file(name) is not None)
+
+
+def closure(modules: Iterable[str]) -> list[Path]:
+    """Source files of `modules`, of every simcore module they import transitively, and of
+    the packages that contain them (whose __init__ runs on import), sorted."""
+    seen: set[Path] = set()
+    todo = list(modules)
+    while todo:
+        name = todo.pop()
+        path = module_file(name)
+        if path is None:
+            raise ValueError(f"{name} is not a module of {ROOT_NAME}")
+        if path in seen:
+            continue
+        seen.add(path)
+        parents = [".".join(name.split(".")[:k]) for k in range(1, name.count(".") + 1)]
+        todo.extend(parents)
+        todo.extend(_imports(path, path.stat().st_mtime_ns))
+    return sorted(seen)
+
+
+def digest(paths: Iterable[Path]) -> str:
+    """sha256 over the package-relative path and the bytes of each file."""
+    sha = hashlib.sha256()
+    for path in sorted(paths):
+        sha.update(path.relative_to(PACKAGE).as_posix().encode() + b"\0")
+        sha.update(path.read_bytes())
+    return sha.hexdigest()

@@ -1,0 +1,39 @@
+"""Flat machines: N fully connected units; any free units will do, so only counts matter.
+
+No unit bits are kept (one empty word): the schedulers see `counts_only` and check free
+units themselves, and a placement is just the number of units.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from simcore.jit import implements, kernel
+from simcore.jobs import Jobs
+from simcore.machines.allocate import place
+from simcore.machines.spec import MachineSpec
+
+
+class FlatMachine(NamedTuple):
+    units: int
+    words: int
+    counts_only: bool
+
+
+def memory_bytes(spec: MachineSpec) -> int:
+    """Tables of a flat machine: none, whatever its size."""
+    return 0
+
+
+def build(spec: MachineSpec, jobs: Jobs) -> tuple[FlatMachine, np.ndarray, np.ndarray]:
+    """The machine struct, each job's size on it (as requested) and one placement class."""
+    return FlatMachine(spec.units, 1, True), jobs.size, np.zeros(len(jobs), dtype=np.int64)
+
+
+@implements(place, FlatMachine)
+@kernel
+def place_flat(m, st, j, units, busy, growth, forbidden, out):
+    """Any `units` free units (the caller has checked there are that many)."""
+    return units

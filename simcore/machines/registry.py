@@ -1,0 +1,131 @@
+"""Machine kinds and their allocators: one row each.
+
+Machine specs (`simcore.machines.spec`), the command line (`--machine`, `--allocator`),
+the config schema, the checks between schedulers and machines, memory limits and
+`simcore list` all derive from `KINDS` and `ALLOCATORS`. A kind is a topology; an
+allocator is the module that chooses units on it: it builds the machine struct the
+kernels run on (`build(spec, jobs)`), states what its tables cost (`memory_bytes(spec)`)
+and implements the operations of `simcore.machines.allocate` for its struct. Adding one
+is a module plus a row here (docs/extending.md).
+
+Allocators offer capabilities that schedulers may need (`Scheduler.needs`):
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from simcore.errors import SpecError
+from simcore.params import Parameter
+
+CAPABILITIES = {
+    "counts": "any free units will do, so schedulers reason with counts alone",
+    "partitions": "jobs get contiguous partitions and the largest free one is known",
+    "grows": "a job may get more units than it asked for (Krevat's growth)",
+    "migrates": "running jobs can be re-placed (Krevat's migration)",
+}
+__doc__ += "".join(f"\n- {name}: {meaning};" for name, meaning in CAPABILITIES.items())
+
+#: Largest tables an allocator may build for one machine.
+MEMORY_LIMIT_BYTES = 512 * 2**20
+#: Largest machine, in allocation units (counters and sums stay exact in int64 / float64).
+MAX_UNITS = 2**40
+
+
+@dataclass(frozen=True)
+class MachineKind:
+    """A topology. `wired` kinds read their wiring from `<name>.yaml` (any such file makes
+    a machine of that name); `shaped_jobs`: jobs ask for shapes (p_fat, p_torus apply)."""
+
+    name: str
+    summary: str
+    example: str
+    default_allocator: str
+    min_dims: int = 1
+    max_dims: int | None = 3
+    wraps: bool = False
+    wired: bool = False
+    shaped_jobs: bool = False
+
+
+@dataclass(frozen=True)
+class Allocator:
+    """A rule choosing units on machines of `kinds`, implemented by `module`."""
+
+    name: str
+    summary: str
+    kinds: tuple[str, ...]
+    module: str
+    capabilities: frozenset[str]
+    parameters: tuple[Parameter, ...] = ()
+
+    def implementation(self) -> ModuleType:
+        return importlib.import_module(self.module)
+
+
+WIRED = "wired"
+KINDS: dict[str, MachineKind] = {row.name: row for row in (
+    MachineKind("flat", "N fully connected units", "flat:128", "any-free",
+                max_dims=1),
+    MachineKind("torus", "units on a torus: partitions wrap around in every dimension",
+                "torus:4x4x8", "largest-free", wraps=True),
+    MachineKind("mesh", "units on a mesh: partitions do not wrap", "mesh:8x8x5",
+                "largest-free"),
+    MachineKind(WIRED, "BG/L-style midplanes with per-line switches and cables, described "
+                "by a file <name>.yaml (config/machines/)", "bgl:8x4x4", "two-phase",
+                min_dims=3, wired=True, shaped_jobs=True),
+)}
+
+ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
+    Allocator("any-free", "any free units (a flat machine)", ("flat",),
+              "simcore.machines.flat", frozenset({"counts"})),
+    Allocator("largest-free", "Krevat's rule: the box of the job's size (else the smallest "
+              "larger one) that leaves the largest free partition, from the box table",
+              ("torus", "mesh"), "simcore.machines.boxes",
+              frozenset({"partitions", "grows", "migrates"})),
+    Allocator("two-phase", "Aridor et al.'s two-phase allocation: a free box of midplanes "
+              "for the job's shape, then per line the link set with the fewest cables",
+              (WIRED,), "simcore.machines.links", frozenset()),
+)}
+
+
+def get_allocator(name: str) -> Allocator:
+    if name not in ALLOCATORS:
+        raise SpecError(f"allocator {name!r}; expected one of {', '.join(ALLOCATORS)}")
+    return ALLOCATORS[name]
+
+
+def check_memory(what: str, nbytes: int) -> None:
+    """Refuse tables above MEMORY_LIMIT_BYTES before anything is allocated."""
+    if nbytes > MEMORY_LIMIT_BYTES:
+        raise SpecError(f"{what} would take {nbytes / 2**30:.1f} GiB; machine tables are "
+                        f"limited to {MEMORY_LIMIT_BYTES // 2**20} MiB")
+
+
+def check_compatible(machine: Any, needs: frozenset[str], what: str) -> None:
+    """`what` (e.g. "scheduler migration") needs the allocator capabilities `needs`;
+    raise a SpecError naming what is missing and which allocators have it."""
+    allocator = ALLOCATORS[machine.allocator]
+    missing = sorted(needs - allocator.capabilities)
+    if not missing:
+        return
+    offer = [f"{row.name} ({', '.join(row.kinds)})" for row in ALLOCATORS.values()
+             if needs <= row.capabilities]
+    raise SpecError(
+        f"{what} needs an allocator where {'; '.join(CAPABILITIES[c] for c in missing)}; "
+        f"machine {machine} uses {allocator.name}, which does not"
+        + (f" (these do: {', '.join(offer)})" if offer else ""))
+
+
+def build(machine: Any, jobs: Any) -> tuple[Any, np.ndarray, np.ndarray]:
+    """The machine struct for the kernels, each job's size on it and its placement class
+    (jobs of one class place alike), from the machine's allocator."""
+    module = ALLOCATORS[machine.allocator].implementation()
+    check_memory(f"machine {machine}", module.memory_bytes(machine))
+    struct, size, placement_class = module.build(machine, jobs)
+    return struct, np.ascontiguousarray(size, dtype=np.int64), placement_class

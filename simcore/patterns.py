@@ -1,0 +1,59 @@
+"""Every path the workflow and the library use, defined once.
+
+Patterns under the results root (`results/` in the workflow) are relative to it; fill
+them with `str.format` (the library) or as Snakemake wildcards (the rules, through
+`results()`). Traces are retrieved resources and live outside it. Each configuration's
+results form a dataset of their own, `<dataset>/` (named by the config key `dataset`), so
+the results of several configurations sit side by side; the run cache and the workload
+files are shared by all datasets.
+
+    resources/traces/<trace>.swf.gz                 verified copies of archive traces
+    results/workloads/<trace>/jobs.parquet          converted, cleaned traces
+    results/workloads/<name>/seed=<s>/jobs.parquet  synthetic workload samples
+    results/cache/runs/<k0k1>/<key>.parquet         one entry per simulated run
+    results/.kernels/<digest>.ready                 the numba kernels are compiled
+    results/<dataset>/specs/E/W/M/P.json            a shard's full specification
+    results/<dataset>/store/experiment=E/workload=W/machine=M/policy=P/summary.parquet
+    results/<dataset>/tables/  figures/  archive/<dataset>.tar.xz
+"""
+
+from __future__ import annotations
+
+import re
+
+from simcore.errors import ConfigError
+
+RESULTS = "results"
+TRACE = "resources/traces/{trace}.swf.gz"
+
+TRACE_WORKLOAD = "workloads/{trace}/jobs.parquet"
+SYNTHETIC_WORKLOAD = "workloads/{workload}/seed={seed}/jobs.parquet"
+CACHE_ENTRY = "cache/runs/{prefix}/{key}.parquet"
+CACHE_JOBS = "cache/runs/{prefix}/{key}.jobs.parquet"
+KERNELS_READY = ".kernels/{digest}.ready"
+SPEC = "{dataset}/specs/{experiment}/{workload}/{machine}/{policy}.json"
+SHARD = ("{dataset}/store/experiment={experiment}/workload={workload}/machine={machine}"
+         "/policy={policy}")
+SHARD_SUMMARY = SHARD + "/summary.parquet"
+SHARD_JOBS = SHARD + "/jobs.parquet"
+STORE = "{dataset}/store"
+TABLES = "{dataset}/tables"
+FIGURES = "{dataset}/figures"
+ARCHIVE = "{dataset}/archive/{dataset}.tar.xz"
+
+#: Names of datasets, workloads, machines, policies and experiments: directory names.
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+#: Directories of the results root that are not datasets.
+SHARED = ("cache", "workloads")
+
+
+def results(pattern: str) -> str:
+    """A pattern under the results root, as the workflow writes it."""
+    return f"{RESULTS}/{pattern}"
+
+
+def check_dataset(name: object) -> None:
+    """A dataset name must be a directory name that no shared directory uses."""
+    if not isinstance(name, str) or not NAME.match(name) or name in SHARED:
+        raise ConfigError(f"dataset: {name!r}; expected a name of letters, digits, '_', '.', "
+                          f"'-' starting with a letter or digit, other than {SHARED}")

@@ -1,0 +1,119 @@
+"""The registries: schedulers, machine kinds and allocators, and what derives from them."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from simcore.config import schema
+from simcore.errors import SpecError
+from simcore.jobs import Jobs
+from simcore.machines.registry import ALLOCATORS, KINDS
+from simcore.machines.spec import MachineSpec
+from simcore.params import Parameter
+from simcore.policy import SCHEDULERS, PolicySpec
+from simcore.simulate import simulate
+from simcore.workload.synthetic import MODELS
+from simcore.workload.transforms import transforms
+from tests.conftest import ROOT
+
+SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"
+
+
+def test_config_schema_derives_from_the_registries():
+    defs = schema(SCHEMA)["$defs"]
+    policies = {alt["properties"]["scheduler"]["const"]: set(alt["properties"]) - {"scheduler"}
+                for alt in defs["policy"]["oneOf"]}
+    assert policies == {name: set(row.parameter_names) for name, row in SCHEDULERS.items()}
+    assert defs["machine"]["oneOf"][1]["properties"]["allocator"]["enum"] == list(ALLOCATORS)
+    assert [alt["properties"]["model"]["const"] for alt in defs["synthetic"]["oneOf"]] == \
+        list(MODELS)
+    assert set(defs["grid"]["properties"]) | set(defs["transforms"]["properties"]) == \
+        set(transforms())
+
+
+def test_every_allocator_serves_a_registered_kind():
+    for row in ALLOCATORS.values():
+        assert set(row.kinds) <= set(KINDS)
+    for kind in KINDS.values():
+        assert kind.name in ALLOCATORS[kind.default_allocator].kinds
+
+
+def one_job():
+    return Jobs.create([1], [0.0], [1.0], [1.0], [1])
+
+
+@pytest.mark.parametrize(("machine", "message"), [
+    ("mesh:100000", r"machine mesh:100000 would take \d+\.\d GiB"),
+    ("torus:16x16x16", r"machine torus:16x16x16 would take 6\.9 GiB; machine tables are "
+                       r"limited to 512 MiB"),
+])
+def test_oversized_machines_are_refused_before_anything_is_allocated(machine, message):
+    with pytest.raises(SpecError, match=message):
+        simulate(one_job(), machine, "fcfs")
+
+
+def test_huge_flat_machine_needs_no_tables():
+    assert simulate(one_job(), "flat:10000000000", "fcfs").summary["jobs"] == 1
+
+
+@pytest.mark.parametrize(("text", "allocator", "message"), [
+    ("flat:8", "largest-free", r"allocator largest-free works on torus, mesh machines"),
+    ("torus:4x4", "nope", r"allocator 'nope'; expected one of any-free, largest-free"),
+    ("flat:4x4", None, r"machine flat:4x4: expected 1 dimension\(s\), e.g. flat:128"),
+    ("torus:1099511627777", None, r"expected at most 2\^40"),
+    ("bgl:4x4x4", None, r"wires a 8x4x4 machine; expected bgl:8x4x4"),
+])
+def test_machine_spec_errors(text, allocator, message):
+    with pytest.raises(SpecError, match=message):
+        MachineSpec.parse(text, allocator)
+
+
+def test_spec_text_names_a_non_default_allocator():
+    assert str(MachineSpec.parse("torus:4x4x8")) == "torus:4x4x8"
+    spec = MachineSpec.parse("torus:4x4x8", "largest-free")
+    assert spec == MachineSpec.parse("torus:4x4x8") and spec.to_config() == "torus:4x4x8"
+
+
+def test_policy_spec_converts_checks_and_pickles():
+    policy = PolicySpec.from_params("bm", {"fn_tor": "0.2", "reservation": "no",
+                                           "max_growth": "3"})
+    assert (policy.fn_tor, policy.reservation, policy.max_growth) == (0.2, False, 3)
+    assert policy.estimates == "requested" and policy.start_delay_s == 0.0
+    assert pickle.loads(pickle.dumps(policy)) == policy
+    assert policy.replace(fn_tor=0.2) == policy and hash(policy.replace()) == hash(policy)
+    with pytest.raises(AttributeError):
+        policy.fn_tor = 0.5  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="policy fcfs has no parameter 'fn_tor'"):
+        _ = PolicySpec("fcfs").fn_tor
+    with pytest.raises(SpecError, match=r"scheduler fcfs: parameter\(s\) \['fn_tor'\] do not"):
+        PolicySpec("fcfs", fn_tor=0.1)
+    with pytest.raises(SpecError, match="scheduler 'easy'; expected one of fcfs, backfill"):
+        PolicySpec("easy")
+
+
+@pytest.mark.parametrize(("parameter", "value", "expected"), [
+    (Parameter("x", float, 0.0, "", minimum=0.0), "inf", "a finite number >= 0"),
+    (Parameter("x", float, 0.0, ""), "nan", "a finite number"),
+    (Parameter("x", float, 0.0, ""), 1e400, "a finite number"),
+    (Parameter("x", int, 0, "", minimum=1), 2.0, "an integer >= 1"),
+    (Parameter("x", int, 0, ""), 2**63, "an integer < 2^63"),
+    (Parameter("x", bool, True, ""), "maybe", "true or false"),
+    (Parameter("x", bool, True, ""), 1, "true or false"),
+    (Parameter("x", str, "a", "", choices=("a", "b")), "c", "'a' or 'b'"),
+    (Parameter("x", float, 1.0, "", minimum=0.0, exclusive_minimum=True), 0, "a finite number > 0"),
+])
+def test_parameters_refuse_values_outside_their_range(parameter, value, expected):
+    with pytest.raises(SpecError, match=f"x={value!r}; expected {expected}".replace("^", r"\^")
+                       .replace("(", r"\(").replace(")", r"\)")):
+        parameter.convert(value)
+
+
+def test_parameters_convert_command_line_strings():
+    assert Parameter("x", float, 0.0, "").convert("1") == 1.0
+    assert Parameter("x", int, 0, "").convert("7") == 7
+    assert Parameter("x", bool, False, "").convert("true") is True
+    assert Parameter("x", float, None, "", optional=True).convert("null") is None
+    assert np.isclose(Parameter("x", float, 0.0, "").convert(np.float64(0.5)), 0.5)
