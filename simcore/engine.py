@@ -26,6 +26,7 @@ from simcore.schedulers import decide
 from simcore.state import (
     FREE_UNITS,
     N_ACTIVE,
+    NOW,
     QLEN,
     QUEUED_UNITS,
     STATUS,
@@ -72,6 +73,7 @@ def run_events(policy, m, st, jobs):
                 acc[UNUSED_AREA] += idle * dt
             integrate(m, st, dt)
         t_prev = t
+        acc[NOW] = t
         finish_jobs(st, t)
         while arrived < n and submit[arrived] == t:
             queue[ctr[QLEN]] = arrived

@@ -178,7 +178,7 @@ def warm_kernels(pairs: Sequence[tuple[str, str]] | None = None) -> list[tuple[s
     the pairs it uses. Returns the pairs warmed."""
     from simcore import NUMBA_CACHE
     from simcore.jobs import Jobs
-    from simcore.machines.registry import ALLOCATORS, KINDS
+    from simcore.machines.registry import ALLOCATORS
     from simcore.policy import SCHEDULERS
     from simcore.simulate import simulate
 
@@ -193,7 +193,7 @@ def warm_kernels(pairs: Sequence[tuple[str, str]] | None = None) -> list[tuple[s
     for allocator, scheduler in pairs:
         mark = _ready_mark(allocator, scheduler)
         if not mark.exists():
-            machine = MachineSpec.parse(KINDS[ALLOCATORS[allocator].kinds[0]].example, allocator)
+            machine = MachineSpec.parse(ALLOCATORS[allocator].machine_example, allocator)
             simulate(jobs, machine, scheduler)
             mark.touch()
             warmed.append((allocator, scheduler))

@@ -42,7 +42,8 @@ N_CTR = 14
 
 # acc indices
 UNUSED_AREA = 0  # integral of max(0, f(t) - q(t)) dt, unit-seconds
-N_ACC = 1
+NOW = 1  # the time of the current event (allocators that weigh completion times read it)
+N_ACC = 2
 
 STATUS_STUCK = 1
 

@@ -49,3 +49,11 @@ def integrate(m, st, dt):
     """Accumulate the kind's own time integrals over an interval of `dt` seconds in which
     the occupancy stays as it is (wired machines: busy cables)."""
     return
+
+
+@generic(default=True)
+def extents(m, j, units):
+    """(w, h, W, H): the sides of the submesh job j (of `units` units) asks for and the sides
+    of the machine, as 2D meshes see them; any other machine is a line of units, where a job
+    of s units is s x 1 (schedulers that order jobs by their sides read this)."""
+    return units, 1, m.units, 1
