@@ -11,6 +11,7 @@ from simcore.errors import SimcoreError, SpecError
 from simcore.machines.registry import ALLOCATORS, KINDS
 from simcore.policy import SCHEDULERS
 from simcore.traces import MIRROR_ENV
+from simcore.workload.meshes import RULES
 from simcore.workload.sources import describe_choices
 
 
@@ -78,6 +79,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--offered-load", type=float, help="rescale arrivals to this load")
     run.add_argument("--p-fat", type=float, default=0.0, help="probability of a fat shape")
     run.add_argument("--p-torus", type=float, default=0.0, help="probability of a torus")
+    run.add_argument("--warmup-jobs", type=int, default=0,
+                     help="first jobs left out of the job statistics (Chu: 1000)")
+    run.add_argument("--mesh-shape", choices=RULES, default="squarest",
+                     help="w x h of jobs on 2D-mesh submesh allocators when the workload "
+                          "gives none")
     run.add_argument("--seed", type=int, default=0, help="seed of the run's random draws")
     run.add_argument("--jobs-out", help="write the per-job schedule to this .parquet")
     run.add_argument("--json", action="store_true", help="print one JSON object")
@@ -229,7 +235,8 @@ def _run(args: argparse.Namespace) -> int:
                         processors_per_unit=args.processors_per_unit,
                         oversize=args.oversize,
                         runtime_scale=args.runtime_scale, offered_load=args.offered_load,
-                        p_fat=args.p_fat, p_torus=args.p_torus)
+                        p_fat=args.p_fat, p_torus=args.p_torus,
+                        warmup_jobs=args.warmup_jobs, mesh_shape=args.mesh_shape)
     result = simulate(prepare(table, spec, machine, args.seed), machine, policy, args.seed)
     if args.jobs_out:
         with atomic_path(args.jobs_out) as tmp:
@@ -244,6 +251,8 @@ def _run(args: argparse.Namespace) -> int:
     print(f"  utilization {s['utilization']:.4f}  unused {s['unused']:.4f}  lost {s['lost']:.4f}")
     print(f"  wait mean {s['mean_wait_s']:.0f} s, median {s['median_wait_s']:.0f} s; "
           f"bounded slowdown mean {s['mean_bsld']:.2f}")
+    print(f"  response mean {s['mean_response_s']:.2f} s, sd {s['sd_response_s']:.2f} s over "
+          f"{s['measured_jobs']} jobs; busy fraction {s['busy_fraction']:.4f}")
     print(f"  makespan {s['makespan_s']:.0f} s; grown jobs {s['grown_jobs']}; migrations "
           f"{s['migrations_successful']}/{s['migrations_attempted']} successful")
     print(f"  simulated in {result.timing['simulate_s']:.3f} s "

@@ -20,7 +20,9 @@ class Jobs:
     (units along x, y, z) and whether it wants a `torus`; a shaped job asks for its
     shape's volume (`size`) and `requested_units` keeps what its trace asked for.
     `oversize_jobs` counts the jobs of the source that were larger than the machine and
-    were dropped or clamped while preparing (see `WorkloadSpec.oversize`).
+    were dropped or clamped while preparing (see `WorkloadSpec.oversize`). The first
+    `warmup_jobs` jobs are simulated but left out of the job statistics (a warm-up).
+    On 2D meshes with submesh allocators `shape` is (w, h, 1).
     """
 
     job_id: np.ndarray
@@ -32,6 +34,7 @@ class Jobs:
     torus: np.ndarray | None = None
     requested_units: np.ndarray | None = None
     oversize_jobs: int = 0
+    warmup_jobs: int = 0
 
     def __post_init__(self) -> None:
         n = self.job_id.shape[0]
@@ -46,6 +49,9 @@ class Jobs:
             raise SpecError(f"jobs.requested_units: expected {n} values")
         if n == 0:
             raise SpecError("jobs: empty workload; expected at least one job")
+        if not 0 <= self.warmup_jobs < n:
+            raise SpecError(f"warmup_jobs={self.warmup_jobs} with {n} jobs; expected fewer "
+                            "warm-up jobs than jobs, so that some are measured")
         bad = np.flatnonzero(~np.isfinite(self.submit_s) | ~np.isfinite(self.run_s)
                              | (self.run_s < 0) | (self.size < 1))
         if bad.size:
@@ -60,7 +66,7 @@ class Jobs:
 
     @classmethod
     def create(cls, job_id, submit_s, run_s, requested_s, size, *, shape=None, torus=None,
-               requested_units=None, oversize_jobs: int = 0) -> Jobs:
+               requested_units=None, oversize_jobs: int = 0, warmup_jobs: int = 0) -> Jobs:
         """Jobs from arrays in any order (sorted here by submit time, then job id)."""
         job_id = np.asarray(job_id, dtype=np.int64)
         submit_s = np.asarray(submit_s, dtype=np.float64)
@@ -74,7 +80,7 @@ class Jobs:
         return cls(
             job_id[order], submit_s[order], pick(run_s, np.float64),
             pick(requested_s, np.float64), pick(size, np.int64), pick(shape, np.int64),
-            pick(torus, np.bool_), pick(requested_units, np.int64), oversize_jobs,
+            pick(torus, np.bool_), pick(requested_units, np.int64), oversize_jobs, warmup_jobs,
         )
 
     @classmethod

@@ -17,7 +17,14 @@ from simcore.errors import SimcoreError, SpecError
 from simcore.jobs import Jobs
 from simcore.machines import registry
 from simcore.machines.spec import MachineSpec
-from simcore.metrics import bounded_slowdown, capacity, mean_interval, span_s, summarize
+from simcore.metrics import (
+    bounded_slowdown,
+    capacity,
+    chu_statistics,
+    mean_interval,
+    span_s,
+    summarize,
+)
 from simcore.placements import PlacementLog
 from simcore.policy import PolicySpec
 from simcore.state import (
@@ -129,6 +136,7 @@ def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpe
     span = span_s(jobs.submit_s, out.end_s)
     migrations = out.migration_s[: st.ctr[MIGRATIONS_SUCCESSFUL]].copy()
     decisions = int(st.ctr[DECISIONS])
+    first = jobs.warmup_jobs  # job statistics over the measured jobs
     summary: dict[str, Any] = {
         "machine": str(spec),
         "policy": policy.key(),
@@ -137,9 +145,11 @@ def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpe
         "utilization": utilized,
         "unused": unused,
         "lost": lost,
-        **summarize(wait, "wait_s"),
-        **summarize(bsld, "bsld"),
-        "mean_response_s": float(response.mean()),
+        **summarize(wait[first:], "wait_s"),
+        **summarize(bsld[first:], "bsld"),
+        "mean_response_s": float(response[first:].mean()),
+        **chu_statistics(jobs.submit_s, out.sched_s, out.end_s, jobs.size, out.alloc,
+                         spec.units, first),
         "makespan_s": span,
         "rounded_jobs": int((kj.size > jobs.size).sum()),  # no partition of their size exists
         "grown_jobs": int((out.alloc > kj.size).sum()),  # grown to be placed (FCFS, backfill)

@@ -10,6 +10,7 @@ parameters (the first is the argument after the colon) and the function that sam
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,8 +19,9 @@ import pyarrow as pa
 
 from simcore.errors import ConfigError, SpecError
 from simcore.params import Parameter, convert_all
-from simcore.swf import SWFHeader, from_columns
-from simcore.workload.io import with_source
+from simcore.swf import FIELDS, SWFHeader, from_columns
+from simcore.workload.io import SOURCE_METADATA_KEY, with_source
+from simcore.workload.meshes import SHAPE_COLUMNS
 
 JOBS = Parameter("jobs", int, None, "jobs to sample", unit="jobs", minimum=1)
 
@@ -27,16 +29,28 @@ JOBS = Parameter("jobs", int, None, "jobs to sample", unit="jobs", minimum=1)
 @dataclass(frozen=True)
 class Model:
     """A registered workload model: `sample(params, seed)` in `function` ("module:name")
-    returns SWF columns and header lines."""
+    returns SWF columns (and, for 2D-mesh jobs, their submesh sides, see
+    `simcore.workload.meshes`) and header lines. `nominal(params)`, where the model has one,
+    gives the exact mean work per job (processor-seconds) and mean inter-arrival time (s)
+    of its distributions, on which the offered load of its samples is then based."""
 
     name: str
     summary: str
     parameters: tuple[Parameter, ...]  # the first is the argument of `<model>:<argument>`
     function: str
+    nominal: str | None = None
 
     def sampler(self) -> Callable[[Mapping[str, Any], int], tuple[dict, list[str]]]:
-        module, name = self.function.split(":")
-        return getattr(importlib.import_module(module), name)
+        return _function(self.function)
+
+    def means(self, params: Mapping[str, Any]) -> tuple[float, float] | None:
+        """(mean work per job, mean inter-arrival time) by `nominal`, or None."""
+        return None if self.nominal is None else _function(self.nominal)(params)
+
+
+def _function(path: str) -> Callable:
+    module, name = path.split(":")
+    return getattr(importlib.import_module(module), name)
 
 
 MODELS: dict[str, Model] = {row.name: row for row in (
@@ -48,6 +62,24 @@ MODELS: dict[str, Model] = {row.name: row for row in (
                   "interactive, both superposed (mixed) or the typeless whole-sample fit",
                   choices=("batch", "interactive", "mixed", "typeless")),
     ), "simcore.workload.lublin:sample"),
+    Model("chu", "Chu's 2D-mesh jobs (1995): w x h submeshes with sides from a uniform, "
+          "decreasing or increasing distribution, Poisson arrivals, exponential service", (
+        Parameter("distribution", str, None, "distribution of the sides w and h (drawn "
+                  "independently): uniform, decreasing or increasing",
+                  choices=("uniform", "decreasing", "increasing")),
+        JOBS,
+        Parameter("side", int, 32, "side of the square mesh the sizes are drawn for: sides "
+                  "1..side, load relative to side^2 processors", unit="nodes", minimum=1),
+        Parameter("square", bool, False, "square jobs, h = w (Chu's chapter 4)"),
+        Parameter("load", float, 0.5, "offered load n x EXTM / (side^2 x IATM), n the exact "
+                  "mean size; sets the mean inter-arrival time IATM", unit="fraction",
+                  minimum=0.0, exclusive_minimum=True),
+        Parameter("mean_service_s", float, 10.0, "mean of the exponential service times "
+                  "(EXTM)", unit="s", minimum=0.0, exclusive_minimum=True),
+        Parameter("estimate_cv", float, 0.0, "c of the estimated execution times, N(y, c y) "
+                  "truncated at 0 for a run time y (Chu: 0, 0.5, 1)", unit="ratio",
+                  minimum=0.0),
+    ), "simcore.workload.chu:sample", nominal="simcore.workload.chu:nominal"),
 )}
 
 
@@ -102,4 +134,21 @@ def synthesize(spec: SyntheticSpec, seed: int) -> pa.Table:
     columns, header = MODELS[spec.model].sampler()(dict(spec.params), seed)
     source = {"kind": "synthetic", **spec.to_dict(), "seed": seed}
     lines = ("; Version: 2.2", "; Computer: synthetic", *header)
-    return with_source(from_columns(columns, SWFHeader(lines)), source)
+    table = from_columns({k: v for k, v in columns.items() if k in FIELDS}, SWFHeader(lines))
+    for name in SHAPE_COLUMNS:
+        if name in columns:
+            table = table.append_column(name, pa.array(columns[name], type=pa.int64()))
+    return with_source(table, source)
+
+
+def declared_load(table: pa.Table, units: int) -> float | None:
+    """The offered load of a model's sample on `units` processors from the model's exact
+    means (see `Model.nominal`), or None when the table is not such a sample."""
+    raw = (table.schema.metadata or {}).get(SOURCE_METADATA_KEY)
+    source = json.loads(raw) if raw else {}
+    row = MODELS.get(source.get("model")) if source.get("kind") == "synthetic" else None
+    if row is None:
+        return None
+    params = {p.name: source.get(p.name, p.default) for p in row.parameters}
+    means = row.means(params)
+    return None if means is None else means[0] / (units * means[1])

@@ -10,7 +10,13 @@ In order:
    arrival times rescaled from the first arrival so that the offered load
    sum(size x run) / (units x arrival span) equals `offered_load` (Aridor);
 4. shapes, on machines that need them: slim/fat shapes with probability `p_fat`, torus
-   with probability `p_torus` (see `simcore.workload.shapes`); sizes become shape volumes.
+   with probability `p_torus` (see `simcore.workload.shapes`); on 2D meshes with submesh
+   allocators, w x h submeshes from the workload's columns or by the rule `mesh_shape`
+   (see `simcore.workload.meshes`); sizes become shape volumes.
+
+The offered load of step 3 is measured on the sample, except for samples of a model that
+states its exact means (Chu's: n x EXTM / (N x IATM)), where those define it. The first
+`warmup_jobs` jobs stay in the simulation but out of its job statistics.
 """
 
 from __future__ import annotations
@@ -23,9 +29,12 @@ import pyarrow as pa
 
 from simcore.errors import SpecError
 from simcore.jobs import Jobs
+from simcore.machines.registry import ALLOCATORS
 from simcore.machines.spec import MachineSpec
 from simcore.params import Parameter
+from simcore.workload.meshes import RULES, rule_shapes, table_shapes
 from simcore.workload.shapes import synthesize
+from simcore.workload.synthetic import declared_load
 
 #: Where a transform is set in an experiment: once (`transforms:`) or as a grid axis.
 FIXED, GRID = "transforms", "grid"
@@ -68,6 +77,13 @@ class WorkloadSpec:
         "oversize", str, "reject", "jobs larger than the machine after size scaling: reject "
         "(an error), drop or clamp (to the machine), counted either way",
         choices=("reject", "drop", "clamp")), FIXED)
+    mesh_shape: str = _transform(Parameter(
+        "mesh_shape", str, "squarest", "w x h of jobs whose workload gives none, on 2D meshes "
+        "with submesh allocators: squarest (the squarest least-area rectangle holding the "
+        "size) or square (the smallest k x k)", choices=RULES), FIXED)
+    warmup_jobs: int = _transform(Parameter(
+        "warmup_jobs", int, 0, "jobs at the start of the span that are simulated but left "
+        "out of the job statistics (Chu: 1000)", unit="jobs", minimum=0), FIXED)
 
     def __post_init__(self) -> None:
         for f in fields(self):  # 1 and 1.0 must be one run: one canonical type
@@ -125,9 +141,31 @@ def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int
     if machine.wiring is not None:
         shape, torus = synthesize(job_id, size, machine.dims3, spec.p_fat, spec.p_torus, seed)
         requested_units, size = size, shape.prod(axis=1)
+    elif "submeshes" in ALLOCATORS[machine.allocator].capabilities:
+        shape = _submeshes(span, keep, size, machine, spec.mesh_shape)
+        torus = np.zeros(len(size), dtype=bool)
+        requested_units, size = size, shape.prod(axis=1)
     if spec.offered_load is not None:
         first = submit.min()
-        factor = offered_load(size, run, submit, machine.units) / spec.offered_load
-        submit = first + (submit - first) * factor
+        declared = declared_load(table, machine.units * spec.processors_per_unit)
+        current = offered_load(size, run, submit, machine.units) if declared is None \
+            else declared * spec.runtime_scale
+        submit = first + (submit - first) * (current / spec.offered_load)
+    if spec.warmup_jobs >= len(size):
+        raise SpecError(f"workload transform warmup_jobs={spec.warmup_jobs} leaves none of "
+                        f"the {len(size)} jobs to measure; expected fewer")
     return Jobs.create(job_id, submit, run, requested, size, shape=shape, torus=torus,
-                       requested_units=requested_units, oversize_jobs=int(oversize.sum()))
+                       requested_units=requested_units, oversize_jobs=int(oversize.sum()),
+                       warmup_jobs=spec.warmup_jobs)
+
+
+def _submeshes(span: pa.Table, keep: np.ndarray, size: np.ndarray, machine: MachineSpec,
+               rule: str) -> np.ndarray:
+    """(w, h, 1) per kept job: the workload's submesh columns, else `rule` on its size."""
+    from simcore.machines.mesh2d import dims2
+
+    width, height = dims2(machine)
+    sides = table_shapes(span)
+    w, h = rule_shapes(size, width, height, rule) if sides is None else \
+        (sides[0][keep], sides[1][keep])
+    return np.stack([w, h, np.ones_like(w)], axis=1)
