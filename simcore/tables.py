@@ -6,7 +6,8 @@ of one configuration differ only in `seed` (and so in `run_key`). Nulls in key c
 values like any other (Krevat's experiments have no offered_load, unwired machines no
 p_fat), so grouping and joining are null-safe.
 
-Four tables (see `aggregate`): `utilization`, `migrations`, `capacity`, `wait_slowdown`.
+Five tables (see `aggregate`): `utilization`, `migrations`, `capacity`, `wait_slowdown`,
+`response`.
 Statistics skip null and NaN values (NaN marks an undefined metric, e.g. the time between
 migrations of a run with fewer than two); `n` counts runs. Sums are `math.fsum`, exactly
 rounded, so every float is independent of row order and of how the store was sharded.
@@ -36,14 +37,18 @@ CONFIG_KEYS = (*PARTITIONS, "machine_spec", "scheduler", *TRANSFORMS, *POLICY_CO
 #: and its migration thresholds.
 ALWAYS_MATCH = tuple(k for k in CONFIG_KEYS if k not in ("policy", "fn_tor", "fn_max"))
 MIGRATING = tuple(name for name, row in SCHEDULERS.items() if "migrates" in row.needs)
-TABLES = ("utilization", "migrations", "capacity", "wait_slowdown")
+TABLES = ("utilization", "migrations", "capacity", "wait_slowdown", "response")
+#: Chu's accuracy target: the 90% confidence half-width of the mean response time is at
+#: most this fraction of it.
+RESPONSE_TARGET = 0.05
 
 #: Units of parameters and metrics, for Markdown headers (statistics inherit the unit of
 #: their metric: `mean_wait_s_ci95` is in seconds).
 UNITS = {**{c.name: c.unit for c in (*PARAMETERS, *RUN_METRICS) if c.unit},
-         "n": "runs", "utilized": "fraction", "max_successful": "count"}
+         "n": "runs", "utilized": "fraction", "max_successful": "count",
+         "ci90_relative": "fraction"}
 _DECIMALS = {"fraction": 4, "s": 1, "count": 2, "ratio": 2}
-_STATS = ("_mean", "_std", "_ci95")
+_STATS = ("_mean", "_std", "_ci95", "_ci90")
 
 _DESCRIPTIONS = {
     "utilization": "Capacity utilized per configuration over replications: mean, sample "
@@ -56,6 +61,11 @@ _DESCRIPTIONS = {
                 "replications).",
     "wait_slowdown": "Mean job wait and bounded slowdown (means over replications, 95% "
                      "confidence half-widths) with mean utilization.",
+    "response": "Mean response time over replications with its 90% confidence half-width, "
+                "absolute and relative to the mean; meets_target: the half-width is at most "
+                f"{RESPONSE_TARGET:.0%} of the mean (Chu's accuracy), false cells need more "
+                "replications. Means of the response SD, Chu's busy fraction, the mean "
+                "queue length and the mean response by size quarter.",
 }
 
 
@@ -119,16 +129,26 @@ def _std(values: Sequence[float | None]) -> float | None:
     return math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (len(xs) - 1))
 
 
-def _ci95(values: Sequence[float | None]) -> float | None:
-    """Half-width of the 95% confidence interval of the mean; null below two values."""
+def _half_width(values: Sequence[float | None], level: float) -> float | None:
+    """Half-width of the `level` confidence interval of the mean; null below two values."""
     std = _std(values)
     if std is None:
         return None
     k = len(_finite(values))
-    return t_quantile(0.975, k - 1) * std / math.sqrt(k)
+    return t_quantile((1 + level) / 2, k - 1) * std / math.sqrt(k)
 
 
-_REDUCERS = {"mean": _mean, "std": _std, "ci95": _ci95}
+def _ci95(values: Sequence[float | None]) -> float | None:
+    """Half-width of the 95% confidence interval of the mean; null below two values."""
+    return _half_width(values, 0.95)
+
+
+def _ci90(values: Sequence[float | None]) -> float | None:
+    """Half-width of the 90% confidence interval of the mean; null below two values."""
+    return _half_width(values, 0.90)
+
+
+_REDUCERS = {"mean": _mean, "std": _std, "ci95": _ci95, "ci90": _ci90}
 
 
 def _reduce(runs: pl.DataFrame, keys: Sequence[str],
@@ -156,7 +176,10 @@ def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
       successful migrations over the runs that share the configuration but for the policy
       name and thresholds and migrate always (fn_tor=0, fn_max=1); null without such runs;
     - capacity: n, utilized_mean, unused_mean, lost_mean;
-    - wait_slowdown: n, mean_wait_s_mean/_ci95, mean_bsld_mean/_ci95, utilization_mean.
+    - wait_slowdown: n, mean_wait_s_mean/_ci95, mean_bsld_mean/_ci95, utilization_mean;
+    - response: n, mean_response_s_mean/_std/_ci90,
+      ci90_relative, meets_target, sd_response_s_mean, busy_fraction_mean,
+      mean_queue_length_mean, mean_response_s_q1..q4_mean.
 
     Every table carries the CONFIG_KEYS columns first and is sorted by them (nulls first).
     """
@@ -193,8 +216,23 @@ def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
         ("mean_bsld_ci95", "mean_bsld", "ci95"),
         ("utilization_mean", "utilization", "mean"),
     ])
+    response = _reduce(summaries, keys, [
+        ("mean_response_s_mean", "mean_response_s", "mean"),
+        ("mean_response_s_std", "mean_response_s", "std"),
+        ("mean_response_s_ci90", "mean_response_s", "ci90"),
+        ("sd_response_s_mean", "sd_response_s", "mean"),
+        ("busy_fraction_mean", "busy_fraction", "mean"),
+        ("mean_queue_length_mean", "mean_queue_length", "mean"),
+        *((f"mean_response_s_q{q}_mean", f"mean_response_s_q{q}", "mean") for q in range(1, 5)),
+    ])
+    relative = pl.col("mean_response_s_ci90") / pl.col("mean_response_s_mean")
+    response = response.with_columns(relative.alias("ci90_relative"),
+                                     (relative <= RESPONSE_TARGET).alias("meets_target"))
+    first = [*keys, "n", "mean_response_s_mean", "mean_response_s_std", "mean_response_s_ci90",
+             "ci90_relative", "meets_target"]
+    response = response.select(*first, *(c for c in response.columns if c not in first))
     return {"utilization": utilization, "migrations": migrations, "capacity": capacity,
-            "wait_slowdown": wait_slowdown}
+            "wait_slowdown": wait_slowdown, "response": response}
 
 
 def _unit(column: str) -> str | None:

@@ -222,7 +222,8 @@ def test_write_tables_deterministic(tmp_path: Path) -> None:
     other = write_tables(reversed_store, tmp_path / "out2")
     names = [p.name for p in first]
     assert names == [f"{t}.{e}" for t in ("utilization", "migrations", "capacity",
-                                          "wait_slowdown") for e in ("parquet", "csv", "md")]
+                                          "wait_slowdown", "response")
+                     for e in ("parquet", "csv", "md")]
     assert [p.name for p in other] == names and again == first
     for a, b in zip(first, other, strict=True):
         if a.suffix == ".parquet":
@@ -259,7 +260,7 @@ def test_empty_store_is_an_error(tmp_path: Path) -> None:
 
 def test_experiment_without_migrations(tmp_path: Path) -> None:
     paths = write_tables(build_store(tmp_path, experiments=("aridor",)), tmp_path / "out")
-    assert len(paths) == 12  # every table, even the empty one, so outputs stay fixed
+    assert len(paths) == 15  # every table, even the empty one, so outputs stay fixed
     assert (tmp_path / "out" / "migrations.md").read_text().endswith("(no rows)\n")
     assert pl.read_csv(tmp_path / "out" / "migrations.csv").height == 0
     assert pl.read_parquet(tmp_path / "out" / "migrations.parquet").height == 0
