@@ -6,9 +6,11 @@ corner's row or column [Inf: "in a given direction"; this makes each candidate a
 submesh an O(1) update of the eight distances, as the thesis's complexity says]; a
 corner next to the mesh boundary in that direction has distance 1, so the boundary acts
 as busy nodes just outside the mesh (westwards from column x with nothing busy between:
-x + 1). BDI(A) = 1/LLS + 1/LLW + 1/LRS + 1/LRE + 1/ULN + 1/ULW + 1/URN + 1/URE, and the
-largest BDI wins: the job goes where the mesh is most crowded, counting busy nodes beyond
-its immediate neighbours.
+x + 1) [Inf: the thesis's Fig. 8.1 values (BDI 6 and 5.64 beside its Best Fit and Busy
+List facts) fit an occupancy under this reading (tests/test_mesh_allocators.py) and none
+if a direction with nothing busy counted 0 (docs/chu.md)]. BDI(A) = 1/LLS + 1/LLW +
+1/LRS + 1/LRE + 1/ULN + 1/ULW + 1/URN + 1/URE, and the largest BDI wins: the job goes
+where the mesh is most crowded, counting busy nodes beyond its immediate neighbours.
 
 Candidates (Fig. 8.3): if nothing is busy, <0, 0, w - 1, h - 1>. Otherwise the bases at the
 four corners of every free region of J(w, h) (`simcore.machines.mesh2d.free_regions`, the
