@@ -216,3 +216,26 @@ def test_invariants_on_long_runs(scheduler, allocator):
             assert w == 1 << (int(max(want)) - 1).bit_length()
         else:
             assert (w, h) in (want, want[::-1])
+
+
+@pytest.mark.parametrize(("scheduler", "allocator"), [
+    ("scan-all", "bl"), ("mq", "bdi"), ("immediate-fit", "ff"), ("fcfs", "2dbs"),
+    ("priority", "bl"), ("sjf", "eet-sc"),
+])
+def test_real_trace_invariants(scheduler, allocator, trace_path):
+    """SDSC-SP2's first 2,000 jobs on a 16 x 8 mesh (its 128 nodes; 16 x 16 for 2DBS, which
+    needs a square power-of-two mesh), each job the squarest rectangle for its size,
+    runtimes scaled by 1.2: no unit held twice, nothing starts before it arrives, capacity
+    utilized + unused + lost = 1."""
+    from simcore.cleaning import clean
+    from simcore.swf import read_swf
+    from tests.reference import check_capacity
+
+    dims = "16x16" if allocator == "2dbs" else "16x8"
+    machine = MachineSpec.parse(f"mesh:{dims}", allocator)
+    table = clean(read_swf(trace_path("SDSC-SP2-1998-4.2-cln")))
+    jobs = prepare(table, WorkloadSpec(first_jobs=2000, runtime_scale=1.2), machine)
+    result = simulate(jobs, machine, scheduler, record_placements=True)
+    check_timing(result)
+    check_capacity(result, machine.units)
+    assert check_exclusive(result) == len(jobs)
