@@ -30,7 +30,11 @@ include: "workflow/rules/results.smk"
 
 
 rule all:
+    # The tables and figures, and every file they derive from, so that deleting any of
+    # these rebuilds it (Snakemake does not remake a missing intermediate file otherwise).
     default_target: True
     input:
         dataset_file(patterns.TABLES),
         dataset_file(patterns.FIGURES),
+        shard_outputs(),
+        workload_files(),

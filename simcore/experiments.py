@@ -311,6 +311,7 @@ def _experiment(dataset: str, name: str, values: Any, where: str,
         source = sources[workload]
         for machine_name in _names(values, "machines", where, machines):
             machine = machines[machine_name]
+            found = len(shards)
             for policy_name in _names(values, "policies", where, policies):
                 policy = _normalised(policies[policy_name], machine)
                 if policy is None:
@@ -318,6 +319,13 @@ def _experiment(dataset: str, name: str, values: Any, where: str,
                 runs = _runs(source, machine, grid, fixed, seeds, f"{where}.grid")
                 shards.append(Shard(dataset, name, workload, machine_name, policy_name, source,
                                     machine, policy, runs, bool(values.get("per_job", False))))
+            if len(shards) == found:  # every policy needs what the machine lacks
+                policy = policies[values["policies"][0]]
+                try:
+                    check_compatible(machine, policy.row.needs, f"scheduler {policy.scheduler}")
+                except SimcoreError as exc:
+                    raise ConfigError(f"{where}: no policy of {values['policies']} can run on "
+                                      f"machine {machine_name}: {exc}") from None
     return shards
 
 

@@ -118,7 +118,8 @@ def capacity(request: np.ndarray, run_s: np.ndarray, submit_s: np.ndarray, end_s
         return float("nan"), float("nan"), float("nan")
     utilized = float((request * run_s).sum()) / (span * units)
     unused = unused_area / (span * units)
-    return utilized, unused, 1.0 - utilized - unused
+    lost = 1.0 - utilized - unused
+    return utilized, unused, 0.0 if abs(lost) < 1e-12 else lost  # not -1e-16 by rounding
 
 
 def summarize(values: np.ndarray, name: str) -> dict[str, float]:

@@ -20,8 +20,14 @@ files are shared by all datasets.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from simcore.errors import ConfigError
+
+#: The repository's data files the library falls back on when no other is named.
+REPOSITORY = Path(__file__).resolve().parents[1]
+CATALOGUE = REPOSITORY / "config" / "traces.yaml"
+MACHINE_DESCRIPTIONS = REPOSITORY / "config" / "machines"
 
 RESULTS = "results"
 TRACE = "resources/traces/{trace}.swf.gz"

@@ -26,6 +26,7 @@ from simcore.machines.registry import (
     MachineKind,
     get_allocator,
 )
+from simcore.patterns import MACHINE_DESCRIPTIONS
 
 MACHINES_ENV = "TORUS_SWEEP_MACHINES"
 _SPEC = re.compile(r"^([a-z][a-z0-9-]*):(\d+(?:x\d+)*)$")
@@ -151,7 +152,7 @@ def machines_dirs(machines_dir: str | os.PathLike[str] | None = None) -> list[Pa
     """Where wired machine descriptions are searched, in order."""
     dirs = [Path(machines_dir)] if machines_dir else []
     dirs += [Path(p) for p in os.environ.get(MACHINES_ENV, "").split(os.pathsep) if p]
-    dirs.append(Path(__file__).resolve().parents[2] / "config" / "machines")
+    dirs.append(MACHINE_DESCRIPTIONS)
     return dirs
 
 

@@ -21,6 +21,7 @@ from dataclasses import Field, asdict, dataclass, field, fields
 import numpy as np
 import pyarrow as pa
 
+from simcore.cleaning import cleaning_report
 from simcore.errors import SpecError
 from simcore.jobs import Jobs
 from simcore.machines.spec import MachineSpec
@@ -103,6 +104,12 @@ def offered_load(size: np.ndarray, run_s: np.ndarray, submit_s: np.ndarray, unit
 
 def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int = 0) -> Jobs:
     """Apply `spec` to a job table for `machine`; `seed` drives shape synthesis."""
+    if table.num_rows == 0:
+        report = cleaning_report(table)
+        removed = ", ".join(f"{rule} {entry['removed']}" for rule, entry in
+                            (report or {}).get("rules", {}).items() if entry.get("removed"))
+        raise SpecError("the workload holds no jobs" + (
+            f": cleaning removed all {report['jobs_in']} ({removed})" if report else ""))
     span = table.slice(spec.skip_jobs, spec.first_jobs)
     if span.num_rows == 0:
         raise SpecError(f"workload span skip_jobs={spec.skip_jobs}, first_jobs="
