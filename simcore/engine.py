@@ -24,12 +24,14 @@ from simcore.jit import kernel
 from simcore.machines.allocate import integrate
 from simcore.schedulers import decide
 from simcore.state import (
+    ARRIVED,
     FREE_UNITS,
     N_ACTIVE,
     QLEN,
     QUEUED_UNITS,
     STATUS,
     STATUS_STUCK,
+    T_PREV,
     UNUSED_AREA,
     finish_jobs,
 )
@@ -48,8 +50,10 @@ class KernelJobs(NamedTuple):
 
 
 @kernel
-def run_events(policy, m, st, jobs):
-    """Simulate every job; results are left in `st`.
+def run_events(policy, m, st, jobs, budget):
+    """Simulate until every job is done, or for at most `budget` event times; return
+    whether the run is over (done, or stuck: see state.STATUS). The loop's position lives
+    in `st`, so calling again resumes exactly where it stopped; results are left in `st`.
 
     Hot loops read arrays through locals: every `st.x` access inside a loop costs a load
     numba does not hoist.
@@ -59,9 +63,12 @@ def run_events(policy, m, st, jobs):
     active, slot_end = st.run.active, st.run.slot_end
     queue, waiting = st.queue.jobs, st.queue.waiting
     n = submit.shape[0]
-    arrived = 0
-    t_prev = submit[0] if n else 0.0
-    while arrived < n or ctr[N_ACTIVE] > 0:
+    arrived = ctr[ARRIVED]
+    t_prev = acc[T_PREV]
+    if np.isnan(t_prev):
+        t_prev = submit[0] if n else 0.0
+    while (arrived < n or ctr[N_ACTIVE] > 0) and budget > 0:
+        budget -= 1
         t = submit[arrived] if arrived < n else np.inf
         for i in range(ctr[N_ACTIVE]):
             t = min(t, slot_end[active[i]])
@@ -82,4 +89,7 @@ def run_events(policy, m, st, jobs):
         decide(policy, m, st, jobs, t)
         if ctr[QLEN] > 0 and ctr[N_ACTIVE] == 0 and arrived == n:
             ctr[STATUS] = STATUS_STUCK
-            return
+            break
+    ctr[ARRIVED] = arrived
+    acc[T_PREV] = t_prev
+    return ctr[STATUS] == STATUS_STUCK or (arrived == n and ctr[N_ACTIVE] == 0)

@@ -38,11 +38,13 @@ EPOCH = 10  # bumped whenever occupancy changes; invalidates the memo's verdicts
 STATUS = 11  # 0 ok, 1 stuck: jobs wait on an idle machine with no arrivals left
 LOG_LEN = 12  # entries in the placement log
 STARTS = 13  # jobs started so far
-N_CTR = 14
+ARRIVED = 14  # jobs enqueued so far (the event loop's position, so that it can resume)
+N_CTR = 15
 
 # acc indices
 UNUSED_AREA = 0  # integral of max(0, f(t) - q(t)) dt, unit-seconds
-N_ACC = 1
+T_PREV = 1  # time of the last event processed (the loop's clock, so that it can resume)
+N_ACC = 2
 
 STATUS_STUCK = 1
 
@@ -161,7 +163,7 @@ def new_state(n_jobs: int, units: int, words: int, classes: int,
             pass_shadow=np.zeros(1),
         ),
         ctr=ctr,
-        acc=np.zeros(N_ACC),
+        acc=np.array([0.0, np.nan]),
     )
 
 

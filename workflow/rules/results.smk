@@ -13,7 +13,7 @@ rule tables:
     output:
         report(
             directory(R(patterns.TABLES)),
-            patterns=["{name}.csv"],
+            patterns=["{name,[a-z_]+}.csv"],
             caption="../report/tables.rst",
             category="Tables",
         ),
@@ -29,9 +29,10 @@ rule figures:
     output:
         report(
             directory(R(patterns.FIGURES)),
-            patterns=["{name}.png"],
+            patterns=["{experiment}/{figure}.png"],
             caption="../report/figures.rst",
             category="Figures",
+            subcategory="{experiment}",
         ),
     log:
         "logs/figures/{dataset}.log",
