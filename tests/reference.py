@@ -1,10 +1,11 @@
 """Independent checks of simulation results, in plain Python and numpy.
 
 `flat_schedule` is a small reference implementation of FCFS and EASY on a flat machine
-written straight from Mu'alem and Feitelson's description; `conservative_schedule` one of
-conservative backfilling with the event semantics of simcore.schedulers.conservative,
-planning with a list of intervals instead of a profile. The `check_*` functions replay a
-result's schedule and placement log without using any simcore state.
+written straight from Mu'alem and Feitelson's description (in arrival or Cplant's order);
+`conservative_schedule` one of conservative backfilling with the event semantics of
+simcore.schedulers.conservative, planning with a list of intervals instead of a profile.
+The `check_*` functions replay a result's schedule and placement log without using any
+simcore state.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import math
 import numpy as np
 
 
-def flat_schedule(submit, run, estimate, size, units, easy, delay=0.0):
-    """Allocation times of jobs (given in priority order) under FCFS or EASY."""
+def flat_schedule(submit, run, estimate, size, units, easy, delay=0.0, cplant=False):
+    """Allocation times of jobs (given in priority order) under FCFS or EASY; with
+    `cplant` the queue is kept in Cplant's order (size, estimate, arrival)."""
     n = len(submit)
     alloc_at = [math.nan] * n
     running = []  # (end, estimated end, job)
@@ -38,6 +40,8 @@ def flat_schedule(submit, run, estimate, size, units, easy, delay=0.0):
         while arrived < n and submit[arrived] == t:
             queue.append(arrived)
             arrived += 1
+        if cplant:
+            queue.sort(key=lambda j: (size[j], estimate[j], j))
         while queue and size[queue[0]] <= free:
             start(queue[0], t)
         if not (easy and queue):
@@ -202,3 +206,4 @@ def check_reservations(result) -> int:
     assert not late.size, f"job {t.column('job_id')[late[0]]} allocated at {sched[late[0]]} " \
                           f"after its reservation {reserved[late[0]]}"
     return int(has.sum())
+
