@@ -8,6 +8,8 @@ import sys
 from collections.abc import Sequence
 
 from simcore.errors import SimcoreError, SpecError
+from simcore.machines.orderings import ORDERINGS
+from simcore.machines.orderings import describe_choices as describe_orderings
 from simcore.machines.registry import ALLOCATORS, KINDS
 from simcore.policy import SCHEDULERS
 from simcore.traces import MIRROR_ENV
@@ -63,6 +65,11 @@ def _parser() -> argparse.ArgumentParser:
                      help="kind:size, e.g. " + ", ".join(k.example for k in KINDS.values()))
     run.add_argument("--allocator", choices=ALLOCATORS,
                      help="how units are chosen (default: the machine kind's)")
+    run.add_argument("--ordering", help="processor ordering of the curve allocators: "
+                     f"{describe_orderings()} (default row-major)")
+    run.add_argument("--machine-param", action="append", default=[], metavar="K=V",
+                     help="allocator option, e.g. fallback_span=ring, dilation=0.5 "
+                          "(repeatable)")
     run.add_argument("--scheduler", required=True, choices=SCHEDULERS)
     run.add_argument("--param", action="append", default=[], metavar="K=V",
                      help="scheduler parameter, e.g. fn_tor=0.1 (repeatable)")
@@ -74,7 +81,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="processors per allocation unit, sizes rounded up (CTC on BG/L: 4)")
     run.add_argument("--oversize", choices=("reject", "drop", "clamp"), default="reject",
                      help="jobs larger than the machine after size scaling")
-    run.add_argument("--runtime-scale", type=float, default=1.0, help="Krevat's c")
+    run.add_argument("--replication", type=int,
+                     help="copies of every job (Leung et al.'s replication factor)")
+    run.add_argument("--replication-jitter", type=float, metavar="SECONDS",
+                     help="largest arrival delay of the copies (default 60)")
+    run.add_argument("--runtime-scale", type=float, default=1.0,
+                     help="Krevat's c, Leung et al.'s work multiple")
     run.add_argument("--offered-load", type=float, help="rescale arrivals to this load")
     run.add_argument("--p-fat", type=float, default=0.0, help="probability of a fat shape")
     run.add_argument("--p-torus", type=float, default=0.0, help="probability of a torus")
@@ -223,11 +235,16 @@ def _run(args: argparse.Namespace) -> int:
     if args.estimates is not None:
         params["estimates"] = args.estimates
     policy = PolicySpec.from_params(args.scheduler, params)
-    machine = MachineSpec.parse(args.machine, args.allocator)
+    machine = MachineSpec.parse(
+        args.machine, args.allocator, ordering=args.ordering,
+        options=dict(_key_value(p, "--machine-param") for p in args.machine_param))
     table = resolve(args.workload, args.jobs, args.seed)
+    replication = {name: value for name, value in (
+        ("replication", args.replication), ("replication_jitter_s", args.replication_jitter))
+        if value is not None}
     spec = WorkloadSpec(skip_jobs=args.skip_jobs, first_jobs=args.first_jobs,
                         processors_per_unit=args.processors_per_unit,
-                        oversize=args.oversize,
+                        oversize=args.oversize, **replication,
                         runtime_scale=args.runtime_scale, offered_load=args.offered_load,
                         p_fat=args.p_fat, p_torus=args.p_torus)
     result = simulate(prepare(table, spec, machine, args.seed), machine, policy, args.seed)
@@ -246,8 +263,15 @@ def _run(args: argparse.Namespace) -> int:
           f"bounded slowdown mean {s['mean_bsld']:.2f}")
     print(f"  makespan {s['makespan_s']:.0f} s; grown jobs {s['grown_jobs']}; migrations "
           f"{s['migrations_successful']}/{s['migrations_attempted']} successful")
+    if "span_ring_mean" in s:
+        print(f"  locality: mean span {s['span_ring_mean']:.1f} (linear "
+              f"{s['span_linear_mean']:.1f}), bounding cube / smallest "
+              f"{s['bcube_ratio_mean']:.2f}, components {s['components_mean']:.2f}, "
+              f"hops {s['mean_hops_mean']:.2f}")
     print(f"  simulated in {result.timing['simulate_s']:.3f} s "
-          f"({result.timing['s_per_decision'] * 1e6:.1f} us per decision)")
+          f"({result.timing['s_per_decision'] * 1e6:.1f} us per decision)"
+          + (f", locality measured in {result.timing['metrics_s']:.3f} s"
+             if "span_ring_mean" in s else ""))
     return 0
 
 
@@ -255,8 +279,12 @@ def _registry_help() -> str:
     """The machine kinds, allocators and schedulers, for `simcore run --help`."""
     lines = ["machine kinds:"]
     lines += [f"  {k.name:<14}{k.summary} (e.g. {k.example})" for k in KINDS.values()]
-    lines.append("allocators:")
-    lines += [f"  {a.name:<14}{', '.join(a.kinds)}: {a.summary}" for a in ALLOCATORS.values()]
+    lines.append("allocators (options):")
+    lines += [f"  {a.name:<14}{', '.join(a.kinds)}: {a.summary}"
+              + (f" ({', '.join(p.name for p in a.parameters)})" if a.parameters else "")
+              for a in ALLOCATORS.values()]
+    lines.append("orderings (curve allocators; or a file of 'index rank' lines):")
+    lines += [f"  {o.name:<14}{o.summary}" for o in ORDERINGS.values()]
     lines.append("schedulers (parameters):")
     lines += [f"  {r.name:<14}{r.summary} ({', '.join(r.parameter_names)})"
               for r in SCHEDULERS.values()]
@@ -463,10 +491,10 @@ def _json(value: object) -> str:
     return json.dumps(clean(value), indent=2)
 
 
-def _key_value(text: str) -> tuple[str, str]:
+def _key_value(text: str, option: str = "--param") -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key:
-        raise SpecError(f"--param {text!r}; expected KEY=VALUE, e.g. fn_tor=0.1")
+        raise SpecError(f"{option} {text!r}; expected KEY=VALUE, e.g. fn_tor=0.1")
     return key.strip(), value.strip()
 
 
