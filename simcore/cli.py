@@ -159,6 +159,29 @@ def _parser() -> argparse.ArgumentParser:
     links.add_argument("--json", action="store_true", help="print one JSON object")
     links.set_defaults(handler=_bgl_links)
 
+    leung = commands.add_parser("leung2002", help="Leung et al. (2002) analogues: Table 1 "
+                                "(a job stream on a Cplant) and Figure 1 (from a store)")
+    leung_commands = leung.add_subparsers(dest="leung_command", required=True)
+    table1 = leung_commands.add_parser(
+        "table1", help="makespan of the paper's test stream under its six strategies, per "
+                       "run-time dilation (docs/leung2002.md)")
+    table1.add_argument("--dilation", type=float, nargs="+", default=[0, 0.25, 0.5, 1, 2],
+                        help="dilation coefficients to sweep (0: run times as given)")
+    table1.add_argument("--seeds", type=int, default=10,
+                        help="runs per strategy and dilation (seeds 1..N of the run times)")
+    table1.add_argument("--out", help="also write table1.md, .csv, the figure and the "
+                                      "Hilbert ordering file here")
+    table1.add_argument("--json", action="store_true", help="print the rows as JSON")
+    table1.set_defaults(handler=_leung_table1)
+    figure1 = leung_commands.add_parser(
+        "figure1", help="locality vs work multiple per ordering x allocator, from the store")
+    figure1.add_argument("--store", required=True,
+                         help="a dataset's store, e.g. results/torus-sweep-papers/store")
+    figure1.add_argument("--experiment", default="leung2002")
+    figure1.add_argument("--out", required=True, help="directory of figure1.md, .csv, "
+                                                      ".png and .svg")
+    figure1.set_defaults(handler=_leung_figure1)
+
     bench = commands.add_parser("bench", help="measure simulation and partition-search speed")
     bench.add_argument("--trace", help="SDSC-SP2-1998-4.2-cln.swf.gz (default: acquired "
                                        "through the catalogue into resources/traces/)")
@@ -436,6 +459,57 @@ def _bgl_links(args: argparse.Namespace) -> int:
                           for i in sorted(range(len(line.cables)), key=name)
                           if name(i) in cables)
         print(f"  {{{', '.join(map(str, cables))}}}  ({route or 'no cable'})")
+    return 0
+
+
+def _leung_table1(args: argparse.Namespace) -> int:
+    import tempfile
+    from pathlib import Path
+
+    from simcore.atomic import atomic_write_bytes
+    from simcore.leung2002 import markdown_table1, summarize_table1, table1
+    from simcore.plots import table1_makespans, write_figure
+
+    if args.seeds < 1:
+        raise SpecError(f"--seeds {args.seeds}; expected at least 1")
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(args.out) if args.out else Path(scratch)
+        out.mkdir(parents=True, exist_ok=True)
+        runs = table1(args.dilation, range(1, args.seeds + 1), out)
+    summary = summarize_table1(runs)
+    text = markdown_table1(summary)
+    if args.out:
+        atomic_write_bytes(out / "table1.md", text.encode())
+        atomic_write_bytes(out / "table1.csv", summary.write_csv().encode())
+        write_figure(lambda: table1_makespans(summary), out, "table1")
+    print(_json(summary.to_dicts()) if args.json else text)
+    return 0
+
+
+def _leung_figure1(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    import polars as pl
+
+    from simcore.atomic import atomic_write_bytes
+    from simcore.leung2002 import figure1_rows
+    from simcore.plots import locality_vs_work_multiple, write_figure
+    from simcore.store import read_summaries
+
+    rows = figure1_rows(read_summaries(args.store), args.experiment)
+    if rows.is_empty():
+        raise SpecError(f"{args.store}: no runs of experiment {args.experiment} with "
+                        "locality metrics (run it with a curve allocator first)")
+    out = Path(args.out)
+    atomic_write_bytes(out / "figure1.csv", rows.write_csv().encode())
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_formatting="MARKDOWN",
+                   tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True,
+                   float_precision=3):
+        text = str(rows)
+    atomic_write_bytes(out / "figure1.md", (text + "\n").encode())
+    for path in write_figure(lambda: locality_vs_work_multiple(rows), out, "figure1"):
+        print(path)
+    print(text)
     return 0
 
 
