@@ -185,6 +185,8 @@ def _parser() -> argparse.ArgumentParser:
     bench = commands.add_parser("bench", help="measure simulation and partition-search speed")
     bench.add_argument("--trace", help="SDSC-SP2-1998-4.2-cln.swf.gz (default: acquired "
                                        "through the catalogue into resources/traces/)")
+    bench.add_argument("--ross", help="Sandia-Ross-2001-1.1-cln.swf.gz for the curve "
+                                      "allocators (default: acquired through the catalogue)")
     bench.add_argument("--catalogue", default="config/traces.yaml")
     bench.add_argument("--repeat", type=int, default=3, help="runs per case; the best counts")
     bench.add_argument("--json", metavar="FILE", help="also write the results as JSON")
@@ -520,16 +522,20 @@ def _bench(args: argparse.Namespace) -> int:
     from simcore.bench import run_bench
     from simcore.traces import acquire, load_catalogue, mirror_dirs
 
-    trace = args.trace
-    if trace is None:
-        entry = load_catalogue(args.catalogue)["SDSC-SP2-1998-4.2-cln"]
-        trace = acquire(entry, Path("resources/traces") / entry.filename, mirror_dirs())
-    report = run_bench(Path(trace), repeat=args.repeat)
+    def trace_path(given: str | None, name: str) -> Path:
+        if given is not None:
+            return Path(given)
+        entry = load_catalogue(args.catalogue)[name]
+        return acquire(entry, Path("resources/traces") / entry.filename, mirror_dirs())
+
+    report = run_bench(trace_path(args.trace, "SDSC-SP2-1998-4.2-cln"), repeat=args.repeat,
+                       ross=trace_path(args.ross, "Sandia-Ross-2001-1.1-cln"))
     print(f"parse {report['parse_s']:.3f} s, start-up (imports + compilation) "
           f"{report['warmup_s']:.1f} s")
     for row in report["simulations"]:
-        print(f"  {row['case']:<40} {row['jobs']:>6} jobs {row['simulate_s']:8.4f} s "
-              f"{row['jobs_per_s']:>12,.0f} jobs/s")
+        measured = f" + locality {row['metrics_s']:.4f} s" if "metrics_s" in row else ""
+        print(f"  {row['case']:<40} {row['jobs']:>6} jobs {row['simulate_s']:8.4f} s"
+              f"{measured} {row['jobs_per_s']:>12,.0f} jobs/s")
     print("largest free partition, mean time per call on random 50% occupancies:")
     for row in report["largest_free_partition"]:
         cost = ("n/a: " + row["note"]) if row["s_per_call"] is None else \
