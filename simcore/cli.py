@@ -506,6 +506,7 @@ def _leung_figure1(args: argparse.Namespace) -> int:
     atomic_write_bytes(out / "figure1.csv", rows.write_csv().encode())
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_formatting="MARKDOWN",
                    tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True,
+                   tbl_width_chars=1000, fmt_str_lengths=100,
                    float_precision=3):
         text = str(rows)
     atomic_write_bytes(out / "figure1.md", (text + "\n").encode())
