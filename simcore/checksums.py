@@ -33,7 +33,9 @@ def table_digest(table: pa.Table) -> str:
     digest = hashlib.sha256()
     for name, column in zip(table.column_names, table.columns, strict=True):
         array = column.combine_chunks()
-        digest.update(f"{name}\0{array.type}\0{len(array)}\0".encode())
+        kind = (f"list<{array.type.value_type}>" if pa.types.is_list(array.type)
+                else str(array.type))  # Parquet renames a list's item field
+        digest.update(f"{name}\0{kind}\0{len(array)}\0".encode())
         if array.null_count:
             digest.update(array.is_null().to_numpy(zero_copy_only=False).tobytes())
         if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from simcore.errors import SimcoreError, SpecError
 from simcore.listing import REGISTRIES
+from simcore.machines.orderings import ORDERINGS
+from simcore.machines.orderings import describe_choices as describe_orderings
 from simcore.machines.registry import ALLOCATORS, KINDS
 from simcore.params import Parameter
 from simcore.patterns import CATALOGUE, RESULTS
@@ -83,6 +85,11 @@ def _parser() -> argparse.ArgumentParser:
                      help="kind:size, e.g. " + ", ".join(k.example for k in KINDS.values()))
     run.add_argument("--allocator", choices=ALLOCATORS,
                      help="how units are chosen (default: the machine kind's)")
+    run.add_argument("--ordering", help="processor ordering of the curve allocators: "
+                     f"{describe_orderings()} (default row-major)")
+    run.add_argument("--machine-param", action="append", default=[], metavar="K=V",
+                     help="allocator option, e.g. fallback_span=ring, dilation=0.5 "
+                          "(repeatable)")
     run.add_argument("--scheduler", required=True, choices=SCHEDULERS)
     run.add_argument("--param", action="append", default=[], metavar="K=V",
                      help="scheduler parameter, e.g. fn_tor=0.1 (repeatable)")
@@ -179,9 +186,34 @@ def _parser() -> argparse.ArgumentParser:
     links.add_argument("--json", action="store_true", help="print one JSON object")
     links.set_defaults(handler=_bgl_links)
 
+    leung = commands.add_parser("leung2002", help="Leung et al. (2002) analogues: Table 1 "
+                                "(a job stream on a Cplant) and Figure 1 (from a store)")
+    leung_commands = leung.add_subparsers(dest="leung_command", required=True)
+    table1 = leung_commands.add_parser(
+        "table1", help="makespan of the paper's test stream under its six strategies, per "
+                       "run-time dilation (docs/leung2002.md)")
+    table1.add_argument("--dilation", type=float, nargs="+", default=[0, 0.25, 0.5, 1, 2],
+                        help="dilation coefficients to sweep (0: run times as given)")
+    table1.add_argument("--seeds", type=int, default=10,
+                        help="runs per strategy and dilation (seeds 1..N of the run times)")
+    table1.add_argument("--out", help="also write table1.md, .csv, the figure and the "
+                                      "Hilbert ordering file here")
+    table1.add_argument("--json", action="store_true", help="print the rows as JSON")
+    table1.set_defaults(handler=_leung_table1)
+    figure1 = leung_commands.add_parser(
+        "figure1", help="locality vs work multiple per ordering x allocator, from the store")
+    figure1.add_argument("--store", required=True,
+                         help="a dataset's store, e.g. results/torus-sweep-papers/store")
+    figure1.add_argument("--experiment", default="leung2002")
+    figure1.add_argument("--out", required=True, help="directory of figure1.md, .csv, "
+                                                      ".png and .svg")
+    figure1.set_defaults(handler=_leung_figure1)
+
     bench = commands.add_parser("bench", help="measure simulation and partition-search speed")
     bench.add_argument("--trace", help="SDSC-SP2-1998-4.2-cln.swf.gz (default: acquired "
                                        "through the catalogue into resources/traces/)")
+    bench.add_argument("--ross", help="Sandia-Ross-2001-1.1-cln.swf.gz for the curve "
+                                      "allocators (default: acquired through the catalogue)")
     bench.add_argument("--catalogue", default=str(CATALOGUE))
     bench.add_argument("--repeat", type=int, default=3, help="runs per case; the best counts")
     bench.add_argument("--json", metavar="FILE", help="also write the results as JSON")
@@ -258,7 +290,9 @@ def _run(args: argparse.Namespace) -> int:
         if getattr(args, flag) is not None:
             params[name] = getattr(args, flag)
     policy = PolicySpec.from_params(args.scheduler, params)
-    machine = MachineSpec.parse(args.machine, args.allocator)
+    machine = MachineSpec.parse(
+        args.machine, args.allocator, ordering=args.ordering,
+        options=dict(_key_value(p, "--machine-param") for p in args.machine_param))
     seed = _flag_value("--seed", SEED, args.seed)
     jobs = _flag_value("--jobs", JOBS, args.jobs)
     cleaning = CleaningOptions.from_mapping(_json_argument("--cleaning", args.cleaning))
@@ -287,8 +321,15 @@ def _run(args: argparse.Namespace) -> int:
           f"bounded slowdown mean {s['mean_bsld']:.2f}")
     print(f"  makespan {s['makespan_s']:.0f} s; grown jobs {s['grown_jobs']}; migrations "
           f"{s['migrations_successful']}/{s['migrations_attempted']} successful")
+    if "span_ring_mean" in s:
+        print(f"  locality: mean span {s['span_ring_mean']:.1f} (linear "
+              f"{s['span_linear_mean']:.1f}), bounding cube / smallest "
+              f"{s['bcube_ratio_mean']:.2f}, components {s['components_mean']:.2f}, "
+              f"hops {s['mean_hops_mean']:.2f}")
     print(f"  simulated in {result.timing['simulate_s']:.3f} s "
-          f"({result.timing['s_per_decision'] * 1e6:.1f} us per decision)")
+          f"({result.timing['s_per_decision'] * 1e6:.1f} us per decision)"
+          + (f", locality measured in {result.timing['metrics_s']:.3f} s"
+             if "span_ring_mean" in s else ""))
     return 0
 
 
@@ -322,8 +363,12 @@ def _registry_help() -> str:
     """The machine kinds, allocators and schedulers, for `simcore run --help`."""
     lines = ["machine kinds:"]
     lines += [f"  {k.name:<14}{k.summary} (e.g. {k.example})" for k in KINDS.values()]
-    lines.append("allocators:")
-    lines += [f"  {a.name:<14}{', '.join(a.kinds)}: {a.summary}" for a in ALLOCATORS.values()]
+    lines.append("allocators (options):")
+    lines += [f"  {a.name:<14}{', '.join(a.kinds)}: {a.summary}"
+              + (f" ({', '.join(p.name for p in a.parameters)})" if a.parameters else "")
+              for a in ALLOCATORS.values()]
+    lines.append("orderings (curve allocators; or a file of 'index rank' lines):")
+    lines += [f"  {o.name:<14}{o.summary}" for o in ORDERINGS.values()]
     lines.append("schedulers (parameters):")
     lines += [f"  {r.name:<14}{r.summary} ({', '.join(r.parameter_names)})"
               for r in SCHEDULERS.values()]
@@ -508,22 +553,78 @@ def _bgl_links(args: argparse.Namespace) -> int:
     return 0
 
 
+def _leung_table1(args: argparse.Namespace) -> int:
+    import tempfile
+    from pathlib import Path
+
+    from simcore.atomic import atomic_write_bytes
+    from simcore.leung2002 import markdown_table1, summarize_table1, table1
+    from simcore.plots import table1_makespans, write_figure
+
+    if args.seeds < 1:
+        raise SpecError(f"--seeds {args.seeds}; expected at least 1")
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(args.out) if args.out else Path(scratch)
+        out.mkdir(parents=True, exist_ok=True)
+        runs = table1(args.dilation, range(1, args.seeds + 1), out)
+    summary = summarize_table1(runs)
+    text = markdown_table1(summary)
+    if args.out:
+        atomic_write_bytes(out / "table1.md", text.encode())
+        atomic_write_bytes(out / "table1.csv", summary.write_csv().encode())
+        write_figure(lambda: table1_makespans(summary), out, "table1")
+    print(_json(summary.to_dicts()) if args.json else text)
+    return 0
+
+
+def _leung_figure1(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    import polars as pl
+
+    from simcore.atomic import atomic_write_bytes
+    from simcore.leung2002 import figure1_rows
+    from simcore.plots import locality_vs_work_multiple, write_figure
+    from simcore.store import read_summaries
+
+    rows = figure1_rows(read_summaries(args.store), args.experiment)
+    if rows.is_empty():
+        raise SpecError(f"{args.store}: no runs of experiment {args.experiment} with "
+                        "locality metrics (run it with a curve allocator first)")
+    out = Path(args.out)
+    atomic_write_bytes(out / "figure1.csv", rows.write_csv().encode())
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_formatting="MARKDOWN",
+                   tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True,
+                   tbl_width_chars=1000, fmt_str_lengths=100,
+                   float_precision=3):
+        text = str(rows)
+    atomic_write_bytes(out / "figure1.md", (text + "\n").encode())
+    for path in write_figure(lambda: locality_vs_work_multiple(rows), out, "figure1"):
+        print(path)
+    print(text)
+    return 0
+
+
 def _bench(args: argparse.Namespace) -> int:
 
     from simcore.atomic import atomic_write_bytes
     from simcore.bench import run_bench
     from simcore.traces import acquire, load_catalogue, mirror_dirs
 
-    trace = args.trace
-    if trace is None:
-        entry = load_catalogue(args.catalogue)["SDSC-SP2-1998-4.2-cln"]
-        trace = acquire(entry, Path("resources/traces") / entry.filename, mirror_dirs())
-    report = run_bench(Path(trace), repeat=args.repeat)
+    def trace_path(given: str | None, name: str) -> Path:
+        if given is not None:
+            return Path(given)
+        entry = load_catalogue(args.catalogue)[name]
+        return acquire(entry, Path("resources/traces") / entry.filename, mirror_dirs())
+
+    report = run_bench(trace_path(args.trace, "SDSC-SP2-1998-4.2-cln"), repeat=args.repeat,
+                       ross=trace_path(args.ross, "Sandia-Ross-2001-1.1-cln"))
     print(f"parse {report['parse_s']:.3f} s, start-up (imports + compilation) "
           f"{report['warmup_s']:.1f} s")
     for row in report["simulations"]:
-        print(f"  {row['case']:<40} {row['jobs']:>6} jobs {row['simulate_s']:8.4f} s "
-              f"{row['jobs_per_s']:>12,.0f} jobs/s")
+        measured = f" + locality {row['metrics_s']:.4f} s" if "metrics_s" in row else ""
+        print(f"  {row['case']:<40} {row['jobs']:>6} jobs {row['simulate_s']:8.4f} s"
+              f"{measured} {row['jobs_per_s']:>12,.0f} jobs/s")
     print("largest free partition, mean time per call on random 50% occupancies:")
     for row in report["largest_free_partition"]:
         cost = ("n/a: " + row["note"]) if row["s_per_call"] is None else \
@@ -584,10 +685,10 @@ def _check_output(path: str, flag: str) -> None:
         raise SpecError(f"{flag} {path}: directory {target.parent} does not exist")
 
 
-def _key_value(text: str) -> tuple[str, str]:
+def _key_value(text: str, option: str = "--param") -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key:
-        raise SpecError(f"--param {text!r}; expected KEY=VALUE, e.g. fn_tor=0.1")
+        raise SpecError(f"{option} {text!r}; expected KEY=VALUE, e.g. fn_tor=0.1")
     return key.strip(), value.strip()
 
 

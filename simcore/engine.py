@@ -7,7 +7,8 @@ the scheduler once. A job allocated at t starts at t + start delay (Krevat's sim
 uses 1 s) and holds its units from t, so the delay counts as lost capacity; it completes
 at start + run time. Between events the loop integrates Krevat's unused capacity
 max(0, f(t) - q(t)) and whatever the machine kind integrates itself (wired machines: busy
-cables).
+cables). After a decision that started jobs, the machine may stretch their run times by
+where they were placed (`dilate`; by default it does not).
 
 The loop knows machines and schedulers only through their operations
 (`simcore.machines.allocate`, `simcore.schedulers.decide`), so it is compiled once per
@@ -21,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from simcore.jit import kernel
-from simcore.machines.allocate import integrate
+from simcore.machines.allocate import dilate, integrate
 from simcore.schedulers import decide
 from simcore.state import (
     ARRIVED,
@@ -29,6 +30,7 @@ from simcore.state import (
     N_ACTIVE,
     QLEN,
     QUEUED_UNITS,
+    STARTS,
     STATUS,
     STATUS_STUCK,
     T_PREV,
@@ -86,7 +88,10 @@ def run_events(policy, m, st, jobs, budget):
             waiting[arrived] = True
             ctr[QUEUED_UNITS] += request[arrived]
             arrived += 1
+        starts = ctr[STARTS]
         decide(policy, m, st, jobs, t)
+        if ctr[STARTS] != starts:
+            dilate(m, st, jobs, t)
         if ctr[QLEN] > 0 and ctr[N_ACTIVE] == 0 and arrived == n:
             ctr[STATUS] = STATUS_STUCK
             break

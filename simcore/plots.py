@@ -473,3 +473,88 @@ def write_figures(tables_dir: str | os.PathLike[str],
                 if fig is not None:
                     paths += _save(fig, out / experiment, name)
     return paths
+
+
+#: Leung et al. (2002) analogues (simcore.leung2002): allocators by colour, orderings by
+#: line style, in the paper's order from the Cplant 1.9 baseline on.
+_ALLOCATOR_COLORS = {"free-list": "#c44e52", "first-fit": "#55a868", "best-fit": "#4c72b0",
+                     "sum-of-squares": "#8172b2"}
+_ORDERING_LINES = {"row-major": ":", "snake": "--", "hilbert": "-"}
+
+
+def locality_vs_work_multiple(rows: pl.DataFrame) -> Figure | None:
+    """Leung et al.'s Figure 1 from `simcore.leung2002.figure1_rows`: above, the mean
+    bounding cube over the smallest cube; below, the mean (ring) span; both against the
+    work multiple, one curve per ordering x allocator, a column per workload x policy."""
+    rows = rows.filter(pl.col("replication") == 1)
+    if not rows.height:
+        return None
+    panels = rows.select("workload", "policy").unique().sort(["workload", "policy"])
+    fig = _new(4.6 * panels.height, 6.4)
+    grid = fig.subplots(2, panels.height, squeeze=False, sharex="col")
+    handles, labels = [], []
+    for col, (workload, policy) in enumerate(panels.iter_rows()):
+        part = rows.filter((pl.col("workload") == workload) & (pl.col("policy") == policy))
+        top, bottom = grid[0][col], grid[1][col]
+        for ordering, line in _ORDERING_LINES.items():
+            for allocator, color in _ALLOCATOR_COLORS.items():
+                curve = part.filter((pl.col("ordering") == ordering)
+                                    & (pl.col("allocator") == allocator)).sort("runtime_scale")
+                if not curve.height:
+                    continue
+                x = curve["runtime_scale"].to_list()
+                style = {"color": color, "linestyle": line, "marker": "o", "markersize": 3}
+                top.plot(x, curve["bcube_ratio_mean"].to_list(), **style)
+                bottom.plot(x, curve["span_ring_mean"].to_list(), **style)
+                if col == 0:
+                    handles.append(Line2D([], [], **style))
+                    labels.append(f"{allocator}, {ordering}")
+        top.set_title(f"{workload}, {policy}")
+        top.set_ylabel("mean bounding cube / smallest cube")
+        bottom.set_ylabel("mean span (processors)")
+        bottom.set_xlabel("work multiple (× trace run times)")
+        top.set_ylim(bottom=1)
+        bottom.set_ylim(bottom=0)
+    _legend(fig, handles, labels)
+    _title(fig, "Locality vs work multiple (Leung et al. 2002, Figure 1)",
+           "span depends on the allocator only: orderings of one allocator coincide below")
+    return fig
+
+
+def table1_makespans(summary: pl.DataFrame) -> Figure | None:
+    """Leung et al.'s Table 1 from `simcore.leung2002.summarize_table1`: the mean makespan
+    (SD bars) of each strategy per dilation, the paper's measured values on the left."""
+    if not summary.height:
+        return None
+    strategies = list(dict.fromkeys(summary["strategy"].to_list()))
+    groups = ["paper", *(f"dilation {d:g}" for d in sorted(set(summary["dilation"])))]
+    fig = _new(1.1 * len(groups) + 2.0, 3.8)
+    ax = fig.subplots()
+    width = 0.8 / len(strategies)
+    palette = mpl.colormaps["tab10"]
+    for i, strategy in enumerate(strategies):
+        part = summary.filter(pl.col("strategy") == strategy).sort("dilation")
+        paper = part.row(0, named=True)
+        means = [paper["paper_makespan_s"], *part["makespan_mean_s"].to_list()]
+        stds = [paper["paper_std_s"], *part["makespan_std_s"].fill_null(0.0).to_list()]
+        x = [g + (i - (len(strategies) - 1) / 2) * width for g in range(len(groups))]
+        ax.bar(x, [m / 3600 for m in means], width, yerr=[s / 3600 for s in stds],
+               capsize=1.5, color=palette(i), label=strategy)
+    ax.set_xticks(range(len(groups)), groups)
+    ax.set_ylabel("makespan (h)")
+    ax.set_ylim(bottom=0)
+    ax.grid(axis="x", visible=False)
+    handles, labels = ax.get_legend_handles_labels()
+    _legend(fig, handles, labels)
+    _title(fig, "Makespan of the test stream by allocation strategy (Leung et al. 2002, "
+                "Table 1): the paper's Cplant runs and the dilation model")
+    return fig
+
+
+def write_figure(draw: Callable[[], Figure | None], out_dir: str | os.PathLike[str],
+                 name: str) -> list[Path]:
+    """Draw a figure (e.g. `lambda: table1_makespans(summary)`) in this module's style and
+    save it as <name>.png and .svg, deterministically; nothing if there is no figure."""
+    with matplotlib.style.context(STYLE, after_reset=True):
+        fig = draw()
+        return [] if fig is None else _save(fig, Path(out_dir), name)

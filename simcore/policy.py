@@ -75,6 +75,15 @@ SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
               "reservation that delays no earlier one; early completions compress the plan",
               "simcore.schedulers.conservative", (START_DELAY, ESTIMATES),
               needs=frozenset({"counts"})),
+    Scheduler("cplant", "Cplant's queue order (Leung et al.): ascending requested "
+              "units, then requested time, then arrival; jobs start from the front while "
+              "they fit (FCFS placement)", _PHASED, (START_DELAY, ESTIMATES),
+              phases=frozenset({"cplant-order"})),
+    Scheduler("cplant-backfill", "Cplant's queue order, then backfilling behind a blocked "
+              "front job as `backfill` does (the same schedule as cplant where placement "
+              "depends on sizes only)", _PHASED, (START_DELAY, RESERVATION, MAX_GROWTH,
+                                                  ESTIMATES),
+              phases=frozenset({"cplant-order", "backfill"})),
 )}
 
 

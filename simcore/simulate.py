@@ -72,7 +72,10 @@ def simulate(
     inputs give bit-identical results; `seed` is recorded in the summary (the engine itself
     draws no random numbers; seeded randomness lives in workload preparation).
     `record_placements` keeps a log of every placement, for checking and for locality
-    studies (it costs memory: one bitset per placement). `progress`, if given, is called
+    studies (it costs memory: one bitset per placement). Allocators that measure their
+    placements (a module function `job_metrics(struct, state, jobs)`, e.g. the curve
+    allocators' locality) always keep one entry per job and add per-job columns and run
+    metrics; `timing["metrics_s"]` is what measuring cost. `progress`, if given, is called
     every PROGRESS_STEP event times with (jobs started, jobs, simulated seconds so far).
     """
     spec = MachineSpec.parse(machine) if isinstance(machine, str) else machine
@@ -93,7 +96,9 @@ def simulate(
         request=jobs.size, placement_class=dense.astype(np.int64).ravel(),
         n_classes=len(classes))
     kernel_policy = _module(policy.row.module).kernel_policy(policy, len(jobs))
-    log_capacity = 0
+    measure = getattr(registry.ALLOCATORS[spec.allocator].implementation(), "job_metrics",
+                      None)
+    log_capacity = len(jobs) if measure is not None else 0
     if record_placements:  # every start, plus at most every running job per migration
         migrates = "migrates" in policy.row.needs
         log_capacity = len(jobs) + ((2 * len(jobs) + 1) * spec.units if migrates else 0)
@@ -111,7 +116,16 @@ def simulate(
     observed = {**_observables(registry.ALLOCATORS[spec.allocator].module, machine_struct,
                                span_s(jobs.submit_s, state.out.end_s)),
                 **_observables(policy.row.module, kernel_policy)}
+    began = time.perf_counter()
+    columns, measured = measure(machine_struct, state, kernel_jobs) if measure else ({}, {})
+    metrics_s = time.perf_counter() - began
     result = _result(jobs, kernel_jobs, state, spec, policy, seed, elapsed, observed)
+    result.summary.update(measured)
+    result.timing["metrics_s"] = metrics_s
+    table = result.jobs
+    for name, values in columns.items():
+        table = table.append_column(name, values)
+    result = dataclasses.replace(result, jobs=table)
     if not record_placements:
         return result
     n = state.ctr[LOG_LEN]

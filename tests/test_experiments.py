@@ -81,6 +81,40 @@ def test_code_is_the_import_closure_of_scheduler_and_allocator():
     assert not {"plots.py", "tables.py", "cli.py", "archive.py"} & bm
 
 
+def test_replicated_traces_keep_the_seeds_of_their_jittered_copies():
+    config = copy.deepcopy(SMALL)
+    config["workloads"]["trace"] = {"trace": "NASA-iPSC-1993-3.1-cln"}
+    config["experiments"]["small"]["workloads"] = ["trace"]
+    config["experiments"]["small"]["grid"] = {"replication": [1, 2]}
+    runs = shards(config)["small/trace/torus/fcfs"].runs
+    assert [(r.transforms.replication, r.seed) for r in runs] == [(1, 0), (2, 1), (2, 2)]
+    config["experiments"]["small"]["transforms"] = {"replication_jitter_s": 0}
+    runs = shards(config)["small/trace/torus/fcfs"].runs
+    assert [(r.transforms.replication, r.seed) for r in runs] == [(1, 0), (2, 0)]
+
+
+def test_curve_machines_in_a_config():
+    config = copy.deepcopy(SMALL)
+    config["machines"]["curve"] = {"spec": "mesh:2x2x4", "allocator": "best-fit",
+                                   "ordering": "hilbert", "fallback_span": "ring"}
+    config["policies"]["cplant"] = {"scheduler": "cplant"}
+    config["experiments"]["small"]["machines"] = ["curve"]
+    config["experiments"]["small"]["policies"] = ["fcfs", "cplant", "bm"]
+    s = shards(config)
+    assert {"small/lublin16/curve/fcfs", "small/lublin16/curve/cplant"} <= set(s)
+    assert "small/lublin16/curve/bm" not in s, "migration needs a box allocator"
+    shard = s["small/lublin16/curve/cplant"]
+    assert Shard.from_json(shard.to_json()).machine_spec == shard.machine_spec
+    assert str(shard.machine_spec) == \
+        "mesh:2x2x4 allocator=best-fit ordering=hilbert fallback_span=ring"
+    code = {p.name for p in shard.code_files()}
+    assert {"curves.py", "locality.py", "orderings.py", "phased.py", "cplant.py"} <= code
+    config["machines"]["curve"]["ordering"] = "nope"
+    with pytest.raises(ConfigError, match=r"machines.curve: machine mesh:2x2x4 allocator="
+                                          r"best-fit ordering=nope .*: ordering 'nope'"):
+        plan(config)
+
+
 def test_growth_normalised_where_jobs_never_grow():
     config = copy.deepcopy(SMALL)
     config["policies"]["backfill"]["max_growth"] = 3

@@ -119,3 +119,46 @@ def test_shaped_jobs_keep_their_request(trace_path):
     assert schedule.column("requested_units").to_pylist() == jobs.requested_units.tolist()
     assert schedule.column("shape_a").to_numpy().min() >= 2
     assert schedule.column("torus").to_pylist() == jobs.torus.tolist()
+
+
+def small_table(rows):
+    """An SWF table of jobs (id, submit, run, processors), cleaned."""
+    from simcore.swf import SWFHeader, from_columns
+
+    rows = np.array(rows)
+    columns = {"job_number": rows[:, 0], "submit_time": rows[:, 1], "run_time": rows[:, 2],
+               "allocated_processors": rows[:, 3], "requested_time": rows[:, 2] * 2}
+    return clean(from_columns(columns, SWFHeader(("; MaxProcs: 64",))))
+
+
+def test_replication_copies_jobs_with_seeded_jitter():
+    """Replication factor 3 of ids 7, 42, 130: copies are 1007, 2007, ... (10^3 is above
+    every id), each arriving up to 60 s after its original, the same draws for the same
+    seed, others for another; run times, requests and sizes are copied; the work multiple
+    then scales every copy."""
+    from simcore.workload.shapes import job_uniforms
+    from simcore.workload.transforms import REPLICA_STREAM
+
+    table = small_table([(7, 0, 100, 4), (42, 50, 10, 2), (130, 500, 30, 8)])
+    flat = MachineSpec.parse("flat:16")
+    spec = WorkloadSpec(replication=3, runtime_scale=2.0)
+    jobs = prepare(table, spec, flat, seed=5)
+    assert sorted(jobs.job_id.tolist()) == [7, 42, 130, 1007, 1042, 1130, 2007, 2042, 2130]
+    by_id = dict(zip(jobs.job_id.tolist(), jobs.submit_s.tolist(), strict=True))
+    copies = np.array([1007, 1042, 1130, 2007, 2042, 2130])
+    delay = 60 * job_uniforms(5, REPLICA_STREAM, copies)
+    original = np.array([0, 50, 500, 0, 50, 500])
+    assert np.allclose([by_id[c] for c in copies.tolist()], original + delay)
+    assert by_id[7] == 0 and by_id[42] == 50 and by_id[130] == 500
+    size = dict(zip(jobs.job_id.tolist(), jobs.size.tolist(), strict=True))
+    run = dict(zip(jobs.job_id.tolist(), jobs.run_s.tolist(), strict=True))
+    assert (size[2042], run[2042], run[1130]) == (2, 20.0, 60.0)
+    assert same(jobs, prepare(table, spec, flat, seed=5))
+    assert not same(jobs, prepare(table, spec, flat, seed=6))
+    assert spec.random() and not WorkloadSpec(replication=3, replication_jitter_s=0).random()
+    still = prepare(table, WorkloadSpec(replication=2, replication_jitter_s=0), flat)
+    assert sorted(still.submit_s.tolist()) == [0, 0, 50, 50, 500, 500]
+    assert same(prepare(table, WorkloadSpec(), flat), prepare(table, WorkloadSpec(
+        replication=1, replication_jitter_s=1000), flat, seed=9))
+    with pytest.raises(SpecError, match="replication=0; expected an integer >= 1"):
+        WorkloadSpec(replication=0)

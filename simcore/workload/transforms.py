@@ -6,10 +6,15 @@ In order:
    `processors_per_unit`, rounded up (Aridor: CTC-SP2 / 4 onto 128 midplanes); jobs still
    larger than the machine are handled by `oversize`: `reject` (an error naming the
    first), `drop` or `clamp` (to the machine's size), and counted;
-3. load: run and requested times multiplied by `runtime_scale` (Krevat's c), and/or
+3. replication (Leung et al.'s replication factor): every job is there `replication`
+   times; the copies after the first get ids job id + c x 10^k (c = 1, 2, ...; 10^k above
+   every id of the span) and arrive up to `replication_jitter_s` later, uniformly, drawn
+   per copy id from the run's seed;
+4. load: run and requested times multiplied by `runtime_scale` (Krevat's c, Leung et al.'s
+   work multiple), and/or
    arrival times rescaled from the first arrival so that the offered load
    sum(size x run) / (units x arrival span) equals `offered_load` (Aridor);
-4. shapes, on machines that need them: slim/fat shapes with probability `p_fat`, torus
+5. shapes, on machines that need them: slim/fat shapes with probability `p_fat`, torus
    with probability `p_torus` (see `simcore.workload.shapes`); sizes become shape volumes.
 """
 
@@ -26,10 +31,11 @@ from simcore.errors import SpecError
 from simcore.jobs import Jobs
 from simcore.machines.spec import MachineSpec
 from simcore.params import Parameter
-from simcore.workload.shapes import synthesize
+from simcore.workload.shapes import job_uniforms, synthesize
 
 #: Where a transform is set in an experiment: once (`transforms:`) or as a grid axis.
 FIXED, GRID = "transforms", "grid"
+REPLICA_STREAM = 3  # job_uniforms stream of the copies' arrival jitter (shapes use 1, 2)
 
 
 def _transform(parameter: Parameter, axis: str, shaped: bool = False) -> Field:
@@ -52,9 +58,17 @@ class WorkloadSpec:
     processors_per_unit: int = _transform(Parameter(
         "processors_per_unit", int, 1, "processors per allocation unit; sizes are divided "
         "and rounded up (CTC on BG/L midplanes: 4)", unit="procs/unit", minimum=1), FIXED)
+    replication: int = _transform(Parameter(
+        "replication", int, 1, "copies of every job (Leung et al.'s replication factor); "
+        "copies after the first arrive up to replication_jitter_s later", unit="copies",
+        minimum=1), GRID)
+    replication_jitter_s: float = _transform(Parameter(
+        "replication_jitter_s", float, 60.0, "largest arrival delay of a job's copies "
+        "(uniform, seeded)", unit="s", minimum=0.0), FIXED)
     runtime_scale: float = _transform(Parameter(
         "runtime_scale", float, 1.0, "run and requested times multiplied by this (Krevat's "
-        "c)", unit="factor", minimum=0.0, exclusive_minimum=True), GRID)
+        "c, Leung et al.'s work multiple)", unit="factor", minimum=0.0,
+        exclusive_minimum=True), GRID)
     offered_load: float | None = _transform(Parameter(
         "offered_load", float, None, "arrivals rescaled so that sum(size x run) / (units x "
         "arrival span) is this (Aridor); null: arrivals kept", unit="fraction", minimum=0.0,
@@ -84,9 +98,10 @@ class WorkloadSpec:
 
     def random(self) -> bool:
         """Whether preparing with this spec draws random numbers (a shape probability
-        strictly between 0 and 1)."""
+        strictly between 0 and 1, or jittered copies)."""
         return any(f.metadata["shaped"] and 0.0 < getattr(self, f.name) < 1.0
-                   for f in fields(self))
+                   for f in fields(self)) or (self.replication > 1
+                                              and self.replication_jitter_s > 0)
 
 
 def transforms(axis: str | None = None) -> dict[str, Field]:
@@ -102,8 +117,22 @@ def offered_load(size: np.ndarray, run_s: np.ndarray, submit_s: np.ndarray, unit
     return float((size * run_s).sum()) / (units * span)
 
 
+def replicate(job_id: np.ndarray, submit: np.ndarray, run: np.ndarray,
+              requested: np.ndarray, size: np.ndarray, copies: int, jitter_s: float,
+              seed: int) -> tuple[np.ndarray, ...]:
+    """Every job `copies` times (module docstring, step 3): the arrays of the originals
+    followed by those of each round of copies."""
+    stride = 10 ** len(str(int(job_id.max())))
+    ids = np.concatenate([job_id + c * stride for c in range(copies)])
+    delay = jitter_s * job_uniforms(seed, REPLICA_STREAM, ids)
+    delay[: job_id.shape[0]] = 0.0
+    return (ids, np.tile(submit, copies) + delay, np.tile(run, copies),
+            np.tile(requested, copies), np.tile(size, copies))
+
+
 def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int = 0) -> Jobs:
-    """Apply `spec` to a job table for `machine`; `seed` drives shape synthesis."""
+    """Apply `spec` to a job table for `machine`; `seed` drives shape synthesis and the
+    copies' arrival jitter."""
     if table.num_rows == 0:
         report = cleaning_report(table)
         removed = ", ".join(f"{rule} {entry['removed']}" for rule, entry in
@@ -125,8 +154,12 @@ def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int
     keep = ~oversize if spec.oversize == "drop" else np.ones(len(jobs), dtype=bool)
     size = np.minimum(jobs.size, machine.units)[keep]
     job_id, submit = jobs.job_id[keep], jobs.submit_s[keep]
-    run = jobs.run_s[keep] * spec.runtime_scale
-    requested = jobs.requested_s[keep]
+    run, requested = jobs.run_s[keep], jobs.requested_s[keep]
+    if spec.replication > 1:
+        job_id, submit, run, requested, size = replicate(
+            job_id, submit, run, requested, size, spec.replication,
+            spec.replication_jitter_s, seed)
+    run = run * spec.runtime_scale
     requested = np.where(requested > 0, requested * spec.runtime_scale, requested)
     shape = torus = requested_units = None
     if machine.wiring is not None:
