@@ -26,17 +26,19 @@ from simcore.state import (
 
 
 @kernel
-def migrate(m, st, fn_tor, fn_max, t):
-    """Try a migration at time t; return whether one was applied (the new layout is kept
-    when it does not shrink the largest free partition, even if nothing moved)."""
+def migrate(m, st, fn_tor, fn_max, on_change, apply_equal, t):
+    """Try a migration at time t; return whether one was applied (a new layout that does
+    not shrink the largest free partition is kept, even if nothing moved, unless
+    `apply_equal` is false and it does not grow it)."""
     ctr, run = st.ctr, st.run
     free = ctr[FREE_UNITS]
-    if free == 0:
+    if free == 0 or (on_change and st.memo.migration_epoch[0] == ctr[EPOCH]):
         return False
     before = largest_free(m, st, run.occ)
     if free / m.units < fn_tor or before / free > fn_max:
         return False
     ctr[MIGRATIONS_ATTEMPTED] += 1
+    st.memo.migration_epoch[0] = ctr[EPOCH]
     n = active_by_size(st)
     order, stays, moved, tmp = st.scratch.order, st.scratch.stays, st.scratch.moved, st.scratch.tmp
     held, alloc, slot_job = run.held, run.slot_alloc, run.slot_job
@@ -63,7 +65,7 @@ def migrate(m, st, fn_tor, fn_max, t):
             for w in range(words):
                 tmp[w] |= moved[slot, w]
     after = largest_free(m, st, tmp)
-    if after < before:
+    if after < before or (after == before and not apply_equal):
         return False
     for k in range(n):
         slot = order[k]
