@@ -6,12 +6,13 @@ of one configuration differ only in `seed` (and so in `run_key`). Nulls in key c
 values like any other (Krevat's experiments have no offered_load, unwired machines no
 p_fat), so grouping and joining are null-safe.
 
-Five tables (see `aggregate`): `utilization`, `migrations`, `capacity`, `wait_slowdown`,
-`response`.
+Five tables (TABLE_DEFINITIONS): `utilization`, `migrations`, `capacity`, `wait_slowdown`,
+`response` (Chu's response-time statistics and accuracy flag).
 Statistics skip null and NaN values (NaN marks an undefined metric, e.g. the time between
 migrations of a run with fewer than two); `n` counts runs. Sums are `math.fsum`, exactly
 rounded, so every float is independent of row order and of how the store was sharded.
-Confidence half-widths are Student t: t(0.975, k-1) * std / sqrt(k) over k values.
+Confidence half-widths are Student t: t(0.975, k-1) * std / sqrt(k) over k values (95%),
+t(0.95, k-1) for the 90% ones.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ from __future__ import annotations
 import functools
 import math
 import os
+import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -28,7 +31,14 @@ from simcore.atomic import atomic_write_bytes
 from simcore.errors import SimcoreError
 from simcore.metrics import RUN_METRICS
 from simcore.policy import SCHEDULERS
-from simcore.store import PARAMETERS, PARTITIONS, POLICY_COLUMNS, read_summaries, write_table
+from simcore.store import (
+    IDENTITY,
+    PARAMETERS,
+    PARTITIONS,
+    POLICY_COLUMNS,
+    read_summaries,
+    write_table,
+)
 from simcore.workload.transforms import transforms
 
 TRANSFORMS = tuple(transforms())
@@ -37,36 +47,142 @@ CONFIG_KEYS = (*PARTITIONS, "machine_spec", "scheduler", *TRANSFORMS, *POLICY_CO
 #: and its migration thresholds.
 ALWAYS_MATCH = tuple(k for k in CONFIG_KEYS if k not in ("policy", "fn_tor", "fn_max"))
 MIGRATING = tuple(name for name, row in SCHEDULERS.items() if "migrates" in row.needs)
-TABLES = ("utilization", "migrations", "capacity", "wait_slowdown", "response")
+
+STATISTICS = {
+    "mean": "mean over replications",
+    "std": "sample standard deviation over replications (null below two)",
+    "ci95": "half-width of the 95% confidence interval of the mean over replications "
+            "(Student t; null below two)",
+    "ci90": "half-width of the 90% confidence interval of the mean over replications "
+            "(Student t; null below two)",
+}
 #: Chu's accuracy target: the 90% confidence half-width of the mean response time is at
 #: most this fraction of it.
 RESPONSE_TARGET = 0.05
 
-#: Units of parameters and metrics, for Markdown headers (statistics inherit the unit of
-#: their metric: `mean_wait_s_ci95` is in seconds).
-UNITS = {**{c.name: c.unit for c in (*PARAMETERS, *RUN_METRICS) if c.unit},
-         "n": "runs", "utilized": "fraction", "max_successful": "count",
-         "ci90_relative": "fraction"}
-_DECIMALS = {"fraction": 4, "s": 1, "count": 2, "ratio": 2}
-_STATS = ("_mean", "_std", "_ci95", "_ci90")
 
-_DESCRIPTIONS = {
-    "utilization": "Capacity utilized per configuration over replications: mean, sample "
-                   "standard deviation and 95% confidence half-width (Student t), with the "
-                   "mean offered load actually achieved.",
-    "migrations": "Migration and B+M runs: mean migrations attempted and successful, mean "
-                  "time between migrations, and max_successful_mean, the mean successful "
-                  "migrations of the matching always-migrate runs (fn_tor=0, fn_max=1).",
-    "capacity": "Capacity utilized, unused and lost as fractions of the total (means over "
-                "replications).",
-    "wait_slowdown": "Mean job wait and bounded slowdown (means over replications, 95% "
-                     "confidence half-widths) with mean utilization.",
-    "response": "Mean response time over replications with its 90% confidence half-width, "
-                "absolute and relative to the mean; meets_target: the half-width is at most "
-                f"{RESPONSE_TARGET:.0%} of the mean (Chu's accuracy), false cells need more "
-                "replications. Means of the response SD, Chu's busy fraction, the mean "
-                "queue length and the mean response by size quarter.",
+@dataclass(frozen=True)
+class Statistic:
+    """A table column: `statistic` of the store column `metric` over a configuration's
+    runs, headed `label` in Markdown."""
+
+    column: str
+    metric: str
+    statistic: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A table column computed from the table's other columns (`expression`), headed
+    `label` in Markdown."""
+
+    column: str
+    label: str
+    unit: str | None
+    meaning: str
+    expression: pl.Expr
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    description: str
+    statistics: tuple[Statistic, ...]
+    derived: tuple[Derived, ...] = ()
+
+
+MAX_SUCCESSFUL = Statistic("max_successful_mean", "migrations_successful", "mean",
+                           "max successful")
+TABLE_DEFINITIONS = {t.name: t for t in (
+    Table("utilization", "Capacity utilized per configuration over replications, with the "
+          "offered load actually achieved.", (
+              Statistic("utilization_mean", "utilization", "mean", "utilization"),
+              Statistic("utilization_std", "utilization", "std", "sd"),
+              Statistic("utilization_ci95", "utilization", "ci95", "± 95% CI"),
+              Statistic("offered_load_actual_mean", "offered_load_actual", "mean",
+                        "achieved load"))),
+    Table("migrations", "Runs of migrating schedulers: migrations attempted and successful, "
+          "time between them, and the maximum successful: the successful migrations of the "
+          "matching always-migrate runs (fn_tor 0, fn_max 1; blank without such runs).", (
+              Statistic("migrations_attempted_mean", "migrations_attempted", "mean",
+                        "attempted"),
+              Statistic("migrations_successful_mean", "migrations_successful", "mean",
+                        "successful"),
+              Statistic("mean_time_between_migrations_s_mean",
+                        "mean_time_between_migrations_s", "mean", "time between"),
+              MAX_SUCCESSFUL,
+              Statistic("utilization_mean", "utilization", "mean", "utilization"))),
+    Table("capacity", "Capacity utilized, unused and lost (Krevat eqs. 4.1-4.3) as fractions "
+          "of the machine's capacity over the run, means over replications.", (
+              Statistic("utilized_mean", "utilization", "mean", "utilized"),
+              Statistic("unused_mean", "unused", "mean", "unused"),
+              Statistic("lost_mean", "lost", "mean", "lost"))),
+    Table("wait_slowdown", "Mean job wait and bounded slowdown over replications, with mean "
+          "utilization.", (
+              Statistic("mean_wait_s_mean", "mean_wait_s", "mean", "mean wait"),
+              Statistic("mean_wait_s_ci95", "mean_wait_s", "ci95", "± 95% CI"),
+              Statistic("mean_bsld_mean", "mean_bsld", "mean", "bounded slowdown"),
+              Statistic("mean_bsld_ci95", "mean_bsld", "ci95", "± 95% CI"),
+              Statistic("utilization_mean", "utilization", "mean", "utilization"))),
+    Table("response", "Chu's statistics: mean response time over replications with its 90% "
+          "confidence half-width, absolute and relative to the mean; target met: the "
+          f"half-width is at most {RESPONSE_TARGET:.0%} of the mean (Chu's accuracy), cells "
+          "that miss it need more replications. Means of the response SD, Chu's busy "
+          "fraction, the mean queue length and the mean response by size quarter.", (
+              Statistic("mean_response_s_mean", "mean_response_s", "mean", "mean response"),
+              Statistic("mean_response_s_std", "mean_response_s", "std", "sd"),
+              Statistic("mean_response_s_ci90", "mean_response_s", "ci90", "± 90% CI"),
+              Statistic("sd_response_s_mean", "sd_response_s", "mean", "response sd"),
+              Statistic("busy_fraction_mean", "busy_fraction", "mean", "busy"),
+              Statistic("mean_queue_length_mean", "mean_queue_length", "mean", "queue"),
+              *(Statistic(f"mean_response_s_q{q}_mean", f"mean_response_s_q{q}", "mean",
+                          f"response q{q}") for q in range(1, 5))), (
+              Derived("ci90_relative", "± 90% / mean", "fraction",
+                      "mean_response_s_ci90 / mean_response_s_mean",
+                      pl.col("mean_response_s_ci90") / pl.col("mean_response_s_mean")),
+              Derived("meets_target", "target met", None,
+                      f"ci90_relative <= {RESPONSE_TARGET} (Chu's accuracy target); false "
+                      "cells need more replications",
+                      pl.col("mean_response_s_ci90") / pl.col("mean_response_s_mean")
+                      <= RESPONSE_TARGET))),
+)}
+TABLES = tuple(TABLE_DEFINITIONS)
+
+#: Units and meanings of every store column (the configuration keys and the metrics).
+_COLUMNS = {c.name: c for c in (*IDENTITY, *PARAMETERS, *RUN_METRICS)}
+_PARTITION_MEANINGS = {
+    "experiment": "experiment name (config experiments)",
+    "workload": "workload name (config workloads)",
+    "machine": "machine name (config machines)",
+    "policy": "policy name (config policies)",
 }
+_DECIMALS = {"fraction": 3, "s": 1, "count": 1, "ratio": 2}
+#: The store column each table column summarises.
+_METRIC_OF = {s.column: s.metric for t in TABLE_DEFINITIONS.values() for s in t.statistics}
+#: Units of derived columns.
+_DERIVED_UNITS = {d.column: d.unit for t in TABLE_DEFINITIONS.values() for d in t.derived}
+
+
+def table_columns() -> dict[str, list[tuple[str, str | None, str]]]:
+    """(column, unit, meaning) of every column of every table, in table order."""
+    keys = [(k, None, _PARTITION_MEANINGS[k]) for k in PARTITIONS]
+    keys += [(k, _COLUMNS[k].unit, _COLUMNS[k].meaning) for k in CONFIG_KEYS[len(PARTITIONS):]]
+    keys.append(("n", "runs", "runs aggregated (replications: seeds)"))
+    out = {}
+    for table in TABLE_DEFINITIONS.values():
+        stats = []
+        for stat in table.statistics:
+            metric = _COLUMNS[stat.metric]
+            meaning = f"{STATISTICS[stat.statistic]} of {stat.metric} ({metric.meaning})"
+            if stat is MAX_SUCCESSFUL:
+                meaning = ("mean successful migrations of the always-migrate runs (fn_tor 0, "
+                           "fn_max 1) of the same configuration, Krevat's maximum; blank "
+                           "without such runs")
+            stats.append((stat.column, metric.unit, meaning))
+        stats += [(d.column, d.unit, d.meaning) for d in table.derived]
+        out[table.name] = keys + stats
+    return out
 
 
 @functools.cache
@@ -167,79 +283,31 @@ def _reduce(runs: pl.DataFrame, keys: Sequence[str],
 
 
 def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """The four result tables from store rows (`read_summaries`), over replications.
-
-    - utilization: n, utilization_mean/_std/_ci95, offered_load_actual_mean;
-    - migrations (migration and bm runs): n, migrations_attempted_mean,
-      migrations_successful_mean, mean_time_between_migrations_s_mean, max_successful_mean,
-      utilization_mean. max_successful_mean is Krevat's "max successful": the mean
-      successful migrations over the runs that share the configuration but for the policy
-      name and thresholds and migrate always (fn_tor=0, fn_max=1); null without such runs;
-    - capacity: n, utilized_mean, unused_mean, lost_mean;
-    - wait_slowdown: n, mean_wait_s_mean/_ci95, mean_bsld_mean/_ci95, utilization_mean;
-    - response: n, mean_response_s_mean/_std/_ci90,
-      ci90_relative, meets_target, sd_response_s_mean, busy_fraction_mean,
-      mean_queue_length_mean, mean_response_s_q1..q4_mean.
-
-    Every table carries the CONFIG_KEYS columns first and is sorted by them (nulls first).
-    """
+    """The result tables (TABLE_DEFINITIONS) from store rows (`read_summaries`), over
+    replications: each has the CONFIG_KEYS columns, `n` and its statistics, sorted by the
+    keys (nulls first). The migrations table holds migrating schedulers' runs only, and
+    its max_successful_mean is Krevat's "max successful": the mean successful migrations
+    over the runs that share the configuration but for the policy name and thresholds and
+    migrate always (fn_tor=0, fn_max=1); null without such runs."""
     keys = CONFIG_KEYS
-    utilization = _reduce(summaries, keys, [
-        ("utilization_mean", "utilization", "mean"),
-        ("utilization_std", "utilization", "std"),
-        ("utilization_ci95", "utilization", "ci95"),
-        ("offered_load_actual_mean", "offered_load_actual", "mean"),
-    ])
-    migrating = summaries.filter(pl.col("scheduler").is_in(MIGRATING))
-    always = _reduce(
-        migrating.filter((pl.col("fn_tor") == 0.0) & (pl.col("fn_max") == 1.0)),
-        ALWAYS_MATCH, [("max_successful_mean", "migrations_successful", "mean")],
-    ).drop("n")
-    migrations = (_reduce(migrating, keys, [
-        ("migrations_attempted_mean", "migrations_attempted", "mean"),
-        ("migrations_successful_mean", "migrations_successful", "mean"),
-        ("mean_time_between_migrations_s_mean", "mean_time_between_migrations_s", "mean"),
-        ("utilization_mean", "utilization", "mean"),
-    ]).join(always, on=list(ALWAYS_MATCH), how="left", nulls_equal=True)
-      .select(*keys, "n", "migrations_attempted_mean", "migrations_successful_mean",
-              "mean_time_between_migrations_s_mean", "max_successful_mean", "utilization_mean")
-      .sort(list(keys)))
-    capacity = _reduce(summaries, keys, [
-        ("utilized_mean", "utilization", "mean"),
-        ("unused_mean", "unused", "mean"),
-        ("lost_mean", "lost", "mean"),
-    ])
-    wait_slowdown = _reduce(summaries, keys, [
-        ("mean_wait_s_mean", "mean_wait_s", "mean"),
-        ("mean_wait_s_ci95", "mean_wait_s", "ci95"),
-        ("mean_bsld_mean", "mean_bsld", "mean"),
-        ("mean_bsld_ci95", "mean_bsld", "ci95"),
-        ("utilization_mean", "utilization", "mean"),
-    ])
-    response = _reduce(summaries, keys, [
-        ("mean_response_s_mean", "mean_response_s", "mean"),
-        ("mean_response_s_std", "mean_response_s", "std"),
-        ("mean_response_s_ci90", "mean_response_s", "ci90"),
-        ("sd_response_s_mean", "sd_response_s", "mean"),
-        ("busy_fraction_mean", "busy_fraction", "mean"),
-        ("mean_queue_length_mean", "mean_queue_length", "mean"),
-        *((f"mean_response_s_q{q}_mean", f"mean_response_s_q{q}", "mean") for q in range(1, 5)),
-    ])
-    relative = pl.col("mean_response_s_ci90") / pl.col("mean_response_s_mean")
-    response = response.with_columns(relative.alias("ci90_relative"),
-                                     (relative <= RESPONSE_TARGET).alias("meets_target"))
-    first = [*keys, "n", "mean_response_s_mean", "mean_response_s_std", "mean_response_s_ci90",
-             "ci90_relative", "meets_target"]
-    response = response.select(*first, *(c for c in response.columns if c not in first))
-    return {"utilization": utilization, "migrations": migrations, "capacity": capacity,
-            "wait_slowdown": wait_slowdown, "response": response}
-
-
-def _unit(column: str) -> str | None:
-    for suffix in _STATS:
-        if column.endswith(suffix) and column[: -len(suffix)] in UNITS:
-            return UNITS[column[: -len(suffix)]]
-    return UNITS.get(column)
+    out = {}
+    for table in TABLE_DEFINITIONS.values():
+        rows = summaries
+        stats = [s for s in table.statistics if s is not MAX_SUCCESSFUL]
+        if table.name == "migrations":
+            rows = summaries.filter(pl.col("scheduler").is_in(MIGRATING))
+        reduced = _reduce(rows, keys, [(s.column, s.metric, s.statistic) for s in stats])
+        if table.name == "migrations":
+            always = _reduce(
+                rows.filter((pl.col("fn_tor") == 0.0) & (pl.col("fn_max") == 1.0)),
+                ALWAYS_MATCH, [(MAX_SUCCESSFUL.column, MAX_SUCCESSFUL.metric, "mean")],
+            ).drop("n")
+            reduced = (reduced.join(always, on=list(ALWAYS_MATCH), how="left", nulls_equal=True)
+                       .select(*keys, "n", *(s.column for s in table.statistics))
+                       .sort(list(keys)))
+        out[table.name] = reduced.with_columns(d.expression.alias(d.column)
+                                               for d in table.derived)
+    return out
 
 
 def _cell(value: object, decimals: int | None) -> str:
@@ -251,38 +319,103 @@ def _cell(value: object, decimals: int | None) -> str:
     return str(value).replace("|", "\\|")
 
 
-def markdown(name: str, table: pl.DataFrame) -> str:
-    """A readable Markdown rendering of one table: units in the headers, floats rounded,
-    columns that are null in every row left out (the CSV and Parquet files keep them)."""
-    if table.is_empty():
-        return f"# {name}\n\n{_DESCRIPTIONS[name]}\n\n(no rows)\n"
-    columns = [c for c in table.columns if table[c].null_count() < table.height]
-    units = [_unit(c) for c in columns]
-    header = [c if u is None else f"{c} ({u})" for c, u in zip(columns, units, strict=True)]
-    decimals = [None if c in CONFIG_KEYS else _DECIMALS.get(u or "") for c, u in
-                zip(columns, units, strict=True)]
-    rows = [[_cell(v, d) for v, d in zip(row, decimals, strict=True)]
-            for row in table.select(columns).iter_rows()]
-    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(header)]
-    numeric = [table[c].dtype.is_numeric() for c in columns]
+#: Units not worth a header's width: ratios and fractions (the table's text says of what).
+_DIMENSIONLESS = ("fraction", "prob", "factor", "ratio")
 
-    def line(cells: Sequence[str]) -> str:
-        padded = (cell.rjust(w) if num else cell.ljust(w)
-                  for cell, w, num in zip(cells, widths, numeric, strict=True))
+
+def _unit(column: str) -> str | None:
+    """The unit of a table column: its metric's, or a derived column's own."""
+    if column in _DERIVED_UNITS:
+        return _DERIVED_UNITS[column]
+    metric = _COLUMNS.get(_METRIC_OF.get(column, column))
+    return metric.unit if metric is not None else None
+
+
+def _header(column: str, label: str | None = None) -> str:
+    unit = _unit(column)
+    return (label or column) + (f" ({unit})" if unit and unit not in _DIMENSIONLESS else "")
+
+
+def markdown(name: str, table: pl.DataFrame) -> str:
+    """A Markdown rendering to read: one section per experiment; columns with the same
+    value in every row of the section are stated once above it, names and specs of
+    machines and policies in a legend, short headers with units, rounded results. The
+    CSV and Parquet files keep every column."""
+    definition = TABLE_DEFINITIONS[name]
+    lines = [f"# {name}", "", *textwrap.wrap(definition.description, 100), ""]
+    if table.is_empty():
+        return "\n".join([*lines, "(no rows)"]) + "\n"
+    lines += textwrap.wrap("Blank cells: a statistic undefined for these runs (fewer than two "
+                           "values, or no always-migrate runs to compare with).", 100)
+    labels = {s.column: s.label for s in (*definition.statistics, *definition.derived)}
+    for experiment in sorted(table["experiment"].unique().to_list()):
+        rows = table.filter(pl.col("experiment") == experiment)
+        keys = [k for k in CONFIG_KEYS if k not in ("experiment", "machine_spec", "scheduler",
+                                                    *POLICY_COLUMNS)]
+        present = [k for k in keys if rows[k].null_count() < rows.height]
+        fixed = [k for k in present if rows[k].n_unique() == 1]
+        shown = [k for k in present if k not in fixed] + [
+            c for c in ("n", *labels) if rows[c].null_count() < rows.height]
+        lines += ["", f"## {experiment}", ""]
+        if fixed:
+            every = ", ".join(_setting(k, rows[k][0]) for k in fixed)
+            lines += [*textwrap.wrap(f"Every row: {every}.", 100), ""]
+        lines += ["Machines:", *_legend(rows, "machine", ["machine_spec"]), "",
+                  "Policies:", *_legend(rows, "policy", ["scheduler", *POLICY_COLUMNS]), ""]
+        lines += _grid(rows, shown, labels)
+    return "\n".join(lines) + "\n"
+
+
+def _legend(rows: pl.DataFrame, name: str, columns: list[str]) -> list[str]:
+    """One line per name: its spec, or its scheduler and parameter values; a policy whose
+    values differ by machine (growth where no job grows) gets a line per machine."""
+    variants = rows.select(*dict.fromkeys([name, *columns, "machine"])).unique()
+    out = []
+    for key in sorted(variants[name].unique().to_list()):
+        group = variants.filter(pl.col(name) == key)
+        sets = group.select(columns).unique().sort(columns)
+        for values in sets.iter_rows(named=True):
+            text = " ".join([str(values[columns[0]]), *(
+                f"{c}={_cell(values[c], None)}" for c in columns[1:] if values[c] is not None)])
+            machines = group.filter(pl.all_horizontal(
+                pl.col(c).eq_missing(pl.lit(values[c])) for c in columns))["machine"]
+            where = "" if sets.height == 1 else f" (on {', '.join(sorted(machines))})"
+            out.append(f"- {key}{where} = {text}")
+    return out
+
+
+def _grid(rows: pl.DataFrame, columns: list[str], labels: dict[str, str]) -> list[str]:
+    """The Markdown table of `columns`: results rounded by unit, parameters as they are."""
+    header = [_header(c, labels.get(c)) for c in columns]
+    decimals = [None if c in CONFIG_KEYS or c == "n" else
+                _DECIMALS.get(_unit(c) or "", 3) for c in columns]
+    cells = [[_cell(v, d) for v, d in zip(row, decimals, strict=True)]
+             for row in rows.select(columns).iter_rows()]
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(header)]
+    numeric = [rows[c].dtype.is_numeric() for c in columns]
+
+    def line(values: Sequence[str]) -> str:
+        padded = (v.rjust(w) if num else v.ljust(w)
+                  for v, w, num in zip(values, widths, numeric, strict=True))
         return "| " + " | ".join(padded) + " |"
 
     rule = "|" + "|".join("-" * (w + 1) + (":" if num else "-")
                           for w, num in zip(widths, numeric, strict=True)) + "|"
-    lines = [f"# {name}", "", _DESCRIPTIONS[name], "", line(header), rule,
-             *(line(r) for r in rows)]
-    return "\n".join(lines) + "\n"
+    return [line(header), rule, *(line(r) for r in cells)]
+
+
+def _setting(column: str, value: object) -> str:
+    unit = _COLUMNS[column].unit if column in _COLUMNS else None
+    shown = unit and unit not in _DIMENSIONLESS
+    return f"{column} = {_cell(value, None)}" + (f" {unit}" if shown else "")
 
 
 def write_tables(store: str | os.PathLike[str] | None, out_dir: str | os.PathLike[str],
                  summaries: Sequence[str | os.PathLike[str]] | None = None) -> list[Path]:
     """Aggregate the shard files `summaries` (else every shard under the `store`
-    directory) into `out_dir` as <table>.parquet (zstd), .csv and .md, each written atomically;
-    returns the paths in a fixed order.
+    directory) into `out_dir` as <table>.parquet (zstd), .csv (with <table>.columns.csv:
+    each column's unit and meaning) and .md, each written atomically; returns the paths in
+    a fixed order.
 
     Deterministic: the same store gives byte-identical CSV and Markdown and Parquet files
     of identical content. An empty store is an error rather than empty tables, since it
@@ -296,8 +429,12 @@ def write_tables(store: str | os.PathLike[str] | None, out_dir: str | os.PathLik
     paths = []
     for name, table in aggregate(summaries).items():
         parquet, csv, md = (out / f"{name}.{ext}" for ext in ("parquet", "csv", "md"))
+        columns = out / f"{name}.columns.csv"
         write_table(table.to_arrow(), parquet, {"table": name})
         atomic_write_bytes(csv, table.write_csv().encode())
         atomic_write_bytes(md, markdown(name, table).encode())
-        paths += [parquet, csv, md]
+        atomic_write_bytes(columns, pl.DataFrame(
+            table_columns()[name], schema=["column", "unit", "meaning"], orient="row")
+            .write_csv().encode())
+        paths += [parquet, csv, columns, md]
     return paths

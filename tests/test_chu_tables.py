@@ -62,8 +62,8 @@ def test_response_table_flags_cells_that_miss_the_target(tmp_path: Path) -> None
 def test_chu_figures(tmp_path: Path) -> None:
     write_tables(build(tmp_path / "results"), tmp_path / "tables")
     paths = write_figures(tmp_path / "tables", tmp_path / "figures")
-    names = [p.name for p in paths]
-    assert [n for n in names if n.startswith("response")] == [
-        f"{f}-chu.{e}" for f in ("response-vs-load", "response-vs-queues")
+    names = [f"{p.parent.name}/{p.name}" for p in paths]
+    assert [n for n in names if n.startswith("chu/response")] == [
+        f"chu/{f}.{e}" for f in ("response-vs-load", "response-vs-queues")
         for e in ("png", "svg")]
     assert all(p.stat().st_size > 1000 for p in paths)

@@ -197,6 +197,6 @@ def test_the_command_line_of_the_issue(capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["mean_response_s"] > 10.0 and report["measured_jobs"] == 2000
     assert report["workload"]["warmup_jobs"] == 1000
-    assert json.loads(report["policy"]) == {"scheduler": "mq", "queues": 32, "scan": "down",
+    assert report["policy"] == {"scheduler": "mq", "queues": 32, "scan": "down",
                                             "criterion": "processors", "blocking": False,
                                             "start_delay_s": 0.0, "wtl": None}
