@@ -125,6 +125,22 @@ def test_submesh_requests_travel_with_the_workload():
         prepare(broken, WorkloadSpec(), MachineSpec.parse("mesh:32x32", "as"))
 
 
+def test_copies_of_a_job_ask_for_its_submesh():
+    """With the replication transform every copy keeps its original's w x h; the offered
+    load then comes from the replicated sample, not the model's declared means."""
+    table = sample(jobs=50)
+    sides = dict(zip(table.column("job_number").to_pylist(), zip(
+        table.column("mesh_width").to_pylist(), table.column("mesh_height").to_pylist(),
+        strict=True), strict=True))
+    machine = MachineSpec.parse("mesh:32x32", "bl")
+    jobs = prepare(table, WorkloadSpec(replication=3, offered_load=0.5), machine, seed=2)
+    assert len(jobs) == 150 and len(set(jobs.job_id.tolist())) == 150
+    assert [tuple(s[:2]) for s in jobs.shape.tolist()] == [
+        sides[int(j) % 100] for j in jobs.job_id]  # copies: id + c x 100
+    span = jobs.submit_s.max() - jobs.submit_s.min()
+    assert (jobs.size * jobs.run_s).sum() / (1024 * span) == pytest.approx(0.5)
+
+
 def test_shape_rules_for_jobs_without_requests():
     """squarest: an exact factorisation closest to square when one fits, else the least
     area that fits; square: the smallest k x k."""
