@@ -141,6 +141,16 @@ def test_copies_of_a_job_ask_for_its_submesh():
     assert (jobs.size * jobs.run_s).sum() / (1024 * span) == pytest.approx(0.5)
 
 
+def test_inserted_jobs_ask_for_one_processor():
+    """Jobs the insertion transform adds to a workload with submesh columns ask for 1 x 1."""
+    table = sample(jobs=50)
+    spec = WorkloadSpec(insert_per_h=200, insert_run_s=5.0)
+    jobs = prepare(table, spec, MachineSpec.parse("mesh:32x32", "bl"), seed=1)
+    added = jobs.job_id > 50
+    assert added.sum() == len(jobs) - 50 > 0
+    assert (jobs.shape[added] == 1).all() and (jobs.run_s[added] == 5.0).all()
+
+
 def test_shape_rules_for_jobs_without_requests():
     """squarest: an exact factorisation closest to square when one fits, else the least
     area that fits; square: the smallest k x k."""

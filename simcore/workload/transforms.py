@@ -4,7 +4,8 @@ In order:
 0. insertion: `insert_per_h` one-processor jobs per hour of the source's arrival span,
    each running `insert_run_s`, at uniform times drawn from the run's seed, merged into
    the source in arrival order (re-inserting jobs a cleaned log removed: the NASA iPSC/860
-   log's filter dropped 24,025 one-node jobs of one user and application, 10.9 an hour);
+   log's filter dropped 24,025 one-node jobs of one user and application, 10.9 an hour;
+   in a workload with submesh columns they ask for 1 x 1);
 1. span: skip the first `skip_jobs` jobs, keep the next `first_jobs` (Krevat: 10,000);
 2. sizes: processors per job (allocated, else requested) divided by
    `processors_per_unit`, rounded up (Aridor: CTC-SP2 / 4 onto 128 midplanes); jobs still
@@ -48,7 +49,7 @@ from simcore.machines.registry import ALLOCATORS
 from simcore.machines.spec import MachineSpec
 from simcore.params import Parameter
 from simcore.swf import from_columns, header_of
-from simcore.workload.meshes import RULES, rule_shapes, table_shapes
+from simcore.workload.meshes import RULES, SHAPE_COLUMNS, rule_shapes, table_shapes
 from simcore.workload.shapes import job_uniforms, synthesize
 from simcore.workload.synthetic import declared_load
 
@@ -185,6 +186,9 @@ def insert_jobs(table: pa.Table, per_h: float, run_s: float, seed: int) -> pa.Ta
     added = from_columns({"job_number": ids, "submit_time": at,
                           "run_time": run, "requested_time": run, "allocated_processors": ones,
                           "requested_processors": ones}, header_of(table))
+    for name in SHAPE_COLUMNS:  # where jobs carry submeshes, one processor is 1 x 1
+        if name in table.column_names:
+            added = added.append_column(table.schema.field(name), pa.array(ones))
     merged = pa.concat_tables([table, added])
     return merged.take(np.argsort(merged.column("submit_time").to_numpy(), kind="stable"))
 
