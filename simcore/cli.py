@@ -13,6 +13,8 @@ from simcore.policy import SCHEDULERS
 from simcore.traces import MIRROR_ENV
 from simcore.workload.sources import describe_choices
 
+_LISTED_JOBS = 100  # `run --json` lists each job's termination time up to this many jobs
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a subcommand; a SimcoreError exits with status 2 and its message on stderr."""
@@ -59,8 +61,9 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_registry_help())
     run.add_argument("--workload", required=True, help=describe_choices())
     run.add_argument("--jobs", type=int, help="jobs to sample from a model")
-    run.add_argument("--machine", required=True,
-                     help="kind:size, e.g. " + ", ".join(k.example for k in KINDS.values()))
+    run.add_argument("--machine",
+                     help="kind:size, e.g. " + ", ".join(k.example for k in KINDS.values())
+                     + " (default for a model of one machine, e.g. fcs:scenario1: its own)")
     run.add_argument("--allocator", choices=ALLOCATORS,
                      help="how units are chosen (default: the machine kind's)")
     run.add_argument("--scheduler", required=True, choices=SCHEDULERS)
@@ -78,6 +81,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--offered-load", type=float, help="rescale arrivals to this load")
     run.add_argument("--p-fat", type=float, default=0.0, help="probability of a fat shape")
     run.add_argument("--p-torus", type=float, default=0.0, help="probability of a torus")
+    run.add_argument("--bsp-model", help="draw each job's BSP model (time-sharing "
+                                         "schedulers), e.g. random")
     run.add_argument("--seed", type=int, default=0, help="seed of the run's random draws")
     run.add_argument("--jobs-out", help="write the per-job schedule to this .parquet")
     run.add_argument("--json", action="store_true", help="print one JSON object")
@@ -223,18 +228,23 @@ def _run(args: argparse.Namespace) -> int:
     if args.estimates is not None:
         params["estimates"] = args.estimates
     policy = PolicySpec.from_params(args.scheduler, params)
-    machine = MachineSpec.parse(args.machine, args.allocator)
+    machine = MachineSpec.parse(args.machine or _model_machine(args.workload), args.allocator)
     table = resolve(args.workload, args.jobs, args.seed)
     spec = WorkloadSpec(skip_jobs=args.skip_jobs, first_jobs=args.first_jobs,
                         processors_per_unit=args.processors_per_unit,
                         oversize=args.oversize,
                         runtime_scale=args.runtime_scale, offered_load=args.offered_load,
-                        p_fat=args.p_fat, p_torus=args.p_torus)
+                        p_fat=args.p_fat, p_torus=args.p_torus, bsp_model=args.bsp_model)
     result = simulate(prepare(table, spec, machine, args.seed), machine, policy, args.seed)
     if args.jobs_out:
         with atomic_path(args.jobs_out) as tmp:
             pq.write_table(result.jobs, tmp, compression="zstd")
-    report = {**result.summary, "workload": {"source": args.workload, **json.loads(spec.key())},
+    ends = result.jobs.column("end_s").to_pylist()
+    report = {**result.summary, "turnaround_s": result.summary["makespan_s"],
+              "termination_s": dict(zip(map(str, result.jobs.column("job_id").to_pylist()),
+                                        ends, strict=True)) if len(ends) <= _LISTED_JOBS
+              else None,
+              "workload": {"source": args.workload, **json.loads(spec.key())},
               "timing": result.timing}
     if args.json:
         print(_json(report))
@@ -249,6 +259,17 @@ def _run(args: argparse.Namespace) -> int:
     print(f"  simulated in {result.timing['simulate_s']:.3f} s "
           f"({result.timing['s_per_decision'] * 1e6:.1f} us per decision)")
     return 0
+
+
+def _model_machine(workload: str) -> str:
+    """The machine of a model that describes one (`fcs:scenario1` -> flat:128)."""
+    from simcore.workload.synthetic import MODELS
+
+    row = MODELS.get(workload.partition(":")[0])
+    if row is None or row.machine is None:
+        raise SpecError(f"--machine: required for --workload {workload!r} (only a model of "
+                        "one machine, e.g. fcs:scenario1, brings its own)")
+    return row.machine
 
 
 def _registry_help() -> str:

@@ -10,7 +10,9 @@ In order:
    arrival times rescaled from the first arrival so that the offered load
    sum(size x run) / (units x arrival span) equals `offered_load` (Aridor);
 4. shapes, on machines that need them: slim/fat shapes with probability `p_fat`, torus
-   with probability `p_torus` (see `simcore.workload.shapes`); sizes become shape volumes.
+   with probability `p_torus` (see `simcore.workload.shapes`); sizes become shape volumes;
+5. the BSP job model time-sharing schedulers need, drawn per job by the model `bsp_model`
+   names (see `simcore.timeshare.bsp`), for sources that carry none.
 """
 
 from __future__ import annotations
@@ -25,17 +27,20 @@ from simcore.errors import SpecError
 from simcore.jobs import Jobs
 from simcore.machines.spec import MachineSpec
 from simcore.params import Parameter
+from simcore.timeshare.bsp import MODELS as BSP_MODELS
 from simcore.workload.shapes import synthesize
 
 #: Where a transform is set in an experiment: once (`transforms:`) or as a grid axis.
 FIXED, GRID = "transforms", "grid"
 
 
-def _transform(parameter: Parameter, axis: str, shaped: bool = False) -> Field:
+def _transform(parameter: Parameter, axis: str, shaped: bool = False,
+               draws: bool = False) -> Field:
     """A WorkloadSpec field defined by `parameter`. `shaped`: it only matters on machines
-    whose jobs ask for shapes, and values strictly between 0 and 1 draw random numbers."""
-    return field(default=parameter.default,
-                 metadata={"parameter": parameter, "axis": axis, "shaped": shaped})
+    whose jobs ask for shapes, and values strictly between 0 and 1 draw random numbers.
+    `draws`: any value but null draws random numbers."""
+    return field(default=parameter.default, metadata={"parameter": parameter, "axis": axis,
+                                                      "shaped": shaped, "draws": draws})
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,10 @@ class WorkloadSpec:
         "oversize", str, "reject", "jobs larger than the machine after size scaling: reject "
         "(an error), drop or clamp (to the machine), counted either way",
         choices=("reject", "drop", "clamp")), FIXED)
+    bsp_model: str | None = _transform(Parameter(
+        "bsp_model", str, None, "BSP job model (pattern, granularity, imbalance) drawn for "
+        "each job, for time-sharing schedulers: 'random' (docs/timesharing.md); null: the "
+        "source's own, if any", choices=tuple(BSP_MODELS), optional=True), FIXED, draws=True)
 
     def __post_init__(self) -> None:
         for f in fields(self):  # 1 and 1.0 must be one run: one canonical type
@@ -83,8 +92,9 @@ class WorkloadSpec:
 
     def random(self) -> bool:
         """Whether preparing with this spec draws random numbers (a shape probability
-        strictly between 0 and 1)."""
-        return any(f.metadata["shaped"] and 0.0 < getattr(self, f.name) < 1.0
+        strictly between 0 and 1, a BSP model)."""
+        return any((f.metadata["shaped"] and 0.0 < getattr(self, f.name) < 1.0)
+                   or (f.metadata["draws"] and getattr(self, f.name) is not None)
                    for f in fields(self))
 
 
@@ -102,7 +112,8 @@ def offered_load(size: np.ndarray, run_s: np.ndarray, submit_s: np.ndarray, unit
 
 
 def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int = 0) -> Jobs:
-    """Apply `spec` to a job table for `machine`; `seed` drives shape synthesis."""
+    """Apply `spec` to a job table for `machine`; `seed` drives shape synthesis and the
+    BSP model."""
     span = table.slice(spec.skip_jobs, spec.first_jobs)
     if span.num_rows == 0:
         raise SpecError(f"workload span skip_jobs={spec.skip_jobs}, first_jobs="
@@ -129,5 +140,12 @@ def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int
         first = submit.min()
         factor = offered_load(size, run, submit, machine.units) / spec.offered_load
         submit = first + (submit - first) * factor
+    bsp = None if jobs.bsp is None else jobs.bsp.take(keep)
+    if spec.bsp_model is not None:
+        if bsp is not None:
+            raise SpecError(f"workload transform bsp_model={spec.bsp_model!r}: the source "
+                            "carries its own BSP model; expected bsp_model: null")
+        bsp = BSP_MODELS[spec.bsp_model](job_id, size, seed)
     return Jobs.create(job_id, submit, run, requested, size, shape=shape, torus=torus,
-                       requested_units=requested_units, oversize_jobs=int(oversize.sum()))
+                       requested_units=requested_units, oversize_jobs=int(oversize.sum()),
+                       bsp=bsp)
