@@ -51,7 +51,7 @@ class BSPJobs:
     comm_s: np.ndarray  # float64: synchronisation time once all partners are there
 
     def __post_init__(self) -> None:
-        n = self.pattern.shape[0]
+        n = len(self.pattern)
         for name, dtype in (("pattern", np.int64), ("even_s", np.float64),
                             ("odd_s", np.float64), ("block", np.int64),
                             ("comm_s", np.float64)):

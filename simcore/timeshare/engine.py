@@ -219,6 +219,7 @@ def _advance(st, jobs, index, dt):
                                                                         jobs.odd_s[j]):
                     cells.left[r, p] = 0.0
                     runs.procs_left[j] -= 1
+                    st.ctr[EPOCH] += 1  # its processor's others get its share
     free = _free_processors(st)
     idle = free - st.ctr[QUEUED_UNITS]
     if idle > 0:
