@@ -10,7 +10,9 @@ each experiment, the figures its data supports:
 - migrations-vs-utilization: migrations attempted, successful and the always-migrate
   maximum against utilization, and the mean time between migrations (migration data only);
 - capacity: stacked horizontal bars of capacity utilized, unused and lost, one panel per
-  load value (at most MAX_LOADS, evenly spaced).
+  load value (at most MAX_LOADS, evenly spaced);
+- response-vs-load: mean and median response time and bounded slowdown against the load
+  axis (log scales), a row of panels per workload (Frachtenberg et al.'s Figure 7).
 
 A curve (or bar) is one machine x policy, split further by every other configuration
 column that varies within one machine x policy (e.g. p_torus) and is not an axis or a
@@ -44,7 +46,7 @@ from simcore.errors import SimcoreError
 from simcore.tables import CONFIG_KEYS
 
 FIGURES = ("utilization-vs-load", "wait-vs-utilization", "bsld-vs-utilization",
-           "migrations-vs-utilization", "capacity")
+           "migrations-vs-utilization", "capacity", "response-vs-load")
 MAX_LOADS = 6
 DPI = 150
 STYLE = {
@@ -67,6 +69,10 @@ _UTILIZATION = "utilization (fraction of capacity)"
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
 _CAPACITY = (("utilized_mean", "utilized", "#4c72b0"), ("unused_mean", "unused", "#c7c7c7"),
              ("lost_mean", "lost", "#dd8452"))
+_RESPONSE = (("mean_response_s_mean", "mean response (h)", 3600.0),
+             ("mean_bsld_mean", "mean bounded slowdown", 1.0),
+             ("median_response_s_mean", "median response (h)", 3600.0),
+             ("median_bsld_mean", "median bounded slowdown", 1.0))
 _METRICS = (("migrations_attempted_mean", "attempted", "-", "o"),
             ("migrations_successful_mean", "successful", "--", "s"),
             ("max_successful_mean", "max successful (always migrate)", ":", "^"))
@@ -382,12 +388,49 @@ def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
     return fig
 
 
+def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
+    """Mean and median response time and bounded slowdown (log scales) against the load
+    axis, one curve per series: Frachtenberg et al.'s Figure 7. Metrics without data (a
+    store from before they were recorded) are left out."""
+    metrics = [m for m in _RESPONSE if rows.filter(pl.col(m[0]) > 0).height]
+    if not metrics:
+        return None
+    axis = _load_axis(rows)
+    panels = _panels(rows)
+    keys = _series(rows, [axis, "workload"])
+    fig = _new(3.6 * len(metrics), 3.2 * len(panels))
+    grid = fig.subplots(len(panels), len(metrics), squeeze=False)
+    drawn: dict[int, Line2D] = {}
+    for r, (title, panel) in enumerate(panels):
+        for c, (column, label, scale) in enumerate(metrics):
+            ax = grid[r][c]
+            for i, key in enumerate(keys):
+                part = panel.filter(_matches(key) & (pl.col(column) > 0)).sort(axis)
+                if part.height:
+                    style = _style(i, len(keys))
+                    ax.plot(part[axis].to_list(), (part[column] / scale).to_list(),
+                            markersize=4, **style)
+                    drawn[i] = Line2D([], [], markersize=5, **style)
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(_LogLabels(minor=False))
+            ax.yaxis.set_minor_formatter(_LogLabels(minor=True))
+            ax.set_title(title)
+            ax.set_ylabel(label)
+            ax.set_xlabel(_AXIS_LABELS[axis])
+    order = sorted(drawn)
+    _legend(fig, [drawn[i] for i in order], [_label(keys[i]) for i in order])
+    _title(fig, f"Response and bounded slowdown vs {_AXIS_NAMES[axis]} — experiment "
+                f"{experiment}")
+    return fig
+
+
 _SOURCES: dict[str, tuple[str, Callable[[str, pl.DataFrame], Figure | None]]] = {
     "utilization-vs-load": ("utilization", utilization_vs_load),
     "wait-vs-utilization": ("wait_slowdown", wait_vs_utilization),
     "bsld-vs-utilization": ("wait_slowdown", bsld_vs_utilization),
     "migrations-vs-utilization": ("migrations", migrations_vs_utilization),
     "capacity": ("capacity", capacity),
+    "response-vs-load": ("wait_slowdown", response_vs_load),
 }
 
 

@@ -6,7 +6,8 @@ of one configuration differ only in `seed` (and so in `run_key`). Nulls in key c
 values like any other (Krevat's experiments have no offered_load, unwired machines no
 p_fat), so grouping and joining are null-safe.
 
-Four tables (see `aggregate`): `utilization`, `migrations`, `capacity`, `wait_slowdown`.
+Five tables (see `aggregate`): `utilization`, `migrations`, `capacity`, `wait_slowdown`,
+`saturation`.
 Statistics skip null and NaN values (NaN marks an undefined metric, e.g. the time between
 migrations of a run with fewer than two); `n` counts runs. Sums are `math.fsum`, exactly
 rounded, so every float is independent of row order and of how the store was sharded.
@@ -36,12 +37,16 @@ CONFIG_KEYS = (*PARTITIONS, "machine_spec", "scheduler", *TRANSFORMS, *POLICY_CO
 #: and its migration thresholds.
 ALWAYS_MATCH = tuple(k for k in CONFIG_KEYS if k not in ("policy", "fn_tor", "fn_max"))
 MIGRATING = tuple(name for name, row in SCHEDULERS.items() if "migrates" in row.needs)
-TABLES = ("utilization", "migrations", "capacity", "wait_slowdown")
+TABLES = ("utilization", "migrations", "capacity", "wait_slowdown", "saturation")
+#: What a saturation row shares with the runs it summarises: all but the offered load.
+SATURATION_KEYS = tuple(k for k in CONFIG_KEYS if k != "offered_load")
 
 #: Units of parameters and metrics, for Markdown headers (statistics inherit the unit of
 #: their metric: `mean_wait_s_ci95` is in seconds).
 UNITS = {**{c.name: c.unit for c in (*PARAMETERS, *RUN_METRICS) if c.unit},
-         "n": "runs", "utilized": "fraction", "max_successful": "count"}
+         "n": "runs", "utilized": "fraction", "max_successful": "count", "n_loads": "loads",
+         "saturation_load": "fraction", "at_offered_load": "fraction",
+         "max_offered_load": "fraction"}
 _DECIMALS = {"fraction": 4, "s": 1, "count": 2, "ratio": 2}
 _STATS = ("_mean", "_std", "_ci95")
 
@@ -55,7 +60,12 @@ _DESCRIPTIONS = {
     "capacity": "Capacity utilized, unused and lost as fractions of the total (means over "
                 "replications).",
     "wait_slowdown": "Mean job wait and bounded slowdown (means over replications, 95% "
-                     "confidence half-widths) with mean utilization.",
+                     "confidence half-widths) with mean utilization; median bounded "
+                     "slowdown, mean and median response and accepted load (means).",
+    "saturation": "Per configuration swept over offered load: the saturation load, the "
+                  "highest mean accepted load over the grid (past saturation the accepted "
+                  "load stops rising), the offered load where it is reached and the "
+                  "highest offered load run.",
 }
 
 
@@ -156,9 +166,14 @@ def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
       successful migrations over the runs that share the configuration but for the policy
       name and thresholds and migrate always (fn_tor=0, fn_max=1); null without such runs;
     - capacity: n, utilized_mean, unused_mean, lost_mean;
-    - wait_slowdown: n, mean_wait_s_mean/_ci95, mean_bsld_mean/_ci95, utilization_mean.
+    - wait_slowdown: n, mean_wait_s_mean/_ci95, mean_bsld_mean/_ci95, utilization_mean,
+      median_bsld_mean, mean_response_s_mean, median_response_s_mean, accepted_load_mean;
+    - saturation (configurations with an offered load): n_loads, saturation_load (the
+      highest accepted_load_mean), at_offered_load (the lowest offered load reaching it),
+      max_offered_load.
 
-    Every table carries the CONFIG_KEYS columns first and is sorted by them (nulls first).
+    Every table carries its keys (CONFIG_KEYS; saturation: SATURATION_KEYS) first and is
+    sorted by them (nulls first).
     """
     keys = CONFIG_KEYS
     utilization = _reduce(summaries, keys, [
@@ -192,9 +207,23 @@ def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
         ("mean_bsld_mean", "mean_bsld", "mean"),
         ("mean_bsld_ci95", "mean_bsld", "ci95"),
         ("utilization_mean", "utilization", "mean"),
+        ("median_bsld_mean", "median_bsld", "mean"),
+        ("mean_response_s_mean", "mean_response_s", "mean"),
+        ("median_response_s_mean", "median_response_s", "mean"),
+        ("accepted_load_mean", "accepted_load", "mean"),
     ])
+    swept = wait_slowdown.filter(pl.col("offered_load").is_not_null()
+                                 & pl.col("accepted_load_mean").is_not_null())
+    best = pl.col("accepted_load_mean").max()
+    saturation = (swept.group_by(list(SATURATION_KEYS))
+                  .agg(pl.len().cast(pl.Int64).alias("n_loads"),
+                       best.alias("saturation_load"),
+                       pl.col("offered_load").filter(pl.col("accepted_load_mean") == best)
+                       .min().alias("at_offered_load"),
+                       pl.col("offered_load").max().alias("max_offered_load"))
+                  .sort(list(SATURATION_KEYS)))
     return {"utilization": utilization, "migrations": migrations, "capacity": capacity,
-            "wait_slowdown": wait_slowdown}
+            "wait_slowdown": wait_slowdown, "saturation": saturation}
 
 
 def _unit(column: str) -> str | None:
@@ -221,8 +250,8 @@ def markdown(name: str, table: pl.DataFrame) -> str:
     columns = [c for c in table.columns if table[c].null_count() < table.height]
     units = [_unit(c) for c in columns]
     header = [c if u is None else f"{c} ({u})" for c, u in zip(columns, units, strict=True)]
-    decimals = [None if c in CONFIG_KEYS else _DECIMALS.get(u or "") for c, u in
-                zip(columns, units, strict=True)]
+    decimals = [None if c in (*CONFIG_KEYS, "at_offered_load", "max_offered_load")
+                else _DECIMALS.get(u or "") for c, u in zip(columns, units, strict=True)]
     rows = [[_cell(v, d) for v, d in zip(row, decimals, strict=True)]
             for row in table.select(columns).iter_rows()]
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(header)]

@@ -423,3 +423,60 @@ def test_time_sharing_results_fit_the_store(tmp_path):
     assert row.schema == SUMMARY_SCHEMA
     assert row.column("context_switches").to_pylist() == [result.summary["context_switches"]]
     assert row.column("utilization")[0].as_py() <= 1
+
+
+# --- tables and figures of a load sweep ---------------------------------------------------
+
+def sweep_rows():
+    """Store rows of two policies over offered loads 0.5..0.9 (and a trace run without
+    any): fcfs saturates at an accepted load of 0.7, fcs keeps up to 0.85."""
+    import polars as pl
+
+    from simcore.store import summary_table
+
+    accepted = {"fcfs": (0.5, 0.6, 0.7, 0.7, 0.69), "fcs": (0.5, 0.6, 0.7, 0.8, 0.85)}
+    rows = []
+    for policy, values in accepted.items():
+        for load, value in zip((0.5, 0.6, 0.7, 0.8, 0.9), values, strict=True):
+            for seed in (1, 2):
+                rows.append({"run_key": f"{policy}-{load}-{seed}", "seed": seed,
+                             "scheduler": policy, "machine_spec": "flat:32",
+                             "offered_load": load, "accepted_load": value + 0.01 * (seed - 1),
+                             "mean_response_s": 100 * load, "median_response_s": 10 * load,
+                             "mean_bsld": 5 * load, "median_bsld": 1 + load,
+                             "utilization": value, "unused": 0.1, "lost": 0.9 - value})
+    rows.append({"run_key": "trace", "seed": 1, "scheduler": "fcs", "machine_spec": "flat:32",
+                 "accepted_load": 0.3, "utilization": 0.3})
+    table = pl.from_arrow(summary_table(rows))
+    names = [("fcs-study", "lublin", "flat", row["scheduler"]) for row in rows]
+    names[-1] = ("trace-run", "sdsc", "flat", "fcs")
+    partitions = pl.DataFrame(names, schema=["experiment", "workload", "machine", "policy"],
+                              orient="row")
+    return partitions.hstack(table)
+
+
+def test_saturation_is_the_highest_accepted_load_of_a_sweep():
+    from simcore.tables import aggregate
+
+    table = aggregate(sweep_rows())["saturation"]
+    assert table.select("policy", "n_loads", "saturation_load", "at_offered_load",
+                        "max_offered_load").rows() == [
+        ("fcfs", 5, pytest.approx(0.705), 0.7, 0.9), ("fcs", 5, pytest.approx(0.855), 0.9, 0.9)]
+    wait = aggregate(sweep_rows())["wait_slowdown"]
+    row = wait.filter((wait["policy"] == "fcs") & (wait["offered_load"] == 0.8)).row(0,
+                                                                                     named=True)
+    assert row["median_response_s_mean"] == pytest.approx(8.0)
+    assert row["accepted_load_mean"] == pytest.approx(0.805)
+
+
+def test_response_vs_load_figure(tmp_path):
+    from simcore.plots import write_figures
+    from simcore.store import write_table
+    from simcore.tables import aggregate
+
+    for name, table in aggregate(sweep_rows()).items():
+        write_table(table.to_arrow(), tmp_path / "tables" / f"{name}.parquet")
+    paths = write_figures(tmp_path / "tables", tmp_path / "figures")
+    names = {p.name for p in paths}
+    assert {"response-vs-load-fcs-study.png", "response-vs-load-fcs-study.svg"} <= names
+    assert "response-vs-load-trace-run.png" not in names  # no load axis, no sweep

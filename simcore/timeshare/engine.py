@@ -7,9 +7,10 @@ process changes at a slice start (one job's process to another's) pays the globa
 context switch `SWITCH_COST_S`; a processor keeping its process, or starting from none,
 pays nothing, so a job alone runs in exactly its isolated time. Between events every
 job's progress is linear in time at the rates of `simcore.timeshare.rates`, computed
-once per row and configuration (residents and FCS classes) and reused while they last.
-When a whole round of slices can repeat unchanged (no arrival, completion or class
-change in sight), the engine moves over as many rounds as it safely can at once.
+once per row and configuration (residents, processes with work, FCS classes) and reused
+while they last. Once a whole round of slices has run in one configuration and can
+repeat unchanged (no arrival, completion or class change in sight), the engine moves
+over as many rounds as it safely can at once.
 
 Jobs are admitted by `simcore.timeshare.matrix` at arrivals and completions, and FCS
 re-classifies the processes of the active row's jobs at the end of each slice
@@ -132,15 +133,6 @@ def _previous_row(st, a):
 
 
 @kernel
-def _steady_switches(st, a, out):
-    """The processors that switch at the start of row a's slice in a steady rotation."""
-    prev = _previous_row(st, a)
-    job = st.cells.job
-    for p in range(job.shape[1]):
-        out[p] = job[prev, p] >= 0 and job[a, p] >= 0 and job[prev, p] != job[a, p]
-
-
-@kernel
 def _start_slice(pol, st, t):
     """Make the next non-empty row active for a slice from t; cost the switches."""
     cells, ctr = st.cells, st.ctr
@@ -171,8 +163,7 @@ def _rates(pol, st, jobs, a):
     index = a if a >= 0 else cache.epoch.shape[0] - 1
     if cache.epoch[index] != ctr[EPOCH]:
         keep = a < 0 or (ctr[STEADY] == 1 and ctr[SLICE_EPOCH] == ctr[EPOCH])
-        phase_rates(pol, st, jobs, a, st.cells.switched, cache.rate[index],
-                    cache.share[index])
+        phase_rates(pol, st, jobs, a, cache.rate[index], cache.share[index])
         cache.epoch[index] = ctr[EPOCH] if keep else -1
     return index
 
@@ -249,8 +240,9 @@ def _complete(st, jobs, t):
 @kernel
 def _rotation_deltas(pol, st, jobs, a):
     """Progress of every resident job over one steady rotation starting with row a, and
-    until the end of its own slot in it (scratch.d_*, scratch.part_*); returns
-    (rotation time, rows, unused area per rotation, rows of the rotation cached)."""
+    until the end of its own slot in it (scratch.d_*, scratch.part_*), from the rates the
+    stepwise loop cached for this epoch; returns (rotation time, rows, unused area per
+    rotation), the time 0 if some row's rates are not cached yet."""
     sc, runs, cells, cache = st.scratch, st.runs, st.cells, st.cache
     count = _rotation(st, a)
     n = st.ctr[N_RESIDENT]
@@ -266,9 +258,7 @@ def _rotation_deltas(pol, st, jobs, a):
     for k in range(count):
         r = sc.rows[k]
         if cache.epoch[r] != st.ctr[EPOCH]:
-            _steady_switches(st, r, sc.switched)
-            phase_rates(pol, st, jobs, r, sc.switched, cache.rate[r], cache.share[r])
-            cache.epoch[r] = st.ctr[EPOCH]
+            return 0.0, count, 0.0
         rate, share = cache.rate[r], cache.share[r]
         for i in range(n):
             j = runs.resident[i]
@@ -290,11 +280,14 @@ def _rotation_deltas(pol, st, jobs, a):
 
 @kernel
 def _try_jump(pol, st, jobs, t, next_arrival):
-    """At the start of a steady slice: move over as many whole rotations as leave every
-    arrival, completion and class change to the stepwise loop; return the new time."""
+    """At the start of a steady slice, once every row's rates are cached for this
+    configuration: move over as many whole rotations as leave every arrival, completion
+    and class change to the stepwise loop; return the new time."""
     runs, cells, sc = st.runs, st.cells, st.scratch
     a = st.ctr[ACTIVE]
     period, count, unused = _rotation_deltas(pol, st, jobs, a)
+    if period == 0.0:
+        return t  # a row not visited since the configuration changed
     limit = np.inf
     if next_arrival < np.inf:
         limit = np.floor((next_arrival - t) / period) - 1

@@ -210,11 +210,13 @@ def _processor(pol, st, jobs, p, factor, rate, fresh, share_out):
 
 
 @kernel
-def phase_rates(pol, st, jobs, a, switched, rate_out, share_out):
-    """Rates of the resident jobs while row `a` is active (a < 0: spin-block), processors
-    in `switched` having paid a global context switch: iterations/s of synchronising jobs
-    into rate_out[j], CPU shares of the others' processes into share_out[r, p]."""
+def phase_rates(pol, st, jobs, a, rate_out, share_out):
+    """Rates of the resident jobs while row `a` is active (a < 0: spin-block), the
+    processors in st.cells.switched having paid a global context switch: iterations/s of
+    synchronising jobs into rate_out[j], CPU shares of the others' processes into
+    share_out[r, p]."""
     runs, rate, fresh = st.runs, st.scratch.rate, st.scratch.fresh
+    switched = st.cells.switched
     resident = runs.resident
     n = st.ctr[N_RESIDENT]
     procs = st.cells.job.shape[1]

@@ -85,7 +85,6 @@ class Scratch(NamedTuple):
     role: np.ndarray  # (rows, P) int64: how each process runs in the phase (rates.py)
     rate: np.ndarray  # (jobs,) float64: rates being iterated
     fresh: np.ndarray  # (jobs,) float64: their next iterate
-    switched: np.ndarray  # (P,) bool: a switch pattern being costed
     tier: np.ndarray  # (rows,) int64: rows of one tier of a processor
     bound: np.ndarray  # (rows,) float64: 1 / rate of a tier's members (sorted)
     burst: np.ndarray  # (rows,) float64: their bursts, in the same order
@@ -141,7 +140,7 @@ def new_state(n_jobs: int, rows: int, processors: int) -> State:
         cache=Cache(np.full(rows + 1, -1, dtype=np.int64), np.zeros((rows + 1, n_jobs)),
                     np.zeros((rows + 1, rows, processors))),
         scratch=Scratch(np.zeros(cells, dtype=np.int64), np.zeros(n_jobs), np.zeros(n_jobs),
-                        np.zeros(processors, dtype=np.bool_), np.zeros(rows, dtype=np.int64),
+                        np.zeros(rows, dtype=np.int64),
                         np.zeros(rows), np.zeros(rows),
                         np.zeros(rows * processors, dtype=np.int64),
                         np.zeros(rows, dtype=np.int64), np.zeros(rows, dtype=np.int64),
