@@ -341,6 +341,20 @@ JOB = st.tuples(
 def test_engine_agrees_with_the_reference(rows, scheduler, mpl, queue, priority, slice_s):
     """Submits on a 0.0531 s grid and runs in multiples of 0.0913 s keep events off slice
     boundaries (where rounding could send a completion either side)."""
+    compare_with_reference(rows, scheduler, mpl, queue, priority, slice_s)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.lists(JOB, min_size=2, max_size=3), st.sampled_from(["gang", "fcs"]),
+       st.integers(2, 3), st.sampled_from(["slot", "always"]))
+def test_engine_agrees_with_the_reference_over_long_runs(rows, scheduler, mpl, priority):
+    """Runs of 10 to 30 s with 50 ms slices: jobs live through hundreds of slots, FCS
+    re-classifies them while whole rotations are skipped."""
+    rows = [(a, 110 + 5 * r, *rest) for a, r, *rest in rows]
+    compare_with_reference(rows, scheduler, mpl, "easy", priority, 0.05)
+
+
+def compare_with_reference(rows, scheduler, mpl, queue, priority, slice_s):
     processors = 4
     rows = [(0.0531 * a, 0.0913 * r, min(s, processors), p, e, o, b, c)
             for a, r, s, p, e, o, b, c in rows]
