@@ -259,6 +259,17 @@ def simulate(jobs, processors, mode, mpl, easy, slice_s, spin_s, f_always, switc
                     job.cls[g], job.cslots[g] = new, 0
                     job.reset[g] = (job.iters, job.busy)
 
+    def slice_mode(a, p):
+        """The job of the one process p runs, -2 for several scheduled locally (FCS), -1
+        for nothing."""
+        x = cells[a][p]
+        if x >= 0 and working(x, p) and (mode == "gang" or jobs[x].cls[group(x, p)] == CS):
+            return x
+        local = [cells[r][p] for r in range(mpl) if mode == "fcs" and cells[r][p] >= 0
+                 and working(cells[r][p], p)
+                 and jobs[cells[r][p]].cls[group(cells[r][p], p)] != CS]
+        return -1 if not local else local[0] if len(local) == 1 else -2
+
     def next_row(a):
         for step in range(1, mpl + 1):
             r = (a + step) % mpl
@@ -287,8 +298,8 @@ def simulate(jobs, processors, mode, mpl, easy, slice_s, spin_s, f_always, switc
         if mode != "spin-block" and slice_end == math.inf:
             active = next_row(active)
             for p in range(processors):
-                new = cells[active][p]
-                switched[p] = assigned[p] >= 0 and new >= 0 and assigned[p] != new
+                new = slice_mode(active, p)
+                switched[p] = assigned[p] != -1 and new != -1 and assigned[p] != new
                 assigned[p] = new
             slice_end = t + slice_s
         rate, share = rates()

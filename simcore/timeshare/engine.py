@@ -2,10 +2,12 @@
 
 Time moves from event to event: arrivals, completions and, for gang scheduling and FCS,
 the ends of time slices. Every slice the matrix's next non-empty row becomes active (a
-round robin over the rows holding jobs; spin-block has no slices). A processor whose
-process changes at a slice start (one job's process to another's) pays the global
-context switch `SWITCH_COST_S`; a processor keeping its process, or starting from none,
-pays nothing, so a job alone runs in exactly its isolated time. Between events every
+round robin over the rows holding jobs; spin-block has no slices). A processor pays the
+global context switch `SWITCH_COST_S` at a slice start when what it runs changes from
+something to something else (`simcore.timeshare.rates.slice_mode`: one job's exclusive
+process to another's, or to FCS's local scheduling, or back); a processor keeping its
+process, starting from none or staying in local scheduling pays nothing, so a job alone
+runs in exactly its isolated time. Between events every
 job's progress is linear in time at the rates of `simcore.timeshare.rates`, computed
 once per row and configuration (residents, processes with work, FCS classes) and reused
 while they last. Once a whole round of slices has run in one configuration and can
@@ -35,7 +37,7 @@ from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 from simcore.timeshare import fcs
 from simcore.timeshare.matrix import admit, leave
-from simcore.timeshare.rates import FCS, GANG, SPIN_BLOCK, phase_rates
+from simcore.timeshare.rates import FCS, GANG, NOTHING, SPIN_BLOCK, phase_rates, slice_mode
 from simcore.timeshare.state import (
     ACTIVE,
     DECISIONS,
@@ -133,7 +135,13 @@ def _previous_row(st, a):
 
 
 @kernel
-def _start_slice(pol, st, t):
+def _switches(old, new):
+    """Whether a processor going from slice mode `old` to `new` pays the switch."""
+    return old != NOTHING and new != NOTHING and old != new
+
+
+@kernel
+def _start_slice(pol, st, jobs, t):
     """Make the next non-empty row active for a slice from t; cost the switches."""
     cells, ctr = st.cells, st.ctr
     a = _next_row(st, ctr[ACTIVE])
@@ -141,10 +149,10 @@ def _start_slice(pol, st, t):
     prev = _previous_row(st, a)
     steady = True
     for p in range(cells.job.shape[1]):
-        new = cells.job[a, p]
-        if cells.assigned[p] != cells.job[prev, p]:
+        new = slice_mode(pol, st, jobs, a, p)
+        if cells.assigned[p] != slice_mode(pol, st, jobs, prev, p):
             steady = False
-        cells.switched[p] = cells.assigned[p] >= 0 and new >= 0 and cells.assigned[p] != new
+        cells.switched[p] = _switches(cells.assigned[p], new)
         if cells.switched[p]:
             ctr[SWITCHES] += 1
         cells.assigned[p] = new
@@ -335,10 +343,8 @@ def _try_jump(pol, st, jobs, t, next_arrival):
     switches = 0
     for p in range(cells.job.shape[1]):
         for k in range(count):
-            r = sc.rows[k]
-            prev = sc.rows[(k + count - 1) % count]
-            if cells.job[prev, p] >= 0 and cells.job[r, p] >= 0 \
-                    and cells.job[prev, p] != cells.job[r, p]:
+            if _switches(slice_mode(pol, st, jobs, sc.rows[(k + count - 1) % count], p),
+                         slice_mode(pol, st, jobs, sc.rows[k], p)):
                 switches += 1
     st.ctr[SWITCHES] += rounds * switches
     st.ctr[SLICES] += rounds * count
@@ -390,7 +396,7 @@ def run_timeshare(pol, st, jobs):
             continue
         fresh_slice = slicing and acc[SLICE_END] == np.inf
         if fresh_slice:
-            _start_slice(pol, st, t)
+            _start_slice(pol, st, jobs, t)
         index = _rates(pol, st, jobs, ctr[ACTIVE] if slicing else -1)
         if fresh_slice and ctr[STEADY] == 1:
             jumped = _try_jump(pol, st, jobs, t, next_arrival)

@@ -42,6 +42,7 @@ BLOCK_COST_S = 20e-6
 GANG, SPIN_BLOCK, FCS = range(3)
 CS, F, DC = range(3)
 OFF, SOLO, TIER1, TIER2 = range(4)
+NOTHING, LOCAL = -1, -2  # slice modes besides a job's exclusive process
 _MAX_ROUNDS = 200
 _DAMPED_AFTER = 20  # rounds of plain iteration before averaging (against 2-cycles)
 _TOLERANCE = 1e-12
@@ -61,6 +62,27 @@ def compute_s(jobs, j, rank):
     if block > 0 and (rank // block) % 2 == 1:
         return jobs.odd_s[j]
     return jobs.even_s[j]
+
+
+@kernel
+def slice_mode(pol, st, jobs, a, p):
+    """What processor p runs while row `a` is active: the job of the one process it runs
+    (gang: the row's; FCS: the row's CS process, or the only F or DC one), LOCAL (FCS:
+    several F and DC processes, scheduled locally) or NOTHING. A global context switch
+    costs where this changes from something to something else: processes are suspended
+    and resumed."""
+    cells = st.cells
+    x = cells.job[a, p]
+    if x >= 0 and has_work(st, jobs, a, p) and (
+            pol.mode == GANG or st.runs.cls[x, cells.group[a, p]] == CS):
+        return x
+    mode = NOTHING
+    if pol.mode == FCS:
+        for r in range(cells.job.shape[0]):
+            if has_work(st, jobs, r, p) and \
+                    st.runs.cls[cells.job[r, p], cells.group[r, p]] != CS:
+                mode = cells.job[r, p] if mode == NOTHING else LOCAL
+    return mode
 
 
 @kernel

@@ -51,7 +51,7 @@ class Cells(NamedTuple):
     left: np.ndarray  # (rows, P) float64: CPU seconds left (processes that never wait)
     row_free: np.ndarray  # (rows,) int64
     load: np.ndarray  # (P,) int64: resident processes per processor
-    assigned: np.ndarray  # (P,) int64: job of the process switched in this slice (-1)
+    assigned: np.ndarray  # (P,) int64: slice mode given at this slice's start (rates.py)
     switched: np.ndarray  # (P,) bool: paid the global context switch this slice
 
 
