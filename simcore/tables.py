@@ -40,13 +40,16 @@ MIGRATING = tuple(name for name, row in SCHEDULERS.items() if "migrates" in row.
 TABLES = ("utilization", "migrations", "capacity", "wait_slowdown", "saturation")
 #: What a saturation row shares with the runs it summarises: all but the offered load.
 SATURATION_KEYS = tuple(k for k in CONFIG_KEYS if k != "offered_load")
+#: The accepted load has stopped rising when it rises by less than this fraction of the
+#: offered load's step (past saturation the queue, not the machine, takes the extra load).
+SATURATION_SLOPE = 0.5
 
 #: Units of parameters and metrics, for Markdown headers (statistics inherit the unit of
 #: their metric: `mean_wait_s_ci95` is in seconds).
 UNITS = {**{c.name: c.unit for c in (*PARAMETERS, *RUN_METRICS) if c.unit},
          "n": "runs", "utilized": "fraction", "max_successful": "count", "n_loads": "loads",
          "saturation_load": "fraction", "at_offered_load": "fraction",
-         "max_offered_load": "fraction"}
+         "max_accepted_load": "fraction", "max_offered_load": "fraction"}
 _DECIMALS = {"fraction": 4, "s": 1, "count": 2, "ratio": 2}
 _STATS = ("_mean", "_std", "_ci95")
 
@@ -62,10 +65,11 @@ _DESCRIPTIONS = {
     "wait_slowdown": "Mean job wait and bounded slowdown (means over replications, 95% "
                      "confidence half-widths) with mean utilization; median bounded "
                      "slowdown, mean and median response and accepted load (means).",
-    "saturation": "Per configuration swept over offered load: the saturation load, the "
-                  "highest mean accepted load over the grid (past saturation the accepted "
-                  "load stops rising), the offered load where it is reached and the "
-                  "highest offered load run.",
+    "saturation": "Per configuration swept over offered load: where the mean accepted "
+                  "load stops rising (it rises by less than half the offered load's next "
+                  "step): the accepted load there (saturation_load; empty if it never "
+                  "stops within the grid) and that offered load, with the highest "
+                  "accepted and offered loads of the sweep.",
 }
 
 
@@ -168,9 +172,8 @@ def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
     - capacity: n, utilized_mean, unused_mean, lost_mean;
     - wait_slowdown: n, mean_wait_s_mean/_ci95, mean_bsld_mean/_ci95, utilization_mean,
       median_bsld_mean, mean_response_s_mean, median_response_s_mean, accepted_load_mean;
-    - saturation (configurations with an offered load): n_loads, saturation_load (the
-      highest accepted_load_mean), at_offered_load (the lowest offered load reaching it),
-      max_offered_load.
+    - saturation (configurations swept over offered load, see `_saturation`): n_loads,
+      saturation_load, at_offered_load, max_accepted_load, max_offered_load.
 
     Every table carries its keys (CONFIG_KEYS; saturation: SATURATION_KEYS) first and is
     sorted by them (nulls first).
@@ -212,18 +215,31 @@ def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
         ("median_response_s_mean", "median_response_s", "mean"),
         ("accepted_load_mean", "accepted_load", "mean"),
     ])
-    swept = wait_slowdown.filter(pl.col("offered_load").is_not_null()
-                                 & pl.col("accepted_load_mean").is_not_null())
-    best = pl.col("accepted_load_mean").max()
-    saturation = (swept.group_by(list(SATURATION_KEYS))
-                  .agg(pl.len().cast(pl.Int64).alias("n_loads"),
-                       best.alias("saturation_load"),
-                       pl.col("offered_load").filter(pl.col("accepted_load_mean") == best)
-                       .min().alias("at_offered_load"),
-                       pl.col("offered_load").max().alias("max_offered_load"))
-                  .sort(list(SATURATION_KEYS)))
     return {"utilization": utilization, "migrations": migrations, "capacity": capacity,
-            "wait_slowdown": wait_slowdown, "saturation": saturation}
+            "wait_slowdown": wait_slowdown, "saturation": _saturation(wait_slowdown)}
+
+
+def _saturation(table: pl.DataFrame) -> pl.DataFrame:
+    """Per configuration swept over offered load (rows of `table` sharing
+    SATURATION_KEYS): where the mean accepted load stops rising, i.e. the first offered
+    load after which it rises by less than SATURATION_SLOPE times the offered load's
+    step, and the accepted load there (null when it never stops within the grid)."""
+    swept = table.filter(pl.col("offered_load").is_not_null()
+                         & pl.col("accepted_load_mean").is_not_null())
+    keys = list(SATURATION_KEYS)
+    schema = {**{k: swept.schema[k] for k in keys}, "n_loads": pl.Int64,
+              "saturation_load": pl.Float64, "at_offered_load": pl.Float64,
+              "max_accepted_load": pl.Float64, "max_offered_load": pl.Float64}
+    rows = []
+    for key, group in swept.sort([*keys, "offered_load"]).group_by(keys, maintain_order=True):
+        load, accepted = group["offered_load"].to_list(), group["accepted_load_mean"].to_list()
+        stop = next((i for i in range(len(load) - 1) if accepted[i + 1] - accepted[i]
+                     < SATURATION_SLOPE * (load[i + 1] - load[i])), None)
+        rows.append({**dict(zip(keys, key, strict=True)), "n_loads": len(load),
+                     "saturation_load": None if stop is None else accepted[stop],
+                     "at_offered_load": None if stop is None else load[stop],
+                     "max_accepted_load": max(accepted), "max_offered_load": load[-1]})
+    return pl.DataFrame(rows, schema=schema).sort(keys)
 
 
 def _unit(column: str) -> str | None:
