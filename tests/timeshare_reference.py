@@ -2,9 +2,9 @@
 
 It follows the semantics documented in simcore/timeshare (matrix and queue, roles of
 processes, the fluid rates, FCS classification) the simplest way: every event is
-stepped (no skipping of rotations, no caching of rates), each round length is solved by
-bisection instead of segment by segment, and the rates' fixed point is found by always
-averaging successive iterates. Slow; meant for a few jobs on a few processors.
+stepped (no skipping of rotations, no caching of rates) and each round length is solved
+by bisection instead of segment by segment. Slow; meant for a few jobs on a few
+processors.
 """
 
 from __future__ import annotations
@@ -157,9 +157,14 @@ def simulate(jobs, processors, mode, mpl, easy, slice_s, spin_s, f_always, switc
                     role[(r, p)] = "tier1" if first else "tier2"
         return role
 
+    def turns(k, p):
+        return max(1.0, compute(jobs[k], jobs[k].ranks[p]) / quantum_s)
+
     def burst(k, p):
         job = jobs[k]
-        return compute(job, job.ranks[p]) + spin_s + block_s if job.sync else quantum_s
+        if not job.sync:
+            return quantum_s
+        return (compute(job, job.ranks[p]) + spin_s + block_s) / turns(k, p)
 
     def round_length(me, p, kind, avail, role, rate):
         if avail <= 0:
@@ -170,11 +175,12 @@ def simulate(jobs, processors, mode, mpl, easy, slice_s, spin_s, f_always, switc
         def f(c):
             total = burst(cells[me][p], p)
             for k in others:
-                total += burst(k, p) * (min(1.0, rate[k] * c) if jobs[k].sync else 1.0)
+                total += burst(k, p) * (min(1.0, rate[k] * turns(k, p) * c) if jobs[k].sync
+                                        else 1.0)
             return total / avail
 
         lo, hi = 0.0, (burst(cells[me][p], p) + sum(burst(k, p) for k in others)) / avail
-        for _ in range(200):
+        for _ in range(100):
             mid = (lo + hi) / 2
             if f(mid) > mid:
                 lo = mid
@@ -214,7 +220,7 @@ def simulate(jobs, processors, mode, mpl, easy, slice_s, spin_s, f_always, switc
                 c = round_length(r, p, kind, factor if kind == "tier1" else second, role,
                                  rate)
                 if jobs[k].sync:
-                    fresh[k] = min(fresh[k], 1 / c)
+                    fresh[k] = min(fresh[k], 1 / (turns(k, p) * c))
                 else:
                     share[(r, p)] = quantum_s / c
         return fresh, share
@@ -222,11 +228,11 @@ def simulate(jobs, processors, mode, mpl, easy, slice_s, spin_s, f_always, switc
     def rates():
         role = roles()
         rate = {k: jobs[k].r_ded for k in resident if jobs[k].sync}
-        for _ in range(2000):
+        for n in range(2000):
             fresh, share = caps(role, rate)
             if all(abs(fresh[k] - rate[k]) <= 1e-14 * max(fresh.values()) for k in rate):
                 return fresh, share
-            rate = {k: (rate[k] + fresh[k]) / 2 for k in rate}
+            rate = {k: fresh[k] if n < 10 else (rate[k] + fresh[k]) / 2 for k in rate}
         raise AssertionError("reference rates did not converge")
 
     def end_of_slot(a):

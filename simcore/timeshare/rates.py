@@ -13,15 +13,17 @@ fast as on dedicated processors. Processes that share a processor are served rou
 robin, in up to two tiers (the F processes served first, then the others): a process
 that never waits (its job does not synchronise) runs for the scheduler's quantum
 `QUANTUM_S`; a synchronising one, whose partners are not coscheduled, computes its
-iteration, spins T_spin, blocks and costs `BLOCK_COST_S` to switch out and back in, and
-so completes at most one iteration per round. The round a process waits through is its
-own burst plus a burst of every other process of its tier, those of jobs slowed down
-elsewhere only as often as they come back (a job at rate r joins a round of length C
-with probability min(1, r C)); the tier below gets what the tier above leaves. A job
-goes at the rate of its slowest process, never faster than on dedicated processors; the
-rates of jobs that share processors depend on each other and are found by iterating to
-the fixed point. Processors that paid the global context switch at the start of the
-slice lose `switch_s / slice` of it.
+iteration (in turns of at most a quantum), spins T_spin, blocks and costs `BLOCK_COST_S`
+to switch out and back in, and so completes at most one iteration per n = max(1, w / Q)
+rounds. The round a process waits through is its own burst plus a burst of every other
+process of its tier, those of jobs slowed down elsewhere only as often as they come back
+(a job at rate r joins a round of length C with probability min(1, r n C)); the tier
+below gets what the tier above leaves. A job goes at the rate of its slowest process,
+never faster than on dedicated processors; the rates of jobs that share processors depend
+on each other and are found by iterating to the fixed point (to 1e-10 relative, from the
+row's previous rates; plain rounds, then averaged ones against oscillation, recomputing
+only processors whose jobs moved). Processors that paid the global context switch at the
+start of the slice lose `switch_s / slice` of it.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ OFF, SOLO, TIER1, TIER2 = range(4)
 NOTHING, LOCAL = -1, -2  # slice modes besides a job's exclusive process
 _MAX_ROUNDS = 200
 _DAMPED_AFTER = 20  # rounds of plain iteration before averaging (against 2-cycles)
-_TOLERANCE = 1e-12
+_TOLERANCE = 1e-10  # relative: far below anything a schedule shows
 
 
 @kernel
@@ -122,25 +124,36 @@ def assign_roles(pol, st, jobs, a):
 
 
 @kernel
-def _burst(pol, st, jobs, r, p):
-    """CPU a process holds per turn: the quantum, or one iteration, its spin and block."""
-    j = st.cells.job[r, p]
-    if not jobs.sync[j]:
-        return QUANTUM_S
-    return compute_s(jobs, j, st.cells.rank[r, p]) + pol.spin_s + BLOCK_COST_S
+def _turns_and_bursts(pol, st, jobs):
+    """For every process: the turns it needs per iteration (one, or as many quanta as its
+    computing takes when that is longer: the scheduler preempts it; 0 for a process that
+    never waits) and the CPU it holds per turn (a quantum, or its iteration's compute,
+    spin and block spread over its turns), into scratch.turns and scratch.burst."""
+    cells, turns, burst = st.cells, st.scratch.turns, st.scratch.burst
+    for r in range(cells.job.shape[0]):
+        for p in range(cells.job.shape[1]):
+            j = cells.job[r, p]
+            if j < 0 or not jobs.sync[j]:
+                turns[r, p] = 0.0
+                burst[r, p] = QUANTUM_S
+                continue
+            w = compute_s(jobs, j, cells.rank[r, p])
+            turns[r, p] = max(1.0, w / QUANTUM_S)
+            burst[r, p] = (w + pol.spin_s + BLOCK_COST_S) / turns[r, p]
 
 
 @kernel
 def round_length(pol, st, jobs, p, me, tier_role, avail, rate):
     """Time between two turns of the process in row `me` of processor p among the
     processes of `tier_role` there, with `avail` of the processor for that tier: the
-    solution of C = (own burst + sum of others' bursts x min(1, r C)) / avail (concave in
-    C, one solution, found on the segment where it lies)."""
+    solution of C = (own burst + sum of others' bursts x min(1, r n C)) / avail, a
+    synchronising process at rate r taking n turns per iteration (concave in C, one
+    solution, found on the segment where it lies)."""
     if avail <= 0.0:
         return np.inf
-    cells, role = st.cells, st.scratch.role
-    tier, bound, burst = st.scratch.tier, st.scratch.bound, st.scratch.burst
-    fixed = _burst(pol, st, jobs, me, p)
+    cells, role, turns, bursts = st.cells, st.scratch.role, st.scratch.turns, st.scratch.burst
+    bound, burst = st.scratch.bound, st.scratch.member_burst
+    fixed = bursts[me, p]
     m = 0
     for r in range(cells.job.shape[0]):
         if r == me or role[r, p] != tier_role:
@@ -148,16 +161,15 @@ def round_length(pol, st, jobs, p, me, tier_role, avail, rate):
         j = cells.job[r, p]
         if not jobs.sync[j]:
             fixed += QUANTUM_S
-        elif rate[j] > 0.0:  # insertion by 1 / rate: the length from which it always joins
+        elif rate[j] > 0.0:  # insertion by 1 / (r n): the length from which it always joins
+            joins = rate[j] * turns[r, p]
             k = m
-            while k > 0 and bound[k - 1] > 1.0 / rate[j]:
+            while k > 0 and bound[k - 1] > 1.0 / joins:
                 bound[k] = bound[k - 1]
                 burst[k] = burst[k - 1]
-                tier[k] = tier[k - 1]
                 k -= 1
-            bound[k] = 1.0 / rate[j]
-            burst[k] = _burst(pol, st, jobs, r, p)
-            tier[k] = j
+            bound[k] = 1.0 / joins
+            burst[k] = bursts[r, p]
             m += 1
     # with the first s members (the smallest bounds) joining every round
     for s in range(m, -1, -1):
@@ -167,7 +179,7 @@ def round_length(pol, st, jobs, p, me, tier_role, avail, rate):
             if k < s:
                 numerator += burst[k]
             else:
-                slope += burst[k] * rate[tier[k]]
+                slope += burst[k] / bound[k]
         if avail - slope <= 0.0:
             continue
         length = numerator / (avail - slope)
@@ -194,10 +206,11 @@ def _cpu_use(pol, jobs, j, w, rate):
 
 
 @kernel
-def _processor(pol, st, jobs, p, factor, rate, fresh, share_out):
-    """Caps of processor p's processes given the other jobs' rates: lowers `fresh` (job
-    rates) to what p allows and writes the CPU shares of non-waiting processes."""
-    cells, role = st.cells, st.scratch.role
+def _processor(pol, st, jobs, p, factor, rate, share_out):
+    """Caps of processor p's processes given the jobs' rates: the rate each synchronising
+    process allows its job into scratch.cap, the CPU share of each never-waiting one into
+    share_out."""
+    cells, role, cap = st.cells, st.scratch.role, st.scratch.cap
     rows = cells.job.shape[0]
     first = 0
     use = 0.0
@@ -212,21 +225,20 @@ def _processor(pol, st, jobs, p, factor, rate, fresh, share_out):
         if j < 0:
             continue
         share_out[r, p] = 0.0
+        cap[r, p] = 0.0
         kind = role[r, p]
         if kind == OFF:
-            if jobs.sync[j]:
-                fresh[j] = 0.0
             continue
         if kind == SOLO or (kind == TIER1 and first == 1):
             if jobs.sync[j]:
-                fresh[j] = min(fresh[j], factor * jobs.r_ded[j])
+                cap[r, p] = factor * jobs.r_ded[j]
             else:
                 share_out[r, p] = factor
             continue
         length = round_length(pol, st, jobs, p, r, kind, factor if kind == TIER1
                               else second_avail, rate)
         if jobs.sync[j]:
-            fresh[j] = min(fresh[j], 1.0 / length)
+            cap[r, p] = 1.0 / (st.scratch.turns[r, p] * length)
         else:
             share_out[r, p] = QUANTUM_S / length
 
@@ -237,23 +249,35 @@ def phase_rates(pol, st, jobs, a, rate_out, share_out):
     processors in st.cells.switched having paid a global context switch: iterations/s of
     synchronising jobs into rate_out[j], CPU shares of the others' processes into
     share_out[r, p]."""
-    runs, rate, fresh = st.runs, st.scratch.rate, st.scratch.fresh
-    switched = st.cells.switched
+    runs, cells, rate, fresh = st.runs, st.cells, st.scratch.rate, st.scratch.fresh
+    cap, dirty, moved = st.scratch.cap, st.scratch.dirty, st.scratch.moved
+    switched = cells.switched
     resident = runs.resident
     n = st.ctr[N_RESIDENT]
-    procs = st.cells.job.shape[1]
+    rows, procs = cells.job.shape
     assign_roles(pol, st, jobs, a)
+    _turns_and_bursts(pol, st, jobs)
     lost = pol.switch_s / pol.slice_s
-    for i in range(n):
+    for i in range(n):  # from the row's last rates (a new configuration moves few jobs)
         j = resident[i]
-        rate[j] = jobs.r_ded[j] if jobs.sync[j] else 0.0
+        rate[j] = 0.0
+        if jobs.sync[j]:
+            rate[j] = rate_out[j] if 0.0 < rate_out[j] <= jobs.r_ded[j] else jobs.r_ded[j]
+    for p in range(procs):
+        dirty[p] = True
     for iteration in range(_MAX_ROUNDS):
+        for p in range(procs):  # only processors hosting a job whose rate moved
+            if dirty[p]:
+                _processor(pol, st, jobs, p, 1.0 - lost if switched[p] else 1.0, rate,
+                           share_out)
         for i in range(n):
             j = resident[i]
             fresh[j] = jobs.r_ded[j] if jobs.sync[j] else 0.0
-        for p in range(procs):
-            _processor(pol, st, jobs, p, 1.0 - lost if switched[p] else 1.0, rate, fresh,
-                       share_out)
+        for r in range(rows):
+            for p in range(procs):
+                j = cells.job[r, p]
+                if j >= 0 and jobs.sync[j]:
+                    fresh[j] = min(fresh[j], cap[r, p])
         change = 0.0
         scale = 0.0
         for i in range(n):
@@ -264,13 +288,20 @@ def phase_rates(pol, st, jobs, a, rate_out, share_out):
             break
         for i in range(n):
             j = resident[i]
+            before = rate[j]
             rate[j] = fresh[j] if iteration < _DAMPED_AFTER else 0.5 * (rate[j] + fresh[j])
+            moved[j] = rate[j] != before
+        for p in range(procs):
+            dirty[p] = False
+            for r in range(rows):
+                j = cells.job[r, p]
+                if j >= 0 and moved[j]:
+                    dirty[p] = True
     for i in range(n):  # the shares of non-waiting processes at the final rates
         j = resident[i]
         rate[j] = fresh[j]
     for p in range(procs):
-        _processor(pol, st, jobs, p, 1.0 - lost if switched[p] else 1.0, rate, fresh,
-                   share_out)
+        _processor(pol, st, jobs, p, 1.0 - lost if switched[p] else 1.0, rate, share_out)
     for i in range(n):
         j = resident[i]
         rate_out[j] = rate[j] if jobs.sync[j] else 0.0

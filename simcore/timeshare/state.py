@@ -85,9 +85,13 @@ class Scratch(NamedTuple):
     role: np.ndarray  # (rows, P) int64: how each process runs in the phase (rates.py)
     rate: np.ndarray  # (jobs,) float64: rates being iterated
     fresh: np.ndarray  # (jobs,) float64: their next iterate
-    tier: np.ndarray  # (rows,) int64: rows of one tier of a processor
-    bound: np.ndarray  # (rows,) float64: 1 / rate of a tier's members (sorted)
-    burst: np.ndarray  # (rows,) float64: their bursts, in the same order
+    moved: np.ndarray  # (jobs,) bool: the last iterate changed the job's rate
+    cap: np.ndarray  # (rows, P) float64: the rate each process allows its job
+    dirty: np.ndarray  # (P,) bool: caps to recompute (a hosted job's rate moved)
+    turns: np.ndarray  # (rows, P) float64: turns each process needs per iteration
+    burst: np.ndarray  # (rows, P) float64: CPU each process holds per turn
+    bound: np.ndarray  # (rows,) float64: 1 / (rate x turns) of a tier's members (sorted)
+    member_burst: np.ndarray  # (rows,) float64: their bursts, in the same order
     order: np.ndarray  # (rows x P,) int64: resident jobs by estimated end
     free: np.ndarray  # (rows,) int64: free cells per row at some future time
     rows: np.ndarray  # (rows,) int64: the rotation: non-empty rows from the active one
@@ -140,8 +144,9 @@ def new_state(n_jobs: int, rows: int, processors: int) -> State:
         cache=Cache(np.full(rows + 1, -1, dtype=np.int64), np.zeros((rows + 1, n_jobs)),
                     np.zeros((rows + 1, rows, processors))),
         scratch=Scratch(np.zeros(cells, dtype=np.int64), np.zeros(n_jobs), np.zeros(n_jobs),
-                        np.zeros(rows, dtype=np.int64),
-                        np.zeros(rows), np.zeros(rows),
+                        np.zeros(n_jobs, dtype=np.bool_), np.zeros(cells),
+                        np.zeros(processors, dtype=np.bool_),
+                        np.zeros(cells), np.zeros(cells), np.zeros(rows), np.zeros(rows),
                         np.zeros(rows * processors, dtype=np.int64),
                         np.zeros(rows, dtype=np.int64), np.zeros(rows, dtype=np.int64),
                         np.zeros(n_jobs), np.zeros(n_jobs), np.zeros(n_jobs), np.zeros(n_jobs),
