@@ -30,7 +30,12 @@ include: "workflow/rules/results.smk"
 
 
 rule all:
+    # The tables and figures, and every file they derive from, so that deleting any of
+    # these rebuilds it (Snakemake does not remake a missing intermediate file otherwise).
     default_target: True
     input:
         dataset_file(patterns.TABLES),
         dataset_file(patterns.FIGURES),
+        dataset_file(patterns.REPRODUCTION),
+        shard_outputs(),
+        workload_files(),

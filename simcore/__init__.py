@@ -23,6 +23,7 @@ _API = {
     "CleaningOptions": "simcore.cleaning",
     "clean": "simcore.cleaning",
     "Jobs": "simcore.jobs",
+    "load_workload": "simcore.workload.sources",
     "MachineSpec": "simcore.machines.spec",
     "PolicySpec": "simcore.policy",
     "SimulationResult": "simcore.simulate",

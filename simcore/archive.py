@@ -76,6 +76,7 @@ _ABOUT = {
     "tables": "aggregated tables (Parquet)",
     "figures": "figures",
     "config": "workflow configuration files",
+    "reproduction.md": "the seed studies' published numbers beside this dataset's",
 }
 _PWA_PAPER = {
     "type": "article",
@@ -142,6 +143,9 @@ def verify(path: str | os.PathLike[str],
     archive path, dataset name, number of members, total bytes and each table's row count.
     """
     path = Path(path)
+    if path.is_dir():
+        raise ArchiveError(f"{path}: is a directory; expected an archive file (.tar.xz, "
+                           ".tar.gz or .tar)")
     with (nullcontext(str(extract_to)) if extract_to is not None
           else tempfile.TemporaryDirectory(prefix="simcore-verify-")) as where:
         dest = Path(where)

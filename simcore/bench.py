@@ -20,10 +20,40 @@ CASES = [("torus:4x4x8", s) for s in ("fcfs", "backfill", "migration", "bm")] + 
     ("flat:128", s) for s in ("fcfs", "backfill")
 ]
 LFP_DIMS = [(4, 4, 8), (8, 8, 8), (16, 16, 16)]
+#: Leung et al.'s setting: Sandia Ross (5,000 jobs, > 320 processors dropped) on 8x8x5,
+#: Cplant's queue order, each curve allocator along the Hilbert curve; locality measured.
+CPLANT_JOBS = 5_000
+CPLANT_CASES = [("mesh:8x8x5", a, "hilbert", "cplant")
+                for a in ("free-list", "first-fit", "best-fit", "sum-of-squares")]
 
 
-def run_bench(trace: Path, repeat: int = 3, occupancies: int = 5) -> dict[str, object]:
-    """Benchmark the simulator on SDSC-SP2 (`trace`) and the LFP methods."""
+def bench_cplant(trace: Path, repeat: int = 3) -> list[dict[str, object]]:
+    """Best-of-`repeat` kernel and locality-measuring times of CPLANT_CASES on Sandia
+    Ross (`trace`), after a first run that loads or compiles the kernels."""
+    from simcore.cleaning import clean
+    from simcore.machines.spec import MachineSpec
+    from simcore.simulate import simulate
+    from simcore.swf import read_swf
+    from simcore.workload.transforms import WorkloadSpec, prepare
+
+    table = clean(read_swf(trace))
+    rows = []
+    for kind, allocator, ordering, scheduler in CPLANT_CASES:
+        machine = MachineSpec.parse(kind, allocator, ordering=ordering)
+        jobs = prepare(table, WorkloadSpec(first_jobs=CPLANT_JOBS, oversize="drop"), machine)
+        simulate(jobs, machine, scheduler)
+        timings = [simulate(jobs, machine, scheduler).timing for _ in range(repeat)]
+        best = min(timings, key=lambda t: t["simulate_s"] + t["metrics_s"])
+        rows.append({"case": f"ross-5k {machine} {scheduler}", "jobs": len(jobs),
+                     "simulate_s": best["simulate_s"], "metrics_s": best["metrics_s"],
+                     "jobs_per_s": len(jobs) / (best["simulate_s"] + best["metrics_s"])})
+    return rows
+
+
+def run_bench(trace: Path, repeat: int = 3, occupancies: int = 5,
+              ross: Path | None = None) -> dict[str, object]:
+    """Benchmark the simulator on SDSC-SP2 (`trace`), the curve allocators on Sandia Ross
+    (`ross`, when given) and the LFP methods."""
     from simcore.cleaning import clean
     from simcore.machines.spec import MachineSpec
     from simcore.simulate import simulate
@@ -52,6 +82,8 @@ def run_bench(trace: Path, repeat: int = 3, occupancies: int = 5) -> dict[str, o
                for _ in range(repeat))
     results.append({"case": "sdsc-all flat:128 backfill (EASY)", "jobs": len(whole),
                     "simulate_s": best, "jobs_per_s": len(whole) / best})
+    if ross is not None:
+        results += bench_cplant(ross, repeat)
     return {
         "trace": str(trace),
         "parse_s": parse_s,

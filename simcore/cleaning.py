@@ -45,6 +45,14 @@ class CleaningOptions:
                 f"cleaning option oversize={self.oversize!r}; expected 'reject', 'clamp' "
                 "or 'drop'"
             )
+        for name in ("drop_nonpositive_runtime", "drop_nonpositive_size", "drop_negative_submit"):
+            if not isinstance(getattr(self, name), bool):
+                raise CleaningError(f"cleaning option {name}={getattr(self, name)!r}; expected "
+                                    "true or false")
+        if self.max_procs is not None and (isinstance(self.max_procs, bool) or not isinstance(
+                self.max_procs, int) or self.max_procs < 1):
+            raise CleaningError(f"cleaning option max_procs={self.max_procs!r}; expected an "
+                                "integer >= 1")
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, object]) -> CleaningOptions:
@@ -88,7 +96,9 @@ def clean(table: pa.Table, options: CleaningOptions | None = None) -> pa.Table:
                 raise CleaningError(
                     f"job {table.column('job_number')[row].as_py()} has size {size[row]} > "
                     f"MaxProcs {max_procs} (and {int(hit.sum()) - 1} more); expected sizes "
-                    "within the machine, or cleaning option oversize: clamp | drop"
+                    "within the machine, or the cleaning option oversize: clamp or drop "
+                    "(config traces.cleaning; simcore run --cleaning '{\"oversize\": "
+                    "\"drop\"}')"
                 )
             continue
         report[rule] = {"action": "drop", "removed": int(hit.sum())}

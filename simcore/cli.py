@@ -4,30 +4,51 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sys
+import time
 from collections.abc import Sequence
+from pathlib import Path
 
 from simcore.errors import SimcoreError, SpecError
+from simcore.listing import REGISTRIES
+from simcore.machines.orderings import ORDERINGS
+from simcore.machines.orderings import describe_choices as describe_orderings
 from simcore.machines.registry import ALLOCATORS, KINDS
+from simcore.params import Parameter
+from simcore.patterns import CATALOGUE, PUBLISHED, RESULTS
 from simcore.policy import SCHEDULERS
 from simcore.traces import MIRROR_ENV
 from simcore.workload.sources import describe_choices
+from simcore.workload.transforms import transforms
 
 _LISTED_JOBS = 100  # `run --json` lists each job's termination time up to this many jobs
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run a subcommand; a SimcoreError exits with status 2 and its message on stderr."""
+    """Run a subcommand. Bad input (a SimcoreError, a file that cannot be read or written)
+    exits with status 2 and one line on stderr; anything else is a bug and shows its
+    traceback. SIGTERM unwinds like an error, so no temporary file is left behind."""
     parser = _parser()
     args = parser.parse_args(argv)
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         return int(args.handler(args) or 0)
     except SimcoreError as exc:
         print(f"simcore: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader stopped early (simcore list | head)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as exc:  # a missing or unreadable file named on the command line
-        print(f"simcore: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"simcore: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -41,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
 
     fetch = commands.add_parser("fetch-trace", help="copy or download a catalogued trace, verified")
     fetch.add_argument("name", help="trace name in the catalogue")
-    fetch.add_argument("--catalogue", default="config/traces.yaml")
+    fetch.add_argument("--catalogue", default=str(CATALOGUE))
     fetch.add_argument("--out", required=True, help="destination .swf.gz")
     fetch.add_argument("--mirror", action="append", default=[],
                        help=f"directory searched before downloading (also ${MIRROR_ENV})")
@@ -52,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     convert.add_argument("out", help="destination .parquet")
     convert.add_argument("--expect-jobs", type=int, help="job lines the file must hold")
     convert.add_argument("--expect-max-procs", type=int, help="the MaxProcs it must declare")
+    convert.add_argument("--expect-sha256", help="the sha256 the file must have")
     convert.add_argument("--cleaning", default="{}", metavar="JSON",
                          help="cleaning options, e.g. '{\"oversize\": \"drop\"}'")
     convert.set_defaults(handler=_convert_trace)
@@ -60,30 +82,29 @@ def _parser() -> argparse.ArgumentParser:
         "run", help="simulate one workload on one machine under one policy",
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_registry_help())
     run.add_argument("--workload", required=True, help=describe_choices())
-    run.add_argument("--jobs", type=int, help="jobs to sample from a model")
+    run.add_argument("--jobs", help="jobs to sample from a model")
     run.add_argument("--machine",
                      help="kind:size, e.g. " + ", ".join(k.example for k in KINDS.values())
                      + " (default for a model of one machine, e.g. fcs:scenario1: its own)")
     run.add_argument("--allocator", choices=ALLOCATORS,
                      help="how units are chosen (default: the machine kind's)")
+    run.add_argument("--ordering", help="processor ordering of the curve allocators: "
+                     f"{describe_orderings()} (default row-major)")
+    run.add_argument("--machine-param", action="append", default=[], metavar="K=V",
+                     help="allocator option, e.g. fallback_span=ring, dilation=0.5 "
+                          "(repeatable)")
     run.add_argument("--scheduler", required=True, choices=SCHEDULERS)
     run.add_argument("--param", action="append", default=[], metavar="K=V",
                      help="scheduler parameter, e.g. fn_tor=0.1 (repeatable)")
-    run.add_argument("--start-delay", type=float, help="seconds from allocation to start")
-    run.add_argument("--estimates", choices=("requested", "actual"))
-    run.add_argument("--skip-jobs", type=int, default=0, help="start of the span")
-    run.add_argument("--first-jobs", type=int, help="jobs in the span (Krevat: 10000)")
-    run.add_argument("--processors-per-unit", type=int, default=1,
-                     help="processors per allocation unit, sizes rounded up (CTC on BG/L: 4)")
-    run.add_argument("--oversize", choices=("reject", "drop", "clamp"), default="reject",
-                     help="jobs larger than the machine after size scaling")
-    run.add_argument("--runtime-scale", type=float, default=1.0, help="Krevat's c")
-    run.add_argument("--offered-load", type=float, help="rescale arrivals to this load")
-    run.add_argument("--p-fat", type=float, default=0.0, help="probability of a fat shape")
-    run.add_argument("--p-torus", type=float, default=0.0, help="probability of a torus")
-    run.add_argument("--bsp-model", help="draw each job's BSP model (time-sharing "
-                                         "schedulers), e.g. random")
-    run.add_argument("--seed", type=int, default=0, help="seed of the run's random draws")
+    run.add_argument("--start-delay", help="scheduler parameter start_delay_s")
+    run.add_argument("--estimates", help="scheduler parameter estimates")
+    for name, field in transforms().items():  # the workload transforms, one flag each
+        parameter = field.metadata["parameter"]
+        run.add_argument(_flag(name), dest=name, metavar=name.upper(),
+                         help=f"{parameter.meaning} (default {parameter.default})")
+    run.add_argument("--seed", help="seed of the run's random draws (default 0)")
+    run.add_argument("--cleaning", default="{}", metavar="JSON",
+                     help="cleaning options of an SWF trace, e.g. '{\"oversize\": \"drop\"}'")
     run.add_argument("--jobs-out", help="write the per-job schedule to this .parquet")
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.set_defaults(handler=_run)
@@ -121,6 +142,18 @@ def _parser() -> argparse.ArgumentParser:
                         help="only these shard summary files (default: the whole store)")
     tables.set_defaults(handler=_tables)
 
+    reproduction = commands.add_parser(
+        "reproduction", help="the seeds' published numbers beside a dataset's results")
+    reproduction.add_argument("--published", default=str(PUBLISHED),
+                              help="the published numbers (config/published.yaml)")
+    reproduction.add_argument("--store", help="a dataset's store directory")
+    reproduction.add_argument("--summaries", nargs="+", metavar="FILE",
+                              help="only these shard summary files (default: the whole store)")
+    reproduction.add_argument("--figures", default="figures",
+                              help="where the report links figures, relative to it")
+    reproduction.add_argument("--out", required=True, help="the report (.md)")
+    reproduction.set_defaults(handler=_reproduction)
+
     figures = commands.add_parser("figures", help="plot the tables")
     figures.add_argument("--tables", required=True, help="directory of the tables")
     figures.add_argument("--out", required=True, help="directory of the figures")
@@ -142,6 +175,22 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="print one JSON object")
     check.set_defaults(handler=_archive_verify)
 
+    lister = commands.add_parser(
+        "list", help="machine kinds, allocators, schedulers, models, transforms, traces, "
+                     "output columns")
+    lister.add_argument("registry", nargs="?", choices=REGISTRIES, help="only this one")
+    lister.add_argument("--json", action="store_true", help="print one JSON object")
+    lister.add_argument("--markdown", action="store_true",
+                        help="with columns: the page docs/outputs.md")
+    lister.set_defaults(handler=_list)
+
+    planner = commands.add_parser(
+        "plan", help="the shards and runs a configuration holds, and how many are cached")
+    planner.add_argument("--configfile", required=True, help="a complete configuration")
+    planner.add_argument("--results", default=RESULTS, help="results root (run cache)")
+    planner.add_argument("--json", action="store_true", help="print one JSON object")
+    planner.set_defaults(handler=_plan)
+
     bgl = commands.add_parser("bgl", help="inspect a wired machine (BG/L) description")
     bgl_commands = bgl.add_subparsers(dest="bgl_command", required=True)
     links = bgl_commands.add_parser("links", help="link sets connecting midplanes of one line")
@@ -152,10 +201,35 @@ def _parser() -> argparse.ArgumentParser:
     links.add_argument("--json", action="store_true", help="print one JSON object")
     links.set_defaults(handler=_bgl_links)
 
+    leung = commands.add_parser("leung2002", help="Leung et al. (2002) analogues: Table 1 "
+                                "(a job stream on a Cplant) and Figure 1 (from a store)")
+    leung_commands = leung.add_subparsers(dest="leung_command", required=True)
+    table1 = leung_commands.add_parser(
+        "table1", help="makespan of the paper's test stream under its six strategies, per "
+                       "run-time dilation (docs/leung2002.md)")
+    table1.add_argument("--dilation", type=float, nargs="+", default=[0, 0.25, 0.5, 1, 2],
+                        help="dilation coefficients to sweep (0: run times as given)")
+    table1.add_argument("--seeds", type=int, default=10,
+                        help="runs per strategy and dilation (seeds 1..N of the run times)")
+    table1.add_argument("--out", help="also write table1.md, .csv, the figure and the "
+                                      "Hilbert ordering file here")
+    table1.add_argument("--json", action="store_true", help="print the rows as JSON")
+    table1.set_defaults(handler=_leung_table1)
+    figure1 = leung_commands.add_parser(
+        "figure1", help="locality vs work multiple per ordering x allocator, from the store")
+    figure1.add_argument("--store", required=True,
+                         help="a dataset's store, e.g. results/torus-sweep-papers/store")
+    figure1.add_argument("--experiment", default="leung2002")
+    figure1.add_argument("--out", required=True, help="directory of figure1.md, .csv, "
+                                                      ".png and .svg")
+    figure1.set_defaults(handler=_leung_figure1)
+
     bench = commands.add_parser("bench", help="measure simulation and partition-search speed")
     bench.add_argument("--trace", help="SDSC-SP2-1998-4.2-cln.swf.gz (default: acquired "
                                        "through the catalogue into resources/traces/)")
-    bench.add_argument("--catalogue", default="config/traces.yaml")
+    bench.add_argument("--ross", help="Sandia-Ross-2001-1.1-cln.swf.gz for the curve "
+                                      "allocators (default: acquired through the catalogue)")
+    bench.add_argument("--catalogue", default=str(CATALOGUE))
     bench.add_argument("--repeat", type=int, default=3, help="runs per case; the best counts")
     bench.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     bench.set_defaults(handler=_bench)
@@ -185,7 +259,8 @@ def _swf_info(args: argparse.Namespace) -> int:
     print(f"  {'offered load:':<14}{'n/a' if load is None else f'{load:.3f}'}")
     print("  sizes:        " + "  ".join(f"{k}:{v}" for k, v in stats["size_histogram"].items()))
     print("  run time (s): " + "  ".join(
-        f"{k}:{v:.0f}" for k, v in stats["runtime_percentiles_s"].items()))
+        f"{k}:{'n/a' if v is None else f'{v:.0f}'}"
+        for k, v in stats["runtime_percentiles_s"].items()))
     return 0
 
 
@@ -207,7 +282,7 @@ def _convert_trace(args: argparse.Namespace) -> int:
     from simcore.workload.io import convert_trace
 
     table = convert_trace(args.swf, args.out, _json_argument("--cleaning", args.cleaning),
-                          args.expect_jobs, args.expect_max_procs)
+                          args.expect_jobs, args.expect_max_procs, args.expect_sha256)
     print(f"{args.out}: {table.num_rows} jobs")
     return 0
 
@@ -216,26 +291,36 @@ def _run(args: argparse.Namespace) -> int:
     import pyarrow.parquet as pq
 
     from simcore.atomic import atomic_path
+    from simcore.cleaning import CleaningOptions
+    from simcore.experiments import SEED
     from simcore.machines.spec import MachineSpec
     from simcore.policy import PolicySpec
     from simcore.simulate import simulate
-    from simcore.workload.sources import resolve
+    from simcore.workload.sources import load_workload
+    from simcore.workload.synthetic import JOBS
     from simcore.workload.transforms import WorkloadSpec, prepare
 
     params = dict(_key_value(p) for p in args.param)
-    if args.start_delay is not None:
-        params["start_delay_s"] = args.start_delay
-    if args.estimates is not None:
-        params["estimates"] = args.estimates
+    for flag, name in (("start_delay", "start_delay_s"), ("estimates", "estimates")):
+        if getattr(args, flag) is not None:
+            params[name] = getattr(args, flag)
     policy = PolicySpec.from_params(args.scheduler, params)
-    machine = MachineSpec.parse(args.machine or _model_machine(args.workload), args.allocator)
-    table = resolve(args.workload, args.jobs, args.seed)
-    spec = WorkloadSpec(skip_jobs=args.skip_jobs, first_jobs=args.first_jobs,
-                        processors_per_unit=args.processors_per_unit,
-                        oversize=args.oversize,
-                        runtime_scale=args.runtime_scale, offered_load=args.offered_load,
-                        p_fat=args.p_fat, p_torus=args.p_torus, bsp_model=args.bsp_model)
-    result = simulate(prepare(table, spec, machine, args.seed), machine, policy, args.seed)
+    machine = MachineSpec.parse(
+        args.machine or _model_machine(args.workload), args.allocator, ordering=args.ordering,
+        options=dict(_key_value(p, "--machine-param") for p in args.machine_param))
+    seed = _flag_value("--seed", SEED, args.seed)
+    jobs = _flag_value("--jobs", JOBS, args.jobs)
+    cleaning = CleaningOptions.from_mapping(_json_argument("--cleaning", args.cleaning))
+    spec = WorkloadSpec(**{name: _flag_value(_flag(name), field.metadata["parameter"], value)
+                           for name, field in transforms().items()
+                           if (value := getattr(args, name)) is not None})
+    table = load_workload(args.workload, jobs, seed, cleaning=cleaning)
+    if args.jobs_out:
+        _check_output(args.jobs_out, "--jobs-out")
+    bar = _ProgressBar() if sys.stderr.isatty() and not args.json else None
+    result = simulate(prepare(table, spec, machine, seed), machine, policy, seed, progress=bar)
+    if bar is not None:
+        bar.close()
     if args.jobs_out:
         with atomic_path(args.jobs_out) as tmp:
             pq.write_table(result.jobs, tmp, compression="zstd")
@@ -256,8 +341,15 @@ def _run(args: argparse.Namespace) -> int:
           f"bounded slowdown mean {s['mean_bsld']:.2f}")
     print(f"  makespan {s['makespan_s']:.0f} s; grown jobs {s['grown_jobs']}; migrations "
           f"{s['migrations_successful']}/{s['migrations_attempted']} successful")
+    if "span_ring_mean" in s:
+        print(f"  locality: mean span {s['span_ring_mean']:.1f} (linear "
+              f"{s['span_linear_mean']:.1f}), bounding cube / smallest "
+              f"{s['bcube_ratio_mean']:.2f}, components {s['components_mean']:.2f}, "
+              f"hops {s['mean_hops_mean']:.2f}")
     print(f"  simulated in {result.timing['simulate_s']:.3f} s "
-          f"({result.timing['s_per_decision'] * 1e6:.1f} us per decision)")
+          f"({result.timing['s_per_decision'] * 1e6:.1f} us per decision)"
+          + (f", locality measured in {result.timing['metrics_s']:.3f} s"
+             if "span_ring_mean" in s else ""))
     return 0
 
 
@@ -272,12 +364,42 @@ def _model_machine(workload: str) -> str:
     return row.machine
 
 
+class _ProgressBar:
+    """Jobs started and simulated time on a terminal, once a run has taken a few seconds."""
+
+    DELAY_S = 2.0
+
+    def __init__(self) -> None:
+        self.began = time.perf_counter()
+        self.shown = False
+
+    def __call__(self, started: int, jobs: int, simulated_s: float) -> None:
+        elapsed = time.perf_counter() - self.began
+        if elapsed < self.DELAY_S:
+            return
+        eta = elapsed * (jobs - started) / started if started else float("nan")
+        width = 30
+        filled = width * started // max(jobs, 1)
+        print(f"\r[{'#' * filled}{'.' * (width - filled)}] {started}/{jobs} jobs started, "
+              f"{simulated_s / 86400:.1f} days simulated, {elapsed:.0f} s, ETA {eta:.0f} s ",
+              end="", file=sys.stderr, flush=True)
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            print(file=sys.stderr)
+
+
 def _registry_help() -> str:
     """The machine kinds, allocators and schedulers, for `simcore run --help`."""
     lines = ["machine kinds:"]
     lines += [f"  {k.name:<14}{k.summary} (e.g. {k.example})" for k in KINDS.values()]
-    lines.append("allocators:")
-    lines += [f"  {a.name:<14}{', '.join(a.kinds)}: {a.summary}" for a in ALLOCATORS.values()]
+    lines.append("allocators (options):")
+    lines += [f"  {a.name:<14}{', '.join(a.kinds)}: {a.summary}"
+              + (f" ({', '.join(p.name for p in a.parameters)})" if a.parameters else "")
+              for a in ALLOCATORS.values()]
+    lines.append("orderings (curve allocators; or a file of 'index rank' lines):")
+    lines += [f"  {o.name:<14}{o.summary}" for o in ORDERINGS.values()]
     lines.append("schedulers (parameters):")
     lines += [f"  {r.name:<14}{r.summary} ({', '.join(r.parameter_names)})"
               for r in SCHEDULERS.values()]
@@ -300,9 +422,6 @@ def _synthesize(args: argparse.Namespace) -> int:
 
 
 def _warm(args: argparse.Namespace) -> int:
-    import time
-    from pathlib import Path
-
     from simcore import NUMBA_CACHE
     from simcore.machines.registry import get_allocator
     from simcore.policy import get_scheduler
@@ -323,7 +442,6 @@ def _warm(args: argparse.Namespace) -> int:
 
 
 def _sweep_shard(args: argparse.Namespace) -> int:
-    from pathlib import Path
 
     from simcore.experiments import Shard
     from simcore.runner import run_shard
@@ -344,6 +462,18 @@ def _tables(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reproduction(args: argparse.Namespace) -> int:
+    from simcore.atomic import atomic_write_bytes
+    from simcore.reproduction import load_published, report
+
+    if args.store is None and not args.summaries:
+        raise SpecError("reproduction: give --store or --summaries")
+    text = report(load_published(args.published), args.store, args.summaries, args.figures)
+    atomic_write_bytes(args.out, text.encode())
+    print(args.out)
+    return 0
+
+
 def _figures(args: argparse.Namespace) -> int:
     from simcore.plots import write_figures
 
@@ -355,7 +485,6 @@ def _figures(args: argparse.Namespace) -> int:
 def _archive_pack(args: argparse.Namespace) -> int:
     import subprocess
     import tempfile
-    from pathlib import Path
 
     import yaml
 
@@ -363,7 +492,7 @@ def _archive_pack(args: argparse.Namespace) -> int:
 
     config = _json_argument("--config-json", args.config_json)
     results = Path(args.results)
-    members = {name: results / name for name in ("tables", "figures")
+    members = {name: results / name for name in ("tables", "figures", "reproduction.md")
                if (results / name).exists()}
     shards = ([Path(f).parent for f in args.summaries] if args.summaries
               else [p.parent for p in (results / "store").glob("**/summary.parquet")])
@@ -390,6 +519,41 @@ def _archive_verify(args: argparse.Namespace) -> int:
     print(f"{args.path}: {report['members']} members, {report['bytes']} bytes, checksums OK")
     for table, rows in report["tables"].items():
         print(f"  {table}: {rows} rows")
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from simcore.listing import listing, outputs_markdown, text
+
+    if args.markdown:
+        if args.registry != "columns":
+            raise SpecError("--markdown: only for `simcore list columns`")
+        print(outputs_markdown(), end="")
+        return 0
+    registries = listing()
+    if args.registry:
+        registries = {args.registry: registries[args.registry]}
+    if args.json:
+        print(_json(registries))
+        return 0
+    print("\n\n".join(text(name, rows) for name, rows in registries.items()))
+    return 0
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from simcore.planning import summarize_plan
+
+    report = summarize_plan(args.configfile, args.results)
+    if args.json:
+        print(_json(report))
+        return 0
+    print(f"{args.configfile}: dataset {report['dataset']}, {report['shards']} shards, "
+          f"{report['runs']} runs: {report['cached']} cached, {report['to_simulate']} to "
+          f"simulate" + (f", {report['unknown']} whose workload file is not made yet"
+                         if report["unknown"] else ""))
+    for row in report["experiments"]:
+        print(f"  {row['experiment']:<20} {row['shards']:>4} shards {row['runs']:>6} runs "
+              f"{row['cached']:>6} cached")
     return 0
 
 
@@ -432,23 +596,78 @@ def _bgl_links(args: argparse.Namespace) -> int:
     return 0
 
 
-def _bench(args: argparse.Namespace) -> int:
+def _leung_table1(args: argparse.Namespace) -> int:
+    import tempfile
     from pathlib import Path
+
+    from simcore.atomic import atomic_write_bytes
+    from simcore.leung2002 import markdown_table1, summarize_table1, table1
+    from simcore.plots import table1_makespans, write_figure
+
+    if args.seeds < 1:
+        raise SpecError(f"--seeds {args.seeds}; expected at least 1")
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(args.out) if args.out else Path(scratch)
+        out.mkdir(parents=True, exist_ok=True)
+        runs = table1(args.dilation, range(1, args.seeds + 1), out)
+    summary = summarize_table1(runs)
+    text = markdown_table1(summary)
+    if args.out:
+        atomic_write_bytes(out / "table1.md", text.encode())
+        atomic_write_bytes(out / "table1.csv", summary.write_csv().encode())
+        write_figure(lambda: table1_makespans(summary), out, "table1")
+    print(_json(summary.to_dicts()) if args.json else text)
+    return 0
+
+
+def _leung_figure1(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    import polars as pl
+
+    from simcore.atomic import atomic_write_bytes
+    from simcore.leung2002 import figure1_rows
+    from simcore.plots import locality_vs_work_multiple, write_figure
+    from simcore.store import read_summaries
+
+    rows = figure1_rows(read_summaries(args.store), args.experiment)
+    if rows.is_empty():
+        raise SpecError(f"{args.store}: no runs of experiment {args.experiment} with "
+                        "locality metrics (run it with a curve allocator first)")
+    out = Path(args.out)
+    atomic_write_bytes(out / "figure1.csv", rows.write_csv().encode())
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_formatting="MARKDOWN",
+                   tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True,
+                   tbl_width_chars=1000, fmt_str_lengths=100,
+                   float_precision=3):
+        text = str(rows)
+    atomic_write_bytes(out / "figure1.md", (text + "\n").encode())
+    for path in write_figure(lambda: locality_vs_work_multiple(rows), out, "figure1"):
+        print(path)
+    print(text)
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
 
     from simcore.atomic import atomic_write_bytes
     from simcore.bench import run_bench
     from simcore.traces import acquire, load_catalogue, mirror_dirs
 
-    trace = args.trace
-    if trace is None:
-        entry = load_catalogue(args.catalogue)["SDSC-SP2-1998-4.2-cln"]
-        trace = acquire(entry, Path("resources/traces") / entry.filename, mirror_dirs())
-    report = run_bench(Path(trace), repeat=args.repeat)
+    def trace_path(given: str | None, name: str) -> Path:
+        if given is not None:
+            return Path(given)
+        entry = load_catalogue(args.catalogue)[name]
+        return acquire(entry, Path("resources/traces") / entry.filename, mirror_dirs())
+
+    report = run_bench(trace_path(args.trace, "SDSC-SP2-1998-4.2-cln"), repeat=args.repeat,
+                       ross=trace_path(args.ross, "Sandia-Ross-2001-1.1-cln"))
     print(f"parse {report['parse_s']:.3f} s, start-up (imports + compilation) "
           f"{report['warmup_s']:.1f} s")
     for row in report["simulations"]:
-        print(f"  {row['case']:<40} {row['jobs']:>6} jobs {row['simulate_s']:8.4f} s "
-              f"{row['jobs_per_s']:>12,.0f} jobs/s")
+        measured = f" + locality {row['metrics_s']:.4f} s" if "metrics_s" in row else ""
+        print(f"  {row['case']:<40} {row['jobs']:>6} jobs {row['simulate_s']:8.4f} s"
+              f"{measured} {row['jobs_per_s']:>12,.0f} jobs/s")
     print("largest free partition, mean time per call on random 50% occupancies:")
     for row in report["largest_free_partition"]:
         cost = ("n/a: " + row["note"]) if row["s_per_call"] is None else \
@@ -484,10 +703,35 @@ def _json(value: object) -> str:
     return json.dumps(clean(value), indent=2)
 
 
-def _key_value(text: str) -> tuple[str, str]:
+def _flag(name: str) -> str:
+    """The command-line flag of a parameter: start_delay_s -> --start-delay-s."""
+    return "--" + name.replace("_", "-")
+
+
+def _flag_value(flag: str, parameter: Parameter, text: str | None) -> object:
+    """`text` given for `flag`, converted and checked by `parameter` (its default if None)."""
+    if text is None:
+        return parameter.default
+    try:
+        return parameter.convert(text)
+    except SpecError as exc:
+        raise SpecError(f"{flag}: {exc}") from None
+
+
+def _check_output(path: str, flag: str) -> None:
+    """An output file must be a file in an existing directory (nothing is created around
+    it)."""
+    target = Path(path)
+    if target.is_dir():
+        raise SpecError(f"{flag} {path}: is a directory; expected a file name")
+    if not target.parent.is_dir():
+        raise SpecError(f"{flag} {path}: directory {target.parent} does not exist")
+
+
+def _key_value(text: str, option: str = "--param") -> tuple[str, str]:
     key, sep, value = text.partition("=")
     if not sep or not key:
-        raise SpecError(f"--param {text!r}; expected KEY=VALUE, e.g. fn_tor=0.1")
+        raise SpecError(f"{option} {text!r}; expected KEY=VALUE, e.g. fn_tor=0.1")
     return key.strip(), value.strip()
 
 

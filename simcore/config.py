@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from simcore.errors import ConfigError
+from simcore.machines.orderings import describe_choices as describe_orderings
 from simcore.machines.registry import ALLOCATORS
 from simcore.patterns import NAME
 from simcore.policy import SCHEDULERS
@@ -32,12 +33,15 @@ def schema(path: str | os.PathLike[str]) -> dict[str, Any]:
         document = yaml.safe_load(handle)
     defs = document.setdefault("$defs", {})
     defs["policy"] = {"oneOf": [_one_policy(row) for row in SCHEDULERS.values()]}
+    options = {p.name: p.schema() for row in ALLOCATORS.values() for p in row.parameters}
     defs["machine"] = {"oneOf": [
         {"type": "string", "pattern": r"^[a-z][a-z0-9-]*:[0-9]+(x[0-9]+)*$",
          "description": "kind:size, e.g. torus:4x4x8 (the kind's default allocator)"},
         {"type": "object", "additionalProperties": False, "required": ["spec"],
          "properties": {"spec": {"type": "string"},
-                        "allocator": {"enum": list(ALLOCATORS)}}}]}
+                        "allocator": {"enum": list(ALLOCATORS)},
+                        "ordering": {"type": "string", "description": describe_orderings()},
+                        **options}}]}
     defs["synthetic"] = {"oneOf": [_object({"model": {"const": row.name}},
                                            {p.name: p.schema() for p in row.parameters},
                                            ["model", *(p.name for p in row.parameters
@@ -45,7 +49,7 @@ def schema(path: str | os.PathLike[str]) -> dict[str, Any]:
                                    for row in MODELS.values()]}
     for axis in (FIXED, GRID):
         properties = {}
-        for name, field in transforms(axis).items():
+        for name, field in transforms().items():
             values = field.metadata["parameter"].schema()
             properties[name] = values if axis == FIXED else {
                 "type": "array", "minItems": 1, "items": values,

@@ -7,7 +7,8 @@ the scheduler once. A job allocated at t starts at t + start delay (Krevat's sim
 uses 1 s) and holds its units from t, so the delay counts as lost capacity; it completes
 at start + run time. Between events the loop integrates Krevat's unused capacity
 max(0, f(t) - q(t)) and whatever the machine kind integrates itself (wired machines: busy
-cables).
+cables). After a decision that started jobs, the machine may stretch their run times by
+where they were placed (`dilate`; by default it does not).
 
 The loop knows machines and schedulers only through their operations
 (`simcore.machines.allocate`, `simcore.schedulers.decide`), so it is compiled once per
@@ -21,15 +22,18 @@ from typing import NamedTuple
 import numpy as np
 
 from simcore.jit import kernel
-from simcore.machines.allocate import integrate
+from simcore.machines.allocate import dilate, integrate
 from simcore.schedulers import decide
 from simcore.state import (
+    ARRIVED,
     FREE_UNITS,
     N_ACTIVE,
     QLEN,
     QUEUED_UNITS,
+    STARTS,
     STATUS,
     STATUS_STUCK,
+    T_PREV,
     UNUSED_AREA,
     finish_jobs,
 )
@@ -48,8 +52,10 @@ class KernelJobs(NamedTuple):
 
 
 @kernel
-def run_events(policy, m, st, jobs):
-    """Simulate every job; results are left in `st`.
+def run_events(policy, m, st, jobs, budget):
+    """Simulate until every job is done, or for at most `budget` event times; return
+    whether the run is over (done, or stuck: see state.STATUS). The loop's position lives
+    in `st`, so calling again resumes exactly where it stopped; results are left in `st`.
 
     Hot loops read arrays through locals: every `st.x` access inside a loop costs a load
     numba does not hoist.
@@ -59,9 +65,12 @@ def run_events(policy, m, st, jobs):
     active, slot_end = st.run.active, st.run.slot_end
     queue, waiting = st.queue.jobs, st.queue.waiting
     n = submit.shape[0]
-    arrived = 0
-    t_prev = submit[0] if n else 0.0
-    while arrived < n or ctr[N_ACTIVE] > 0:
+    arrived = ctr[ARRIVED]
+    t_prev = acc[T_PREV]
+    if np.isnan(t_prev):
+        t_prev = submit[0] if n else 0.0
+    while (arrived < n or ctr[N_ACTIVE] > 0) and budget > 0:
+        budget -= 1
         t = submit[arrived] if arrived < n else np.inf
         for i in range(ctr[N_ACTIVE]):
             t = min(t, slot_end[active[i]])
@@ -79,7 +88,13 @@ def run_events(policy, m, st, jobs):
             waiting[arrived] = True
             ctr[QUEUED_UNITS] += request[arrived]
             arrived += 1
+        starts = ctr[STARTS]
         decide(policy, m, st, jobs, t)
+        if ctr[STARTS] != starts:
+            dilate(m, st, jobs, t)
         if ctr[QLEN] > 0 and ctr[N_ACTIVE] == 0 and arrived == n:
             ctr[STATUS] = STATUS_STUCK
-            return
+            break
+    ctr[ARRIVED] = arrived
+    acc[T_PREV] = t_prev
+    return ctr[STATUS] == STATUS_STUCK or (arrived == n and ctr[N_ACTIVE] == 0)

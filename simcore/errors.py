@@ -51,3 +51,8 @@ class ConfigError(SimcoreError, ValueError):
 
 class ArchiveError(SimcoreError, ValueError):
     """A dataset archive that cannot be packed, or whose members do not match its manifest."""
+
+
+class IntegrityError(SimcoreError):
+    """A stored artefact (workload file, cache entry, trace) that is unreadable or whose
+    content does not match the checksum or key it was written with."""

@@ -28,12 +28,56 @@ TAU_S = 10.0
 
 @dataclass(frozen=True)
 class Column:
-    """An output column: name, Python type (int, float, str, bool), unit and meaning."""
+    """An output column: name, Python type (int, float, str, bool; list: a list of ints),
+    unit and meaning."""
 
     name: str
     type: type
     unit: str | None
     meaning: str
+
+
+#: Locality of each job's processors on machines whose allocator reports it (the curve
+#: allocators; see simcore.machines.locality), null elsewhere.
+LOCALITY = (
+    Column("span_linear", int, "processors", "linear span s^l: last rank - first rank + 1 "
+           "along the ordering (Leung et al.)"),
+    Column("span_ring", int, "processors", "ring span s^w, the paper's span: processors "
+           "minus the longest gap between the job's ranks around the ordering's ring"),
+    Column("stretch_span", float, "ratio", "ring span / processors"),
+    Column("bbox_volume", int, "units", "volume of the bounding box (on tori, per dimension "
+           "the shortest arc holding the coordinates)"),
+    Column("bbox_sides", int, "units", "sum of the bounding box's sides (along the machine's "
+           "sides longer than one)"),
+    Column("bcube_volume", int, "units", "bounding cube: the box's longest side ^ d, d the "
+           "machine's sides longer than one"),
+    Column("bcube_ratio", float, "ratio", "bounding cube / the smallest cube any placement "
+           "of the job's size fits in"),
+    Column("components", int, "count", "connected components under face adjacency "
+           "(wrapping on tori)"),
+    Column("mean_hops", float, "hops", "mean pairwise hop distance (L1; wrapped on tori)"),
+)
+#: Locality metrics also aggregated per processor (value / processors, averaged).
+PER_PROCESSOR = ("span_linear", "span_ring", "bbox_volume", "bbox_sides", "bcube_volume",
+                 "components")
+#: How a run aggregates each locality metric over its jobs.
+LOCALITY_STATS = {
+    "mean": "mean over jobs",
+    "max": "maximum over jobs",
+    "sumsq": "sum over jobs of the squares",
+    "weighted": "mean over jobs weighted by run time",
+    "per_proc": "mean over jobs of the value / processors",
+}
+
+
+def locality_aggregates() -> tuple[Column, ...]:
+    """The run columns <metric>_<stat> of LOCALITY x LOCALITY_STATS (per_proc only for
+    PER_PROCESSOR metrics)."""
+    return tuple(
+        Column(f"{c.name}_{stat}", float, None if stat == "sumsq" else c.unit,
+               f"{c.meaning.split(':')[0]}, {meaning}")
+        for c in LOCALITY for stat, meaning in LOCALITY_STATS.items()
+        if stat != "per_proc" or c.name in PER_PROCESSOR)
 
 
 #: Run results, one value per simulation (the summary rows of the result store).
@@ -87,6 +131,7 @@ RUN_METRICS = (
            "spin-block; null elsewhere)"),
     Column("context_switches", int, "count", "time-sharing: processors that paid a global "
            "context switch at a slice start (null elsewhere)"),
+    *locality_aggregates(),
 )
 
 #: Per-job rows of a run (experiments with `per_job: true`), in the queue's priority order.
@@ -111,6 +156,11 @@ JOB_COLUMNS = (
     Column("shape_b", int, "units", "second side of the shape"),
     Column("shape_c", int, "units", "third side of the shape"),
     Column("torus", bool, None, "wired machines: the job wants a torus"),
+    Column("nodes", list, None, "curve allocators: the job's processors, x + X*y + X*Y*z, "
+           "in the order of the machine's ordering"),
+    *LOCALITY,
+    Column("dilation", float, "factor", "run-time dilation model: end - start = run x this "
+           "(null where the model is off)"),
 )
 
 
@@ -132,7 +182,8 @@ def capacity(busy: np.ndarray, submit_s: np.ndarray, end_s: np.ndarray, units: i
         return float("nan"), float("nan"), float("nan")
     utilized = float(busy.sum()) / (span * units)
     unused = unused_area / (span * units)
-    return utilized, unused, 1.0 - utilized - unused
+    lost = 1.0 - utilized - unused
+    return utilized, unused, 0.0 if abs(lost) < 1e-12 else lost  # not -1e-16 by rounding
 
 
 def summarize(values: np.ndarray, name: str) -> dict[str, float]:

@@ -3,20 +3,25 @@
 `write_figures` reads the Parquet tables of `simcore.tables.write_tables` and draws, for
 each experiment, the figures its data supports:
 
-- utilization-vs-load: mean utilization with 95% CI bars against the load axis (the
-  offered load when the experiment sets one, else the runtime scale c);
+- utilization-vs-load: mean utilization against the load axis (the offered load when the
+  experiment sets one, else the runtime scale c), with 95% CI bars where every point rests
+  on three runs or more; series are offset sideways so that coinciding curves stay
+  visible;
 - wait-vs-utilization, bsld-vs-utilization: mean wait (hours) and mean bounded slowdown,
   both on log scales, against mean utilization, each curve traced in load order;
-- migrations-vs-utilization: migrations attempted, successful and the always-migrate
-  maximum against utilization, and the mean time between migrations (migration data only);
+- migrations-vs-load: migrations attempted, successful and the always-migrate maximum
+  (log scale) against the load axis, and the mean time between migrations (migration
+  data only);
 - capacity: stacked horizontal bars of capacity utilized, unused and lost, one panel per
   load value (at most MAX_LOADS, evenly spaced);
 - response-vs-load: mean and median response time and bounded slowdown against the load
   axis (log scales), a row of panels per workload (Frachtenberg et al.'s Figure 7).
 
-A curve (or bar) is one machine x policy, split further by every other configuration
-column that varies within one machine x policy (e.g. p_torus) and is not an axis or a
-panel. Figures are drawn on `Figure` objects with an Agg canvas, never through pyplot, so
+A curve (or bar) is one machine x policy (its colour), split further by every other
+configuration column that varies within one machine x policy (e.g. p_torus: line style
+and marker) and is not an axis or a panel (workloads and p_fat get panels of their own).
+Each experiment's figures go to a directory of their own, `<experiment>/<figure>.png`.
+Figures are drawn on `Figure` objects with an Agg canvas, never through pyplot, so
 importing this module selects no backend; rcParams change only inside a style context,
 reset to matplotlib's defaults, while `write_figures` runs (a user's matplotlibrc does not
 leak in). Output is deterministic: fixed `svg.hashsalt`, glyphs as paths, no date in the
@@ -43,10 +48,11 @@ from matplotlib.ticker import Formatter
 
 from simcore.atomic import atomic_path
 from simcore.errors import SimcoreError
+from simcore.store import read_verified
 from simcore.tables import CONFIG_KEYS
 
 FIGURES = ("utilization-vs-load", "wait-vs-utilization", "bsld-vs-utilization",
-           "migrations-vs-utilization", "capacity", "response-vs-load")
+           "migrations-vs-load", "capacity", "response-vs-load")
 MAX_LOADS = 6
 DPI = 150
 STYLE = {
@@ -144,9 +150,30 @@ def _label(key: Row) -> str:
     return ", ".join([f"{key['machine']} / {key['policy']}", *extra])
 
 
-def _style(index: int, count: int) -> dict[str, object]:
-    palette = mpl.colormaps["tab10" if count <= 10 else "tab20"]
-    return {"color": palette(index % palette.N), "marker": _MARKERS[index % len(_MARKERS)]}
+_LINES = ("-", "--", ":", "-.")
+
+
+def _styles(keys: Sequence[Row]) -> list[dict[str, object]]:
+    """A style per series: the colour says machine and policy, the marker and line style
+    the other values that vary (p_torus, ...), so related curves read as a family."""
+    palette = mpl.colormaps["tab10"]
+    primary = list(dict.fromkeys((k["machine"], k["policy"]) for k in keys))
+    rest = list(dict.fromkeys(tuple(v for c, v in k.items() if c not in ("machine", "policy"))
+                              for k in keys))
+    styles = []
+    for key in keys:
+        colour = primary.index((key["machine"], key["policy"]))
+        other = rest.index(tuple(v for c, v in key.items() if c not in ("machine", "policy")))
+        styles.append({"color": palette(colour % palette.N),
+                       "marker": _MARKERS[(colour + other) % len(_MARKERS)],
+                       "linestyle": _LINES[other % len(_LINES)]})
+    return styles
+
+
+def _dodge(index: int, count: int, span: float) -> float:
+    """Horizontal offset of series `index` of `count` so that coinciding curves stay
+    visible: spread over 2% of the axis."""
+    return 0.0 if count < 2 else (index - (count - 1) / 2) * 0.02 * span / (count - 1)
 
 
 def _new(width: float, height: float) -> Figure:
@@ -186,43 +213,57 @@ def _legend(fig: Figure, handles: Sequence[object], labels: Sequence[str]) -> No
 
 def _draw_lines(fig: Figure, axes: Sequence[Axes], panels: Sequence[tuple[str, pl.DataFrame]],
                 keys: Sequence[Row], axis: str,
-                plot: Callable[[Axes, pl.DataFrame, dict[str, object]], None]) -> None:
-    """Per panel, one curve per series key (rows sorted along the load axis); a shared
-    legend of the curves that were drawn."""
+                plot: Callable[[Axes, pl.DataFrame, dict[str, object], int], None]) -> None:
+    """Per panel, one curve per series key (rows sorted along the load axis, `plot` told
+    the series' index); a shared legend of the curves that were drawn."""
     drawn: dict[int, Line2D] = {}
+    styles = _styles(keys)
     for ax, (title, rows) in zip(axes, panels, strict=True):
         ax.set_title(title)
         for i, key in enumerate(keys):
             part = rows.filter(_matches(key)).sort(axis)
             if part.height:
-                style = _style(i, len(keys))
-                plot(ax, part, style)
-                drawn[i] = Line2D([], [], markersize=5, **style)
+                plot(ax, part, styles[i], i)
+                drawn[i] = Line2D([], [], markersize=5, **styles[i])
     order = sorted(drawn)
     _legend(fig, [drawn[i] for i in order], [_label(keys[i]) for i in order])
 
 
+def _error_bars(rows: pl.DataFrame) -> tuple[bool, str]:
+    """Whether to draw 95% CI bars (every point rests on three runs or more), and the
+    sentence saying what the bars are."""
+    fewest = int(rows["n"].min())
+    if fewest >= 3:
+        return True, f"bars: 95% confidence intervals (Student t) over {fewest}+ runs"
+    return False, f"no error bars: {fewest} run(s) per point, too few for an interval"
+
+
 def utilization_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
-    """Mean utilization (95% CI bars) against the load axis."""
+    """Mean utilization against the load axis; series offset sideways so that coinciding
+    curves stay visible, 95% CI bars where there are enough runs."""
     rows = rows.filter(pl.col("utilization_mean").is_not_null())
     if not rows.height:
         return None
     axis = _load_axis(rows)
     panels = _panels(rows, ["p_fat"])
     keys = _series(rows, [axis, "workload", "p_fat"])
+    bars, bar_note = _error_bars(rows)
+    span = float(rows[axis].max() - rows[axis].min()) or 1.0
     fig, axes = _figure(len(panels), 4.4, 3.4, sharey=True)
 
-    def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object]) -> None:
-        ax.errorbar(part[axis].to_list(), part["utilization_mean"].to_list(),
-                    yerr=part["utilization_ci95"].fill_null(0.0).to_list(), capsize=2,
-                    markersize=4, **style)
+    def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object], index: int) -> None:
+        x = [v + _dodge(index, len(keys), span) for v in part[axis].to_list()]
+        ax.errorbar(x, part["utilization_mean"].to_list(),
+                    yerr=part["utilization_ci95"].fill_null(0.0).to_list() if bars else None,
+                    capsize=2, markersize=4, **style)
 
     _draw_lines(fig, axes, panels, keys, axis, plot)
     for ax in axes:
         ax.set_xlabel(_AXIS_LABELS[axis])
         ax.set_ylim(0.0, 1.0)
     axes[0].set_ylabel(_UTILIZATION)
-    _title(fig, f"Utilization vs {_AXIS_NAMES[axis]} — experiment {experiment}")
+    _title(fig, f"Utilization vs {_AXIS_NAMES[axis]} — experiment {experiment}",
+           f"({bar_note}; series offset sideways by up to 1% of the axis to stay visible)")
     return fig
 
 
@@ -250,11 +291,11 @@ def _vs_utilization(experiment: str, rows: pl.DataFrame, column: str, scale: flo
     if not rows.height:
         return None
     axis = _load_axis(rows)
-    panels = _panels(rows)
-    keys = _series(rows, [axis, "workload"])
+    panels = _panels(rows, ["p_fat"])
+    keys = _series(rows, [axis, "workload", "p_fat"])
     fig, axes = _figure(len(panels), 4.4, 3.4)
 
-    def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object]) -> None:
+    def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object], index: int) -> None:
         ax.plot(part["utilization_mean"].to_list(), (part[column] / scale).to_list(),
                 markersize=4, **style)
 
@@ -282,15 +323,17 @@ def bsld_vs_utilization(experiment: str, rows: pl.DataFrame) -> Figure | None:
                            "mean bounded slowdown (τ = 10 s, log scale)", "Bounded slowdown")
 
 
-def migrations_vs_utilization(experiment: str, rows: pl.DataFrame) -> Figure | None:
-    """Migrations attempted, successful and the always-migrate maximum per run against
-    utilization; below, the mean time between migrations (when any run has one)."""
+def migrations_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
+    """Migrations attempted, successful and the always-migrate maximum per run against the
+    load axis (log scale: always-migrate attempts dwarf the others); below, the mean time
+    between migrations (when any run has one)."""
     rows = rows.filter(pl.col("utilization_mean").is_not_null())
     if not rows.height:
         return None
     axis = _load_axis(rows)
     panels = _panels(rows)
     keys = _series(rows, [axis, "workload"])
+    styles = _styles(keys)
     gaps = rows["mean_time_between_migrations_s_mean"].drop_nulls().len() > 0
     ncols = len(panels)
     fig = _new(4.4 * ncols, 3.4 * (1 + gaps))
@@ -304,22 +347,25 @@ def migrations_vs_utilization(experiment: str, rows: pl.DataFrame) -> Figure | N
             part = panel.filter(_matches(key)).sort(axis)
             if not part.height:
                 continue
-            color = drawn[i] = _style(i, len(keys))["color"]
+            color = drawn[i] = styles[i]["color"]
             always = bool((part["fn_tor"] == 0.0).all() and (part["fn_max"] == 1.0).all())
-            x = part["utilization_mean"].to_list()
+            x = part[axis].to_list()
             for metric, _, line, marker in _METRICS:
                 if metric == "max_successful_mean" and always:
                     continue  # an always-migrate curve is its own maximum
-                if part[metric].drop_nulls().len():
-                    counts.plot(x, part[metric].to_list(), linestyle=line, marker=marker,
-                                markersize=4, color=color)
+                values = part[metric].to_list()
+                if any(v for v in values if v is not None):
+                    counts.plot(x, [v if v else None for v in values], linestyle=line,
+                                marker=marker, markersize=4, color=color)
                     metrics.add(metric)
             if gaps:
                 grid[1][col].plot(x, (part["mean_time_between_migrations_s_mean"] / 3600.0)
                                   .to_list(), marker="o", markersize=4, color=color)
-        counts.set_ylabel("migrations per run (count)")
-        counts.set_ylim(bottom=0)
-        grid[-1][col].set_xlabel(_UTILIZATION)
+        counts.set_yscale("log")
+        counts.yaxis.set_major_formatter(_LogLabels(minor=False))
+        counts.yaxis.set_minor_formatter(_LogLabels(minor=True))
+        counts.set_ylabel("migrations per run (count, log scale)")
+        grid[-1][col].set_xlabel(_AXIS_LABELS[axis])
         if gaps:
             grid[1][col].set_ylabel("mean time between migrations (h)")
             grid[1][col].set_ylim(bottom=0)
@@ -330,8 +376,8 @@ def migrations_vs_utilization(experiment: str, rows: pl.DataFrame) -> Figure | N
                 for _, _, line, marker in shown]
     labels = [_label(keys[i]) for i in order] + [label for _, label, _, _ in shown]
     _legend(fig, handles, labels)
-    _title(fig, f"Migrations vs utilization — experiment {experiment}",
-           f"(one point per {_AXIS_NAMES[axis]})")
+    _title(fig, f"Migrations vs {_AXIS_NAMES[axis]} — experiment {experiment}",
+           "(means over runs; zero counts are not drawn on the log scale)")
     return fig
 
 
@@ -390,14 +436,16 @@ def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
 
 def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     """Mean and median response time and bounded slowdown (log scales) against the load
-    axis, one curve per series: Frachtenberg et al.'s Figure 7. Metrics without data (a
-    store from before they were recorded) are left out."""
+    axis, a column per metric and a row per panel: Frachtenberg et al.'s Figure 7.
+    Metrics without data (a store from before they were recorded) are left out, and so is
+    the figure for an experiment at a single load."""
     metrics = [m for m in _RESPONSE if rows.filter(pl.col(m[0]) > 0).height]
-    if not metrics:
-        return None
     axis = _load_axis(rows)
+    if not metrics or rows[axis].n_unique() < 2:
+        return None
     panels = _panels(rows)
     keys = _series(rows, [axis, "workload"])
+    styles = _styles(keys)
     fig = _new(3.6 * len(metrics), 3.2 * len(panels))
     grid = fig.subplots(len(panels), len(metrics), squeeze=False)
     drawn: dict[int, Line2D] = {}
@@ -407,10 +455,9 @@ def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
             for i, key in enumerate(keys):
                 part = panel.filter(_matches(key) & (pl.col(column) > 0)).sort(axis)
                 if part.height:
-                    style = _style(i, len(keys))
                     ax.plot(part[axis].to_list(), (part[column] / scale).to_list(),
-                            markersize=4, **style)
-                    drawn[i] = Line2D([], [], markersize=5, **style)
+                            markersize=4, **styles[i])
+                    drawn[i] = Line2D([], [], markersize=5, **styles[i])
             ax.set_yscale("log")
             ax.yaxis.set_major_formatter(_LogLabels(minor=False))
             ax.yaxis.set_minor_formatter(_LogLabels(minor=True))
@@ -420,7 +467,7 @@ def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     order = sorted(drawn)
     _legend(fig, [drawn[i] for i in order], [_label(keys[i]) for i in order])
     _title(fig, f"Response and bounded slowdown vs {_AXIS_NAMES[axis]} — experiment "
-                f"{experiment}")
+                f"{experiment}", "(means over runs; no error bars)")
     return fig
 
 
@@ -428,7 +475,7 @@ _SOURCES: dict[str, tuple[str, Callable[[str, pl.DataFrame], Figure | None]]] = 
     "utilization-vs-load": ("utilization", utilization_vs_load),
     "wait-vs-utilization": ("wait_slowdown", wait_vs_utilization),
     "bsld-vs-utilization": ("wait_slowdown", bsld_vs_utilization),
-    "migrations-vs-utilization": ("migrations", migrations_vs_utilization),
+    "migrations-vs-load": ("migrations", migrations_vs_load),
     "capacity": ("capacity", capacity),
     "response-vs-load": ("wait_slowdown", response_vs_load),
 }
@@ -448,15 +495,16 @@ def _save(fig: Figure, out_dir: Path, name: str) -> list[Path]:
 def write_figures(tables_dir: str | os.PathLike[str],
                   out_dir: str | os.PathLike[str]) -> list[Path]:
     """Draw every figure each experiment's tables support into `out_dir` as
-    <figure>-<experiment>.png (DPI dots per inch) and .svg; returns the paths, ordered by
-    experiment, then FIGURES, then png before svg."""
+    <experiment>/<figure>.png (DPI dots per inch) and .svg; returns the paths, ordered by
+    experiment, then FIGURES, then png before svg. The tables are verified against their
+    checksums before they are drawn."""
     tables = {}
     for table in sorted({source for source, _ in _SOURCES.values()}):
         path = Path(tables_dir) / f"{table}.parquet"
         if not path.is_file():
             raise SimcoreError(f"missing result table {path}; write it with "
                                "simcore.tables.write_tables")
-        tables[table] = pl.read_parquet(path)
+        tables[table] = pl.from_arrow(read_verified(path).replace_schema_metadata(None))
     out = Path(out_dir)
     experiments = sorted(set().union(*(t["experiment"].to_list() for t in tables.values())))
     paths: list[Path] = []
@@ -467,5 +515,90 @@ def write_figures(tables_dir: str | os.PathLike[str],
                 rows = tables[table].filter(pl.col("experiment") == experiment)
                 fig = draw(experiment, rows) if rows.height else None
                 if fig is not None:
-                    paths += _save(fig, out, f"{name}-{experiment}")
+                    paths += _save(fig, out / experiment, name)
     return paths
+
+
+#: Leung et al. (2002) analogues (simcore.leung2002): allocators by colour, orderings by
+#: line style, in the paper's order from the Cplant 1.9 baseline on.
+_ALLOCATOR_COLORS = {"free-list": "#c44e52", "first-fit": "#55a868", "best-fit": "#4c72b0",
+                     "sum-of-squares": "#8172b2"}
+_ORDERING_LINES = {"row-major": ":", "snake": "--", "hilbert": "-"}
+
+
+def locality_vs_work_multiple(rows: pl.DataFrame) -> Figure | None:
+    """Leung et al.'s Figure 1 from `simcore.leung2002.figure1_rows`: above, the mean
+    bounding cube over the smallest cube; below, the mean (ring) span; both against the
+    work multiple, one curve per ordering x allocator, a column per workload x policy."""
+    rows = rows.filter(pl.col("replication") == 1)
+    if not rows.height:
+        return None
+    panels = rows.select("workload", "policy").unique().sort(["workload", "policy"])
+    fig = _new(4.6 * panels.height, 6.4)
+    grid = fig.subplots(2, panels.height, squeeze=False, sharex="col")
+    handles, labels = [], []
+    for col, (workload, policy) in enumerate(panels.iter_rows()):
+        part = rows.filter((pl.col("workload") == workload) & (pl.col("policy") == policy))
+        top, bottom = grid[0][col], grid[1][col]
+        for ordering, line in _ORDERING_LINES.items():
+            for allocator, color in _ALLOCATOR_COLORS.items():
+                curve = part.filter((pl.col("ordering") == ordering)
+                                    & (pl.col("allocator") == allocator)).sort("runtime_scale")
+                if not curve.height:
+                    continue
+                x = curve["runtime_scale"].to_list()
+                style = {"color": color, "linestyle": line, "marker": "o", "markersize": 3}
+                top.plot(x, curve["bcube_ratio_mean"].to_list(), **style)
+                bottom.plot(x, curve["span_ring_mean"].to_list(), **style)
+                if col == 0:
+                    handles.append(Line2D([], [], **style))
+                    labels.append(f"{allocator}, {ordering}")
+        top.set_title(f"{workload}, {policy}")
+        top.set_ylabel("mean bounding cube / smallest cube")
+        bottom.set_ylabel("mean span (processors)")
+        bottom.set_xlabel("work multiple (× trace run times)")
+        top.set_ylim(bottom=1)
+        bottom.set_ylim(bottom=0)
+    _legend(fig, handles, labels)
+    _title(fig, "Locality vs work multiple (Leung et al. 2002, Figure 1)",
+           "span depends on the allocator only: orderings of one allocator coincide below")
+    return fig
+
+
+def table1_makespans(summary: pl.DataFrame) -> Figure | None:
+    """Leung et al.'s Table 1 from `simcore.leung2002.summarize_table1`: the mean makespan
+    (SD bars) of each strategy per dilation, the paper's measured values on the left."""
+    if not summary.height:
+        return None
+    strategies = list(dict.fromkeys(summary["strategy"].to_list()))
+    groups = ["paper", *(f"dilation {d:g}" for d in sorted(set(summary["dilation"])))]
+    fig = _new(1.1 * len(groups) + 2.0, 3.8)
+    ax = fig.subplots()
+    width = 0.8 / len(strategies)
+    palette = mpl.colormaps["tab10"]
+    for i, strategy in enumerate(strategies):
+        part = summary.filter(pl.col("strategy") == strategy).sort("dilation")
+        paper = part.row(0, named=True)
+        means = [paper["paper_makespan_s"], *part["makespan_mean_s"].to_list()]
+        stds = [paper["paper_std_s"], *part["makespan_std_s"].fill_null(0.0).to_list()]
+        x = [g + (i - (len(strategies) - 1) / 2) * width for g in range(len(groups))]
+        ax.bar(x, [m / 3600 for m in means], width, yerr=[s / 3600 for s in stds],
+               capsize=1.5, color=palette(i), label=strategy)
+    ax.set_xticks(range(len(groups)), groups)
+    ax.set_ylabel("makespan (h)")
+    ax.set_ylim(bottom=0)
+    ax.grid(axis="x", visible=False)
+    handles, labels = ax.get_legend_handles_labels()
+    _legend(fig, handles, labels)
+    _title(fig, "Makespan of the test stream by allocation strategy (Leung et al. 2002, "
+                "Table 1): the paper's Cplant runs and the dilation model")
+    return fig
+
+
+def write_figure(draw: Callable[[], Figure | None], out_dir: str | os.PathLike[str],
+                 name: str) -> list[Path]:
+    """Draw a figure (e.g. `lambda: table1_makespans(summary)`) in this module's style and
+    save it as <name>.png and .svg, deterministically; nothing if there is no figure."""
+    with matplotlib.style.context(STYLE, after_reset=True):
+        fig = draw()
+        return [] if fig is None else _save(fig, Path(out_dir), name)

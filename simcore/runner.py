@@ -29,9 +29,10 @@ from typing import Any, TextIO
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from simcore.errors import ConfigError, SimcoreError
+from simcore.atomic import remove_stale_temporaries
+from simcore.checksums import recorded_digest
+from simcore.errors import ConfigError, IntegrityError, SimcoreError
 from simcore.experiments import Run, Shard
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
@@ -40,12 +41,13 @@ from simcore.store import (
     SUMMARY_SCHEMA,
     cache_path,
     jobs_table,
+    read_verified,
     run_row,
     shard_dir,
     summary_table,
     write_table,
 )
-from simcore.workload.io import read_workload, table_hash
+from simcore.workload.io import read_workload
 from simcore.workload.transforms import prepare
 
 BACKENDS = ("local", "address", "slurm")
@@ -75,25 +77,33 @@ class ShardReport:
 
 def run_shard(shard: Shard, root: str | Path, workers: int = 1,
               dask: Mapping[str, Any] | None = None, log: TextIO = sys.stderr) -> ShardReport:
-    """Make the shard's result files under `root`/store, simulating only uncached runs."""
+    """Make the shard's result files under `root`, simulating only runs without a valid
+    cache entry. An entry that is unreadable, altered or written for another run is
+    reported in `log` by path and simulated again, never trusted."""
     began = time.perf_counter()
     root = Path(root).resolve()  # workers may run elsewhere
     tasks = _tasks(shard, root)
-    todo = [t for t in tasks if not _cached(t)]
+    todo = []
+    for task in tasks:
+        for path in _entry_paths(task):
+            remove_stale_temporaries(path)
+        problem = _entry_problem(task)
+        if problem is not None:
+            todo.append(task)
+            if problem != MISSING:
+                print(f"{shard.label()}: {problem}; simulating the run again", file=log)
     progress = Progress(shard.label(), len(tasks), len(tasks) - len(todo), log)
     if todo:
         pair = (shard.machine_spec.allocator, shard.policy_spec.scheduler)
         with _executor(workers, len(todo), dict(dask or {"backend": "local"}), pair) as execute:
             for done in execute(todo):
                 progress.advance(done)
-    rows = [_read_row(root, task.key) for task in tasks]
+    rows = [_entry(root, t.key, SUMMARY_SCHEMA).to_pylist()[0] for t in tasks]
     out = shard_dir(root, shard.dataset, shard.names)
     meta = {"shard": shard.to_json(), "runs": len(tasks)}
-    if shard.per_job:
-        parts = [pq.read_table(cache_path(root, t.key, per_job=True)) for t in tasks]
-        write_table(pa.concat_tables(parts).cast(JOBS_SCHEMA), out / "jobs.parquet", meta)
-    else:
-        write_table(JOBS_SCHEMA.empty_table(), out / "jobs.parquet", meta)
+    jobs = (pa.concat_tables([_entry(root, t.key, JOBS_SCHEMA, per_job=True) for t in tasks])
+            if shard.per_job else JOBS_SCHEMA.empty_table())
+    write_table(jobs, out / "jobs.parquet", meta)
     write_table(summary_table(rows), out / "summary.parquet", meta)
     report = ShardReport(len(tasks), len(tasks) - len(todo), len(todo),
                          time.perf_counter() - began)
@@ -110,7 +120,7 @@ def _tasks(shard: Shard, root: Path) -> list[Task]:
         if not path.is_file():
             raise SimcoreError(f"shard {shard.label()}: workload file {path} is missing")
         if str(path) not in hashes:
-            hashes[str(path)] = table_hash(read_workload(path))
+            hashes[str(path)] = recorded_digest(read_workload(path))
         key = shard.run_key(run, hashes[str(path)], code)
         tasks.append(Task(key, str(path), run, shard.machine_spec, shard.policy_spec,
                           shard.per_job, str(root)))
@@ -125,10 +135,10 @@ def simulate_batch(tasks: Sequence[Task]) -> int:
 
 
 def simulate_task(task: Task) -> None:
-    """One run, unless its cache entry exists (a retried batch finds its own work)."""
+    """One run, unless it has a valid cache entry (a retried batch finds its own work)."""
     from simcore.simulate import simulate
 
-    if _cached(task):
+    if _entry_problem(task) is None:
         return
     machine = task.machine
     try:
@@ -139,20 +149,41 @@ def simulate_task(task: Task) -> None:
         raise SimcoreError(f"run {task.key[:12]} ({task.workload_path}, "
                            f"{task.run.transforms.key()}, seed {task.run.seed}, "
                            f"{task.machine}, {task.policy}): {exc}") from exc
+    meta = {"run_key": task.key}
     if task.per_job:
         write_table(jobs_table(result.jobs, task.key),
-                    cache_path(task.root, task.key, per_job=True))
+                    cache_path(task.root, task.key, per_job=True), meta)
     row = run_row(task.key, machine, task.policy, task.run.transforms, task.run.seed, jobs,
                   result.summary)
-    write_table(summary_table([row]), cache_path(task.root, task.key))
+    write_table(summary_table([row]), cache_path(task.root, task.key), meta)
 
 
-def _cached(task: Task) -> bool:
-    """Whether the run's cache entry is complete: its summary row, and its per-job rows if
-    the shard keeps them (an entry may come from a shard that did not)."""
-    summary = cache_path(task.root, task.key)
-    return summary.exists() and (not task.per_job or
-                                 cache_path(task.root, task.key, per_job=True).exists())
+MISSING = "missing"
+
+
+def _entry_paths(task: Task) -> list[Path]:
+    """The cache files of a run: its summary row, and its per-job rows if the shard keeps
+    them (an entry may come from a shard that did not)."""
+    return [cache_path(task.root, task.key)] + (
+        [cache_path(task.root, task.key, per_job=True)] if task.per_job else [])
+
+
+def _entry_problem(task: Task) -> str | None:
+    """None if the run's cache entry is complete and valid, else MISSING or what is wrong."""
+    try:
+        _entry(task.root, task.key, SUMMARY_SCHEMA)
+        if task.per_job:
+            _entry(task.root, task.key, JOBS_SCHEMA, per_job=True)
+    except FileNotFoundError:
+        return MISSING
+    except IntegrityError as exc:
+        return f"cache entry {exc}"
+    return None
+
+
+def _entry(root: str | Path, key: str, schema: pa.Schema, per_job: bool = False) -> pa.Table:
+    """A verified cache entry (see simcore.store.read_verified)."""
+    return read_verified(cache_path(root, key, per_job), schema, key)
 
 
 def _workload(path: str) -> pa.Table:
@@ -164,11 +195,6 @@ def _workload(path: str) -> pa.Table:
 @functools.lru_cache(maxsize=8)
 def _read_once(path: str, mtime_ns: int, size: int) -> pa.Table:
     return read_workload(path)
-
-
-def _read_row(root: Path, key: str) -> dict[str, Any]:
-    table = pq.read_table(cache_path(root, key)).cast(SUMMARY_SCHEMA)
-    return table.to_pylist()[0]
 
 
 def warm_kernels(pairs: Sequence[tuple[str, str]] | None = None) -> list[tuple[str, str]]:

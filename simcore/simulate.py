@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +28,9 @@ from simcore.state import (
     LOG_LEN,
     MIGRATIONS_ATTEMPTED,
     MIGRATIONS_SUCCESSFUL,
+    STARTS,
     STATUS,
+    T_PREV,
     UNUSED_AREA,
     new_state,
 )
@@ -50,12 +53,17 @@ class SimulationResult:
     placements: PlacementLog | None = None
 
 
+#: Event times per kernel call when progress is reported: a few milliseconds of work.
+PROGRESS_STEP = 20_000
+
+
 def simulate(
     jobs: Jobs | pa.Table,
     machine: str | MachineSpec,
     policy: str | PolicySpec,
     seed: int = 0,
     record_placements: bool = False,
+    progress: Callable[[int, int, float], None] | None = None,
 ) -> SimulationResult:
     """Simulate `jobs` on `machine` under `policy`.
 
@@ -64,7 +72,11 @@ def simulate(
     inputs give bit-identical results; `seed` is recorded in the summary (the engine itself
     draws no random numbers; seeded randomness lives in workload preparation).
     `record_placements` keeps a log of every placement, for checking and for locality
-    studies (it costs memory: one bitset per placement).
+    studies (it costs memory: one bitset per placement). Allocators that measure their
+    placements (a module function `job_metrics(struct, state, jobs)`, e.g. the curve
+    allocators' locality) always keep one entry per job and add per-job columns and run
+    metrics; `timing["metrics_s"]` is what measuring cost. `progress`, if given, is called
+    every PROGRESS_STEP event times with (jobs started, jobs, simulated seconds so far).
     """
     spec = MachineSpec.parse(machine) if isinstance(machine, str) else machine
     policy = PolicySpec.from_params(policy) if isinstance(policy, str) else policy
@@ -90,13 +102,19 @@ def simulate(
         request=jobs.size, placement_class=dense.astype(np.int64).ravel(),
         n_classes=len(classes))
     kernel_policy = _module(policy.row.module).kernel_policy(policy, len(jobs))
-    log_capacity = 0
+    measure = getattr(registry.ALLOCATORS[spec.allocator].implementation(), "job_metrics",
+                      None)
+    log_capacity = len(jobs) if measure is not None else 0
     if record_placements:  # every start, plus at most every running job per migration
         migrates = "migrates" in policy.row.needs
         log_capacity = len(jobs) + ((2 * len(jobs) + 1) * spec.units if migrates else 0)
     state = new_state(len(jobs), spec.units, machine_struct.words, len(classes), log_capacity)
     began = time.perf_counter()
-    run_events(kernel_policy, machine_struct, state, kernel_jobs)
+    step = PROGRESS_STEP if progress is not None else 1 << 62  # else all in one call
+    while not run_events(kernel_policy, machine_struct, state, kernel_jobs, step):
+        if progress is not None:
+            progress(int(state.ctr[STARTS]), len(jobs),
+                     float(state.acc[T_PREV] - jobs.submit_s[0]))
     elapsed = time.perf_counter() - began
     if state.ctr[STATUS]:
         raise SimcoreError(f"simulation of {spec} under {policy} stopped: jobs wait on an idle "
@@ -104,7 +122,16 @@ def simulate(
     observed = {**_observables(registry.ALLOCATORS[spec.allocator].module, machine_struct,
                                span_s(jobs.submit_s, state.out.end_s)),
                 **_observables(policy.row.module, kernel_policy)}
+    began = time.perf_counter()
+    columns, measured = measure(machine_struct, state, kernel_jobs) if measure else ({}, {})
+    metrics_s = time.perf_counter() - began
     result = _result(jobs, kernel_jobs, state, spec, policy, seed, elapsed, observed)
+    result.summary.update(measured)
+    result.timing["metrics_s"] = metrics_s
+    table = result.jobs
+    for name, values in columns.items():
+        table = table.append_column(name, values)
+    result = dataclasses.replace(result, jobs=table)
     if not record_placements:
         return result
     n = state.ctr[LOG_LEN]
@@ -176,7 +203,7 @@ def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpe
     decisions = int(st.ctr[DECISIONS])
     summary: dict[str, Any] = {
         "machine": str(spec),
-        "policy": policy.key(),
+        "policy": {"scheduler": policy.scheduler, **policy.params()},
         "seed": seed,
         "jobs": len(jobs),
         **schedule_metrics(jobs, out.start_s, out.end_s, spec.units,

@@ -38,11 +38,13 @@ EPOCH = 10  # bumped whenever occupancy changes; invalidates the memo's verdicts
 STATUS = 11  # 0 ok, 1 stuck: jobs wait on an idle machine with no arrivals left
 LOG_LEN = 12  # entries in the placement log
 STARTS = 13  # jobs started so far
-N_CTR = 14
+ARRIVED = 14  # jobs enqueued so far (the event loop's position, so that it can resume)
+N_CTR = 15
 
 # acc indices
 UNUSED_AREA = 0  # integral of max(0, f(t) - q(t)) dt, unit-seconds
-N_ACC = 1
+T_PREV = 1  # time of the last event processed (the loop's clock, so that it can resume)
+N_ACC = 2
 
 STATUS_STUCK = 1
 
@@ -100,6 +102,7 @@ class Memo(NamedTuple):
     # by rule: FAIL_BACKFILL (bounded growth), FAIL_GUARDED (+ reservation), FAIL_FCFS
     last_pass: np.ndarray  # (4,) int64: PASS_EPOCH, PASS_HEAD, PASS_SCANNED, PASS_EXTRA
     pass_shadow: np.ndarray  # (1,) float64: shadow time of that pass
+    migration_epoch: np.ndarray  # (1,) int64: epoch of the last migration attempt (-1: none)
 
 
 class State(NamedTuple):
@@ -159,9 +162,10 @@ def new_state(n_jobs: int, units: int, words: int, classes: int,
             fail_epoch=np.full((max(classes, 1), 3), -1, dtype=np.int64),
             last_pass=np.array([-1, -1, 0, 0], dtype=np.int64),
             pass_shadow=np.zeros(1),
+            migration_epoch=np.full(1, -1, dtype=np.int64),
         ),
         ctr=ctr,
-        acc=np.zeros(N_ACC),
+        acc=np.array([0.0, np.nan]),
     )
 
 

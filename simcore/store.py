@@ -32,16 +32,18 @@ import pyarrow.parquet as pq
 
 from simcore import patterns
 from simcore.atomic import atomic_path
-from simcore.errors import SimcoreError
+from simcore.checksums import recorded_digest, table_digest, with_digest
+from simcore.errors import IntegrityError, SimcoreError
 from simcore.jobs import Jobs
 from simcore.machines.spec import MachineSpec
 from simcore.metrics import JOB_COLUMNS, RUN_METRICS, Column
 from simcore.policy import PolicySpec, all_parameters
 from simcore.workload.transforms import WorkloadSpec, offered_load, transforms
 
-RESULT_SCHEMA_VERSION = 2
+RESULT_SCHEMA_VERSION = 3
 PARTITIONS = ("experiment", "workload", "machine", "policy")
-_ARROW = {int: pa.int64(), float: pa.float64(), str: pa.string(), bool: pa.bool_()}
+_ARROW = {int: pa.int64(), float: pa.float64(), str: pa.string(), bool: pa.bool_(),
+          list: pa.list_(pa.int64())}
 
 #: What identifies a run besides its parameters.
 IDENTITY = (
@@ -76,10 +78,37 @@ def _metadata(extra: Mapping[str, object] | None = None) -> dict[bytes, bytes]:
 
 def write_table(table: pa.Table, path: str | os.PathLike[str],
                 metadata: Mapping[str, object] | None = None) -> None:
-    """Write zstd Parquet atomically with the store's metadata."""
-    table = table.replace_schema_metadata(_metadata(metadata))
+    """Write zstd Parquet atomically with the store's metadata and the checksum of the
+    table's content."""
+    table = with_digest(table.replace_schema_metadata(_metadata(metadata)))
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd")
+
+
+def read_verified(path: str | os.PathLike[str], schema: pa.Schema | None = None,
+                  run_key: str | None = None) -> pa.Table:
+    """A file written by `write_table`, checked before it is trusted: readable Parquet,
+    content matching its checksum, the expected schema (if given) and, for a run-cache
+    entry, written for `run_key` and holding only that key's rows. FileNotFoundError if it
+    is missing; IntegrityError (naming the file and the problem) otherwise."""
+    try:
+        table = pq.read_table(path)
+    except FileNotFoundError:
+        raise
+    except (pa.ArrowException, OSError) as exc:
+        raise IntegrityError(f"{path}: unreadable ({exc})") from None
+    if recorded_digest(table) != table_digest(table):
+        raise IntegrityError(f"{path}: content does not match its checksum")
+    meta = table.schema.metadata or {}
+    if run_key is not None:
+        written_for = meta.get(b"run_key", b"").decode()
+        if written_for != run_key or (table.num_rows and set(
+                table.column("run_key").unique().to_pylist()) != {run_key}):
+            raise IntegrityError(f"{path}: holds run {written_for or 'of no key'}, expected "
+                                 f"{run_key}")
+    if schema is not None and not table.schema.remove_metadata().equals(schema):
+        raise IntegrityError(f"{path}: columns are not those of this simcore version's store")
+    return table
 
 
 def cache_path(root: str | os.PathLike[str], key: str, per_job: bool = False) -> Path:
@@ -100,11 +129,14 @@ def read_summaries(store: str | os.PathLike[str],
     if files is None:
         files = Path(store).glob("**/summary.parquet")
     files = sorted(str(f) for f in files)
-    if not files:
-        empty = pl.from_arrow(SUMMARY_SCHEMA.empty_table())
-        return pl.DataFrame(schema={p: pl.String for p in PARTITIONS}).hstack(empty)
-    return pl.read_parquet(files, hive_partitioning=True,
-                           hive_schema={p: pl.String for p in PARTITIONS})
+    string = {p: pl.String for p in PARTITIONS}
+    frames = [pl.DataFrame(schema=string).hstack(pl.from_arrow(SUMMARY_SCHEMA.empty_table()))]
+    for path in files:
+        table = read_verified(path, SUMMARY_SCHEMA)
+        names = dict(part.split("=", 1) for part in Path(path).parent.parts if "=" in part)
+        frames.append(pl.from_arrow(table.replace_schema_metadata(None)).select(
+            *(pl.lit(names.get(p), pl.String).alias(p) for p in PARTITIONS), pl.all()))
+    return pl.concat(frames)
 
 
 def jobs_table(schedule: pa.Table, run_key: str) -> pa.Table:

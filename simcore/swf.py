@@ -80,6 +80,8 @@ _NUMBER_BYTES = np.zeros(256, dtype=bool)
 _NUMBER_BYTES[np.frombuffer(b"0123456789.-+eE", dtype=np.uint8)] = True
 _SPACE_BYTES = np.zeros(256, dtype=bool)
 _SPACE_BYTES[np.frombuffer(b" \t\r\n\v\f", dtype=np.uint8)] = True
+_OTHER_COMPRESSION = {b"\xfd7zXZ\x00": "xz", b"BZh": "bzip2", b"\x28\xb5\x2f\xfd": "zstd",
+                      b"PK\x03\x04": "zip"}
 _KEY_LINE = re.compile(r"^;\s?([A-Za-z][A-Za-z0-9_]*):\s?(.*)$")
 
 
@@ -145,7 +147,10 @@ def read_swf(path: str | os.PathLike[str]) -> pa.Table:
 
 
 def parse_swf(data: bytes, path: str = "<bytes>") -> pa.Table:
-    """Parse SWF bytes (gzip is detected by its magic number); `path` names errors."""
+    """Parse SWF bytes (gzip is detected by its magic number); `path` names errors.
+
+    A UTF-8 byte-order mark is skipped and old Mac line ends (CR alone) count as line ends.
+    """
     if data[:2] == b"\x1f\x8b":
         try:
             data = gzip.decompress(data)
@@ -153,6 +158,13 @@ def parse_swf(data: bytes, path: str = "<bytes>") -> pa.Table:
             raise SWFCompressionError(
                 path, None, f"corrupt or truncated gzip stream ({exc}); expected a whole .gz file"
             ) from exc
+    for magic, name in _OTHER_COMPRESSION.items():
+        if data.startswith(magic):
+            raise SWFCompressionError(path, None, f"{name}-compressed data; expected SWF text, "
+                                                  "plain or gzip-compressed")
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    if b"\r" in data:
+        data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     buf = np.frombuffer(data, dtype=np.uint8)
     if not (~_SPACE_BYTES[buf]).any():
         raise SWFEmptyError(path, None, "empty file; expected SWF header comments and job lines")
@@ -237,6 +249,15 @@ def _convert(text: bytes, path: str, data: bytes, line_numbers: np.ndarray) -> p
     columns = []
     for index, name in enumerate(FIELDS):
         values = raw.column(name).to_numpy()
+        limit = np.finfo(np.float64).max if name in FLOAT_FIELDS else 2.0**53
+        out_of_range = np.flatnonzero(~(np.abs(values) <= limit))  # also NaN and inf
+        if out_of_range.size:
+            row = int(out_of_range[0])
+            held = ("a finite number" if name in FLOAT_FIELDS
+                    else "an integer of at most 2^53 in magnitude")
+            raise SWFValueError(path, int(line_numbers[row]),
+                                f"field {index + 1} ({name}) is {float(values[row])!r}, out of "
+                                f"range; expected {held}")
         if name not in FLOAT_FIELDS:
             fractional = np.flatnonzero(values != np.floor(values))
             if fractional.size:

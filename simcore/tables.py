@@ -6,8 +6,9 @@ of one configuration differ only in `seed` (and so in `run_key`). Nulls in key c
 values like any other (Krevat's experiments have no offered_load, unwired machines no
 p_fat), so grouping and joining are null-safe.
 
-Five tables (see `aggregate`): `utilization`, `migrations`, `capacity`, `wait_slowdown`,
-`saturation`.
+Five tables (see `aggregate`): `utilization`, `migrations`, `capacity`, `wait_slowdown`
+and `saturation` (per configuration swept over offered load, where the accepted load stops
+rising).
 Statistics skip null and NaN values (NaN marks an undefined metric, e.g. the time between
 migrations of a run with fewer than two); `n` counts runs. Sums are `math.fsum`, exactly
 rounded, so every float is independent of row order and of how the store was sharded.
@@ -19,7 +20,9 @@ from __future__ import annotations
 import functools
 import math
 import os
+import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -28,7 +31,14 @@ from simcore.atomic import atomic_write_bytes
 from simcore.errors import SimcoreError
 from simcore.metrics import RUN_METRICS
 from simcore.policy import SCHEDULERS
-from simcore.store import PARAMETERS, PARTITIONS, POLICY_COLUMNS, read_summaries, write_table
+from simcore.store import (
+    IDENTITY,
+    PARAMETERS,
+    PARTITIONS,
+    POLICY_COLUMNS,
+    read_summaries,
+    write_table,
+)
 from simcore.workload.transforms import transforms
 
 TRANSFORMS = tuple(transforms())
@@ -37,40 +47,123 @@ CONFIG_KEYS = (*PARTITIONS, "machine_spec", "scheduler", *TRANSFORMS, *POLICY_CO
 #: and its migration thresholds.
 ALWAYS_MATCH = tuple(k for k in CONFIG_KEYS if k not in ("policy", "fn_tor", "fn_max"))
 MIGRATING = tuple(name for name, row in SCHEDULERS.items() if "migrates" in row.needs)
-TABLES = ("utilization", "migrations", "capacity", "wait_slowdown", "saturation")
 #: What a saturation row shares with the runs it summarises: all but the offered load.
 SATURATION_KEYS = tuple(k for k in CONFIG_KEYS if k != "offered_load")
 #: The accepted load has stopped rising when it rises by less than this fraction of the
 #: offered load's step (past saturation the queue, not the machine, takes the extra load).
 SATURATION_SLOPE = 0.5
 
-#: Units of parameters and metrics, for Markdown headers (statistics inherit the unit of
-#: their metric: `mean_wait_s_ci95` is in seconds).
-UNITS = {**{c.name: c.unit for c in (*PARAMETERS, *RUN_METRICS) if c.unit},
-         "n": "runs", "utilized": "fraction", "max_successful": "count", "n_loads": "loads",
-         "saturation_load": "fraction", "at_offered_load": "fraction",
-         "max_accepted_load": "fraction", "max_offered_load": "fraction"}
-_DECIMALS = {"fraction": 4, "s": 1, "count": 2, "ratio": 2}
-_STATS = ("_mean", "_std", "_ci95")
-
-_DESCRIPTIONS = {
-    "utilization": "Capacity utilized per configuration over replications: mean, sample "
-                   "standard deviation and 95% confidence half-width (Student t), with the "
-                   "mean offered load actually achieved.",
-    "migrations": "Migration and B+M runs: mean migrations attempted and successful, mean "
-                  "time between migrations, and max_successful_mean, the mean successful "
-                  "migrations of the matching always-migrate runs (fn_tor=0, fn_max=1).",
-    "capacity": "Capacity utilized, unused and lost as fractions of the total (means over "
-                "replications).",
-    "wait_slowdown": "Mean job wait and bounded slowdown (means over replications, 95% "
-                     "confidence half-widths) with mean utilization; median bounded "
-                     "slowdown, mean and median response and accepted load (means).",
-    "saturation": "Per configuration swept over offered load: where the mean accepted "
-                  "load stops rising (it rises by less than half the offered load's next "
-                  "step): the accepted load there (saturation_load; empty if it never "
-                  "stops within the grid) and that offered load, with the highest "
-                  "accepted and offered loads of the sweep.",
+STATISTICS = {
+    "mean": "mean over replications",
+    "std": "sample standard deviation over replications (null below two)",
+    "ci95": "half-width of the 95% confidence interval of the mean over replications "
+            "(Student t; null below two)",
+    "saturation": "over the configuration's offered-load sweep, the value at the first offered "
+                  "load after which the mean accepted load rises by less than half the "
+                  "offered load's step (null if it never does within the sweep)",
+    "max": "over the configuration's offered-load sweep, the highest mean",
 }
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """A table column: `statistic` of the store column `metric` over a configuration's
+    runs, headed `label` in Markdown."""
+
+    column: str
+    metric: str
+    statistic: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    description: str
+    statistics: tuple[Statistic, ...]
+
+
+MAX_SUCCESSFUL = Statistic("max_successful_mean", "migrations_successful", "mean",
+                           "max successful")
+TABLE_DEFINITIONS = {t.name: t for t in (
+    Table("utilization", "Capacity utilized per configuration over replications, with the "
+          "offered load actually achieved.", (
+              Statistic("utilization_mean", "utilization", "mean", "utilization"),
+              Statistic("utilization_std", "utilization", "std", "sd"),
+              Statistic("utilization_ci95", "utilization", "ci95", "± 95% CI"),
+              Statistic("offered_load_actual_mean", "offered_load_actual", "mean",
+                        "achieved load"))),
+    Table("migrations", "Runs of migrating schedulers: migrations attempted and successful, "
+          "time between them, and the maximum successful: the successful migrations of the "
+          "matching always-migrate runs (fn_tor 0, fn_max 1; blank without such runs).", (
+              Statistic("migrations_attempted_mean", "migrations_attempted", "mean",
+                        "attempted"),
+              Statistic("migrations_successful_mean", "migrations_successful", "mean",
+                        "successful"),
+              Statistic("mean_time_between_migrations_s_mean",
+                        "mean_time_between_migrations_s", "mean", "time between"),
+              MAX_SUCCESSFUL,
+              Statistic("utilization_mean", "utilization", "mean", "utilization"))),
+    Table("capacity", "Capacity utilized, unused and lost (Krevat eqs. 4.1-4.3) as fractions "
+          "of the machine's capacity over the run, means over replications.", (
+              Statistic("utilized_mean", "utilization", "mean", "utilized"),
+              Statistic("unused_mean", "unused", "mean", "unused"),
+              Statistic("lost_mean", "lost", "mean", "lost"))),
+    Table("wait_slowdown", "Mean job wait and bounded slowdown over replications, with mean "
+          "utilization.", (
+              Statistic("mean_wait_s_mean", "mean_wait_s", "mean", "mean wait"),
+              Statistic("mean_wait_s_ci95", "mean_wait_s", "ci95", "± 95% CI"),
+              Statistic("mean_bsld_mean", "mean_bsld", "mean", "bounded slowdown"),
+              Statistic("mean_bsld_ci95", "mean_bsld", "ci95", "± 95% CI"),
+              Statistic("utilization_mean", "utilization", "mean", "utilization"),
+              Statistic("median_bsld_mean", "median_bsld", "mean", "median slowdown"),
+              Statistic("mean_response_s_mean", "mean_response_s", "mean", "mean response"),
+              Statistic("median_response_s_mean", "median_response_s", "mean",
+                        "median response"),
+              Statistic("accepted_load_mean", "accepted_load", "mean", "accepted load"))),
+    Table("saturation", "Per configuration swept over offered load: where the mean accepted "
+          "load stops rising (it rises by less than half the offered load's next step), the "
+          "accepted and offered loads there (blank if it never stops within the sweep), with "
+          "the highest of the sweep; n counts the sweep's runs.", (
+              Statistic("saturation_load", "accepted_load", "saturation", "saturation load"),
+              Statistic("at_offered_load", "offered_load", "saturation", "at offered load"),
+              Statistic("max_accepted_load", "accepted_load", "max", "max accepted load"),
+              Statistic("max_offered_load", "offered_load", "max", "max offered load"))),
+)}
+TABLES = tuple(TABLE_DEFINITIONS)
+
+#: Units and meanings of every store column (the configuration keys and the metrics).
+_COLUMNS = {c.name: c for c in (*IDENTITY, *PARAMETERS, *RUN_METRICS)}
+_PARTITION_MEANINGS = {
+    "experiment": "experiment name (config experiments)",
+    "workload": "workload name (config workloads)",
+    "machine": "machine name (config machines)",
+    "policy": "policy name (config policies)",
+}
+_DECIMALS = {"fraction": 3, "s": 1, "count": 1, "ratio": 2}
+#: The store column each table column summarises.
+_METRIC_OF = {s.column: s.metric for t in TABLE_DEFINITIONS.values() for s in t.statistics}
+
+
+def table_columns() -> dict[str, list[tuple[str, str | None, str]]]:
+    """(column, unit, meaning) of every column of every table, in table order."""
+    keys = [(k, None, _PARTITION_MEANINGS[k]) for k in PARTITIONS]
+    keys += [(k, _COLUMNS[k].unit, _COLUMNS[k].meaning) for k in CONFIG_KEYS[len(PARTITIONS):]]
+    keys.append(("n", "runs", "runs aggregated (replications: seeds)"))
+    out = {}
+    for table in TABLE_DEFINITIONS.values():
+        stats = [] if table.name != "saturation" else [
+            k for k in keys if k[0] in (*SATURATION_KEYS, "n")]
+        for stat in table.statistics:
+            metric = _COLUMNS[stat.metric]
+            meaning = f"{STATISTICS[stat.statistic]} of {stat.metric} ({metric.meaning})"
+            if stat is MAX_SUCCESSFUL:
+                meaning = ("mean successful migrations of the always-migrate runs (fn_tor 0, "
+                           "fn_max 1) of the same configuration, Krevat's maximum; blank "
+                           "without such runs")
+            stats.append((stat.column, metric.unit, meaning))
+        out[table.name] = (keys if table.name != "saturation" else []) + stats
+    return out
 
 
 @functools.cache
@@ -161,73 +254,47 @@ def _reduce(runs: pl.DataFrame, keys: Sequence[str],
 
 
 def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """The four result tables from store rows (`read_summaries`), over replications.
-
-    - utilization: n, utilization_mean/_std/_ci95, offered_load_actual_mean;
-    - migrations (migration and bm runs): n, migrations_attempted_mean,
-      migrations_successful_mean, mean_time_between_migrations_s_mean, max_successful_mean,
-      utilization_mean. max_successful_mean is Krevat's "max successful": the mean
-      successful migrations over the runs that share the configuration but for the policy
-      name and thresholds and migrate always (fn_tor=0, fn_max=1); null without such runs;
-    - capacity: n, utilized_mean, unused_mean, lost_mean;
-    - wait_slowdown: n, mean_wait_s_mean/_ci95, mean_bsld_mean/_ci95, utilization_mean,
-      median_bsld_mean, mean_response_s_mean, median_response_s_mean, accepted_load_mean;
-    - saturation (configurations swept over offered load, see `_saturation`): n_loads,
-      saturation_load, at_offered_load, max_accepted_load, max_offered_load.
-
-    Every table carries its keys (CONFIG_KEYS; saturation: SATURATION_KEYS) first and is
-    sorted by them (nulls first).
-    """
+    """The result tables (TABLE_DEFINITIONS) from store rows (`read_summaries`), over
+    replications: each has the CONFIG_KEYS columns, `n` and its statistics, sorted by the
+    keys (nulls first). The migrations table holds migrating schedulers' runs only, and
+    its max_successful_mean is Krevat's "max successful": the mean successful migrations
+    over the runs that share the configuration but for the policy name and thresholds and
+    migrate always (fn_tor=0, fn_max=1); null without such runs. The saturation table
+    (keys SATURATION_KEYS) summarises the wait_slowdown table's accepted loads, see
+    `_saturation`."""
     keys = CONFIG_KEYS
-    utilization = _reduce(summaries, keys, [
-        ("utilization_mean", "utilization", "mean"),
-        ("utilization_std", "utilization", "std"),
-        ("utilization_ci95", "utilization", "ci95"),
-        ("offered_load_actual_mean", "offered_load_actual", "mean"),
-    ])
-    migrating = summaries.filter(pl.col("scheduler").is_in(MIGRATING))
-    always = _reduce(
-        migrating.filter((pl.col("fn_tor") == 0.0) & (pl.col("fn_max") == 1.0)),
-        ALWAYS_MATCH, [("max_successful_mean", "migrations_successful", "mean")],
-    ).drop("n")
-    migrations = (_reduce(migrating, keys, [
-        ("migrations_attempted_mean", "migrations_attempted", "mean"),
-        ("migrations_successful_mean", "migrations_successful", "mean"),
-        ("mean_time_between_migrations_s_mean", "mean_time_between_migrations_s", "mean"),
-        ("utilization_mean", "utilization", "mean"),
-    ]).join(always, on=list(ALWAYS_MATCH), how="left", nulls_equal=True)
-      .select(*keys, "n", "migrations_attempted_mean", "migrations_successful_mean",
-              "mean_time_between_migrations_s_mean", "max_successful_mean", "utilization_mean")
-      .sort(list(keys)))
-    capacity = _reduce(summaries, keys, [
-        ("utilized_mean", "utilization", "mean"),
-        ("unused_mean", "unused", "mean"),
-        ("lost_mean", "lost", "mean"),
-    ])
-    wait_slowdown = _reduce(summaries, keys, [
-        ("mean_wait_s_mean", "mean_wait_s", "mean"),
-        ("mean_wait_s_ci95", "mean_wait_s", "ci95"),
-        ("mean_bsld_mean", "mean_bsld", "mean"),
-        ("mean_bsld_ci95", "mean_bsld", "ci95"),
-        ("utilization_mean", "utilization", "mean"),
-        ("median_bsld_mean", "median_bsld", "mean"),
-        ("mean_response_s_mean", "mean_response_s", "mean"),
-        ("median_response_s_mean", "median_response_s", "mean"),
-        ("accepted_load_mean", "accepted_load", "mean"),
-    ])
-    return {"utilization": utilization, "migrations": migrations, "capacity": capacity,
-            "wait_slowdown": wait_slowdown, "saturation": _saturation(wait_slowdown)}
+    out = {}
+    for table in TABLE_DEFINITIONS.values():
+        if table.name == "saturation":
+            out[table.name] = _saturation(out["wait_slowdown"])
+            continue
+        rows = summaries
+        stats = [s for s in table.statistics if s is not MAX_SUCCESSFUL]
+        if table.name == "migrations":
+            rows = summaries.filter(pl.col("scheduler").is_in(MIGRATING))
+        reduced = _reduce(rows, keys, [(s.column, s.metric, s.statistic) for s in stats])
+        if table.name == "migrations":
+            always = _reduce(
+                rows.filter((pl.col("fn_tor") == 0.0) & (pl.col("fn_max") == 1.0)),
+                ALWAYS_MATCH, [(MAX_SUCCESSFUL.column, MAX_SUCCESSFUL.metric, "mean")],
+            ).drop("n")
+            reduced = (reduced.join(always, on=list(ALWAYS_MATCH), how="left", nulls_equal=True)
+                       .select(*keys, "n", *(s.column for s in table.statistics))
+                       .sort(list(keys)))
+        out[table.name] = reduced
+    return out
 
 
 def _saturation(table: pl.DataFrame) -> pl.DataFrame:
     """Per configuration swept over offered load (rows of `table` sharing
     SATURATION_KEYS): where the mean accepted load stops rising, i.e. the first offered
     load after which it rises by less than SATURATION_SLOPE times the offered load's
-    step, and the accepted load there (null when it never stops within the grid)."""
+    step, the accepted and offered loads there (null when it never stops within the
+    sweep), and the highest of the sweep; `n` sums the sweep's runs."""
     swept = table.filter(pl.col("offered_load").is_not_null()
                          & pl.col("accepted_load_mean").is_not_null())
     keys = list(SATURATION_KEYS)
-    schema = {**{k: swept.schema[k] for k in keys}, "n_loads": pl.Int64,
+    schema = {**{k: swept.schema[k] for k in keys}, "n": pl.Int64,
               "saturation_load": pl.Float64, "at_offered_load": pl.Float64,
               "max_accepted_load": pl.Float64, "max_offered_load": pl.Float64}
     rows = []
@@ -235,18 +302,11 @@ def _saturation(table: pl.DataFrame) -> pl.DataFrame:
         load, accepted = group["offered_load"].to_list(), group["accepted_load_mean"].to_list()
         stop = next((i for i in range(len(load) - 1) if accepted[i + 1] - accepted[i]
                      < SATURATION_SLOPE * (load[i + 1] - load[i])), None)
-        rows.append({**dict(zip(keys, key, strict=True)), "n_loads": len(load),
+        rows.append({**dict(zip(keys, key, strict=True)), "n": int(group["n"].sum()),
                      "saturation_load": None if stop is None else accepted[stop],
                      "at_offered_load": None if stop is None else load[stop],
                      "max_accepted_load": max(accepted), "max_offered_load": load[-1]})
     return pl.DataFrame(rows, schema=schema).sort(keys)
-
-
-def _unit(column: str) -> str | None:
-    for suffix in _STATS:
-        if column.endswith(suffix) and column[: -len(suffix)] in UNITS:
-            return UNITS[column[: -len(suffix)]]
-    return UNITS.get(column)
 
 
 def _cell(value: object, decimals: int | None) -> str:
@@ -258,38 +318,96 @@ def _cell(value: object, decimals: int | None) -> str:
     return str(value).replace("|", "\\|")
 
 
-def markdown(name: str, table: pl.DataFrame) -> str:
-    """A readable Markdown rendering of one table: units in the headers, floats rounded,
-    columns that are null in every row left out (the CSV and Parquet files keep them)."""
-    if table.is_empty():
-        return f"# {name}\n\n{_DESCRIPTIONS[name]}\n\n(no rows)\n"
-    columns = [c for c in table.columns if table[c].null_count() < table.height]
-    units = [_unit(c) for c in columns]
-    header = [c if u is None else f"{c} ({u})" for c, u in zip(columns, units, strict=True)]
-    decimals = [None if c in (*CONFIG_KEYS, "at_offered_load", "max_offered_load")
-                else _DECIMALS.get(u or "") for c, u in zip(columns, units, strict=True)]
-    rows = [[_cell(v, d) for v, d in zip(row, decimals, strict=True)]
-            for row in table.select(columns).iter_rows()]
-    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(header)]
-    numeric = [table[c].dtype.is_numeric() for c in columns]
+#: Units not worth a header's width: ratios and fractions (the table's text says of what).
+_DIMENSIONLESS = ("fraction", "prob", "factor", "ratio")
 
-    def line(cells: Sequence[str]) -> str:
-        padded = (cell.rjust(w) if num else cell.ljust(w)
-                  for cell, w, num in zip(cells, widths, numeric, strict=True))
+
+def _header(column: str, label: str | None = None) -> str:
+    metric = _COLUMNS.get(_METRIC_OF.get(column, column))
+    unit = metric.unit if metric is not None else None
+    return (label or column) + (f" ({unit})" if unit and unit not in _DIMENSIONLESS else "")
+
+
+def markdown(name: str, table: pl.DataFrame) -> str:
+    """A Markdown rendering to read: one section per experiment; columns with the same
+    value in every row of the section are stated once above it, names and specs of
+    machines and policies in a legend, short headers with units, rounded results. The
+    CSV and Parquet files keep every column."""
+    definition = TABLE_DEFINITIONS[name]
+    lines = [f"# {name}", "", *textwrap.wrap(definition.description, 100), ""]
+    if table.is_empty():
+        return "\n".join([*lines, "(no rows)"]) + "\n"
+    lines += textwrap.wrap("Blank cells: a statistic undefined for these runs (fewer than two "
+                           "values, or no always-migrate runs to compare with).", 100)
+    labels = {s.column: s.label for s in definition.statistics}
+    for experiment in sorted(table["experiment"].unique().to_list()):
+        rows = table.filter(pl.col("experiment") == experiment)
+        keys = [k for k in CONFIG_KEYS if k in rows.columns and k not in (
+            "experiment", "machine_spec", "scheduler", *POLICY_COLUMNS)]
+        present = [k for k in keys if rows[k].null_count() < rows.height]
+        fixed = [k for k in present if rows[k].n_unique() == 1]
+        shown = [k for k in present if k not in fixed] + [
+            c for c in ("n", *labels) if rows[c].null_count() < rows.height]
+        lines += ["", f"## {experiment}", ""]
+        if fixed:
+            every = ", ".join(_setting(k, rows[k][0]) for k in fixed)
+            lines += [*textwrap.wrap(f"Every row: {every}.", 100), ""]
+        lines += ["Machines:", *_legend(rows, "machine", ["machine_spec"]), "",
+                  "Policies:", *_legend(rows, "policy", ["scheduler", *POLICY_COLUMNS]), ""]
+        lines += _grid(rows, shown, labels)
+    return "\n".join(lines) + "\n"
+
+
+def _legend(rows: pl.DataFrame, name: str, columns: list[str]) -> list[str]:
+    """One line per name: its spec, or its scheduler and parameter values; a policy whose
+    values differ by machine (growth where no job grows) gets a line per machine."""
+    variants = rows.select(*dict.fromkeys([name, *columns, "machine"])).unique()
+    out = []
+    for key in sorted(variants[name].unique().to_list()):
+        group = variants.filter(pl.col(name) == key)
+        sets = group.select(columns).unique().sort(columns)
+        for values in sets.iter_rows(named=True):
+            text = " ".join([str(values[columns[0]]), *(
+                f"{c}={_cell(values[c], None)}" for c in columns[1:] if values[c] is not None)])
+            machines = group.filter(pl.all_horizontal(
+                pl.col(c).eq_missing(pl.lit(values[c])) for c in columns))["machine"]
+            where = "" if sets.height == 1 else f" (on {', '.join(sorted(machines))})"
+            out.append(f"- {key}{where} = {text}")
+    return out
+
+
+def _grid(rows: pl.DataFrame, columns: list[str], labels: dict[str, str]) -> list[str]:
+    """The Markdown table of `columns`: results rounded by unit, parameters as they are."""
+    header = [_header(c, labels.get(c)) for c in columns]
+    decimals = [None if c in CONFIG_KEYS or c == "n" else
+                _DECIMALS.get(_COLUMNS[_METRIC_OF[c]].unit or "", 3) for c in columns]
+    cells = [[_cell(v, d) for v, d in zip(row, decimals, strict=True)]
+             for row in rows.select(columns).iter_rows()]
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(header)]
+    numeric = [rows[c].dtype.is_numeric() for c in columns]
+
+    def line(values: Sequence[str]) -> str:
+        padded = (v.rjust(w) if num else v.ljust(w)
+                  for v, w, num in zip(values, widths, numeric, strict=True))
         return "| " + " | ".join(padded) + " |"
 
     rule = "|" + "|".join("-" * (w + 1) + (":" if num else "-")
                           for w, num in zip(widths, numeric, strict=True)) + "|"
-    lines = [f"# {name}", "", _DESCRIPTIONS[name], "", line(header), rule,
-             *(line(r) for r in rows)]
-    return "\n".join(lines) + "\n"
+    return [line(header), rule, *(line(r) for r in cells)]
+
+
+def _setting(column: str, value: object) -> str:
+    unit = _COLUMNS[column].unit if column in _COLUMNS else None
+    shown = unit and unit not in _DIMENSIONLESS
+    return f"{column} = {_cell(value, None)}" + (f" {unit}" if shown else "")
 
 
 def write_tables(store: str | os.PathLike[str] | None, out_dir: str | os.PathLike[str],
                  summaries: Sequence[str | os.PathLike[str]] | None = None) -> list[Path]:
     """Aggregate the shard files `summaries` (else every shard under the `store`
-    directory) into `out_dir` as <table>.parquet (zstd), .csv and .md, each written atomically;
-    returns the paths in a fixed order.
+    directory) into `out_dir` as <table>.parquet (zstd), .csv (with <table>.columns.csv:
+    each column's unit and meaning) and .md, each written atomically; returns the paths in
+    a fixed order.
 
     Deterministic: the same store gives byte-identical CSV and Markdown and Parquet files
     of identical content. An empty store is an error rather than empty tables, since it
@@ -303,8 +421,12 @@ def write_tables(store: str | os.PathLike[str] | None, out_dir: str | os.PathLik
     paths = []
     for name, table in aggregate(summaries).items():
         parquet, csv, md = (out / f"{name}.{ext}" for ext in ("parquet", "csv", "md"))
+        columns = out / f"{name}.columns.csv"
         write_table(table.to_arrow(), parquet, {"table": name})
         atomic_write_bytes(csv, table.write_csv().encode())
         atomic_write_bytes(md, markdown(name, table).encode())
-        paths += [parquet, csv, md]
+        atomic_write_bytes(columns, pl.DataFrame(
+            table_columns()[name], schema=["column", "unit", "meaning"], orient="row")
+            .write_csv().encode())
+        paths += [parquet, csv, columns, md]
     return paths

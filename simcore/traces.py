@@ -8,9 +8,9 @@ failed transfer leaves nothing behind and says how to provide a mirror.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterable, Sequence
@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from simcore.atomic import atomic_path
+from simcore.checksums import file_digest
 from simcore.errors import TraceError
 
 MIRROR_ENV = "TORUS_SWEEP_TRACE_DIR"
@@ -77,24 +78,17 @@ def mirror_dirs(configured: Iterable[str | os.PathLike[str]] = ()) -> list[Path]
     return [Path(p) for p in [*configured, *from_env]]
 
 
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    """Hex sha256 of a file, read in blocks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def acquire(
     entry: TraceEntry,
     destination: str | os.PathLike[str],
     mirrors: Sequence[str | os.PathLike[str]] = (),
     timeout_s: float = 60.0,
+    deadline_s: float = 1800.0,
 ) -> Path:
-    """Place the verified trace at `destination` from a mirror or the archive."""
+    """Place the verified trace at `destination` from a mirror or the archive. A download
+    gives up when a read waits `timeout_s` or the whole transfer takes `deadline_s`."""
     destination = Path(destination)
-    if destination.exists() and sha256_file(destination) == entry.sha256:
+    if destination.exists() and file_digest(destination) == entry.sha256:
         return destination
     for mirror in mirrors:
         candidate = Path(mirror) / entry.filename
@@ -105,10 +99,7 @@ def acquire(
             return destination
     with atomic_path(destination) as tmp:
         try:
-            with urllib.request.urlopen(entry.url, timeout=timeout_s) as response, open(
-                tmp, "wb"
-            ) as out:
-                shutil.copyfileobj(response, out, 1 << 20)
+            _download(entry.url, tmp, timeout_s, deadline_s)
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise TraceError(
                 f"cannot download trace {entry.name} from {entry.url} ({exc}); "
@@ -118,8 +109,18 @@ def acquire(
     return destination
 
 
+def _download(url: str, out: Path, timeout_s: float, deadline_s: float) -> None:
+    """Copy `url` to `out`; a TimeoutError when the whole transfer passes `deadline_s`."""
+    began = time.monotonic()
+    with urllib.request.urlopen(url, timeout=timeout_s) as response, open(out, "wb") as sink:
+        while block := response.read1(1 << 16):  # what has arrived, not a full block
+            sink.write(block)
+            if time.monotonic() - began > deadline_s:
+                raise TimeoutError(f"the transfer took more than {deadline_s:g} s")
+
+
 def _verify(path: Path, entry: TraceEntry, source: str) -> None:
-    actual = sha256_file(path)
+    actual = file_digest(path)
     if actual != entry.sha256:
         raise TraceError(
             f"{source} has sha256 {actual}, expected {entry.sha256} for trace {entry.name}; "

@@ -1,10 +1,11 @@
 """Independent checks of simulation results, in plain Python and numpy.
 
 `flat_schedule` is a small reference implementation of FCFS and EASY on a flat machine
-written straight from Mu'alem and Feitelson's description; `conservative_schedule` one of
-conservative backfilling with the event semantics of simcore.schedulers.conservative,
-planning with a list of intervals instead of a profile. The `check_*` functions replay a
-result's schedule and placement log without using any simcore state.
+written straight from Mu'alem and Feitelson's description (in arrival or Cplant's order);
+`conservative_schedule` one of conservative backfilling with the event semantics of
+simcore.schedulers.conservative, planning with a list of intervals instead of a profile.
+The `check_*` functions replay a result's schedule and placement log without using any
+simcore state.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import math
 import numpy as np
 
 
-def flat_schedule(submit, run, estimate, size, units, easy, delay=0.0):
-    """Allocation times of jobs (given in priority order) under FCFS or EASY."""
+def flat_schedule(submit, run, estimate, size, units, easy, delay=0.0, cplant=False):
+    """Allocation times of jobs (given in priority order) under FCFS or EASY; with
+    `cplant` the queue is kept in Cplant's order (size, estimate, arrival)."""
     n = len(submit)
     alloc_at = [math.nan] * n
     running = []  # (end, estimated end, job)
@@ -38,6 +40,8 @@ def flat_schedule(submit, run, estimate, size, units, easy, delay=0.0):
         while arrived < n and submit[arrived] == t:
             queue.append(arrived)
             arrived += 1
+        if cplant:
+            queue.sort(key=lambda j: (size[j], estimate[j], j))
         while queue and size[queue[0]] <= free:
             start(queue[0], t)
         if not (easy and queue):
@@ -202,3 +206,102 @@ def check_reservations(result) -> int:
     assert not late.size, f"job {t.column('job_id')[late[0]]} allocated at {sched[late[0]]} " \
                           f"after its reservation {reserved[late[0]]}"
     return int(has.sum())
+
+
+def curve_choice(free, p, rule, ring=False):
+    """Ranks a curve allocator gives p processors when `free[r]` says whether rank r is
+    free, by brute force: every interval of free ranks, every p-subset for the fallback."""
+    from itertools import combinations
+
+    n = len(free)
+    ranks = [r for r in range(n) if free[r]]
+    if len(ranks) < p:
+        return None
+    if rule == "free-list":
+        return ranks[:p]
+    intervals = []  # (start, length) of maximal runs, in rank order
+    for r in ranks:
+        if intervals and intervals[-1][0] + intervals[-1][1] == r:
+            intervals[-1] = (intervals[-1][0], intervals[-1][1] + 1)
+        else:
+            intervals.append((r, 1))
+    fits = [(s, length) for s, length in intervals if length >= p]
+    if fits:
+        if rule == "first-fit":
+            start = fits[0][0]
+        elif rule == "best-fit":
+            start = min(fits, key=lambda f: f[1])[0]  # min keeps the earliest of ties
+        else:
+            def squares_after(chosen):
+                lengths = [length - p if s == chosen else length for s, length in intervals]
+                return sum(lengths.count(size) ** 2 for size in set(lengths) if size > 0)
+            start = min((s for s, _ in fits), key=squares_after)
+        return list(range(start, start + p))
+
+    def spans(subset):  # (span, first rank) of every way to read the subset as an arc
+        if not ring:
+            return [(max(subset) - min(subset), min(subset))]
+        return [(max((x - s) % n for x in subset), s) for s in subset]
+
+    best = min((span, first, subset)
+               for subset in combinations(ranks, p) for span, first in spans(subset))
+    return list(best[2])
+
+
+def locality_of(nodes, order, sides, wrap):
+    """Every locality metric of a job on processors `nodes` (indices), computed directly:
+    pairs, arcs and a flood fill, for comparison with simcore.machines.locality."""
+    n = len(order)
+    rank_of = {int(index): r for r, index in enumerate(order)}
+    ranks = sorted(rank_of[u] for u in nodes)
+    p = len(ranks)
+    coords = [(u % sides[0], u // sides[0] % sides[1], u // (sides[0] * sides[1]))
+              for u in nodes]
+    gaps = [ranks[i + 1] - ranks[i] - 1 for i in range(p - 1)] + [n - 1 - ranks[-1] + ranks[0]]
+
+    def dist(a, b, k):
+        d = abs(a - b)
+        return min(d, sides[k] - d) if wrap else d
+
+    def extent(k):
+        values = {c[k] for c in coords}
+        if not wrap:
+            return max(values) - min(values) + 1
+        return min(max((v - s) % sides[k] for v in values) + 1 for s in values)
+
+    box = [extent(k) for k in range(3)]
+    d = max(1, sum(s > 1 for s in sides))
+    smallest = next(s for s in range(1, max(sides) + 1)
+                    if math.prod(min(s, side) for side in sides) >= p) ** d
+    pairs = [(a, b) for i, a in enumerate(coords) for b in coords[i + 1:]]
+    hops = sum(sum(dist(a[k], b[k], k) for k in range(3)) for a, b in pairs)
+    members, seen, components = set(coords), set(), 0
+    for start in coords:
+        if start in seen:
+            continue
+        components += 1
+        todo = [start]
+        seen.add(start)
+        while todo:
+            c = todo.pop()
+            for k in range(3):
+                for step in (-1, 1):
+                    v = list(c)
+                    v[k] += step
+                    if wrap:
+                        v[k] %= sides[k]
+                    v = tuple(v)
+                    if v in members and v not in seen:
+                        seen.add(v)
+                        todo.append(v)
+    return {
+        "span_linear": ranks[-1] - ranks[0] + 1,
+        "span_ring": n - max(gaps),
+        "stretch_span": (n - max(gaps)) / p,
+        "bbox_volume": math.prod(box),
+        "bbox_sides": sum(b for b, side in zip(box, sides, strict=True) if side > 1),
+        "bcube_volume": max(box) ** d,
+        "bcube_ratio": max(box) ** d / smallest,
+        "components": components,
+        "mean_hops": hops / len(pairs) if pairs else 0.0,
+    }

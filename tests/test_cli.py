@@ -38,3 +38,29 @@ def test_swf_info_bad_line_fails_precisely(tmp_path):
     assert result.returncode == 2
     assert result.stdout == ""
     assert f"{path}:2: found 17 fields; expected 18" in result.stderr
+
+
+def test_run_on_a_curve_machine(tmp_path):
+    """An ordered allocator with its options, a replicated workload, per-job nodes."""
+    out = tmp_path / "jobs.parquet"
+    result = simcore("run", "--workload", "lublin:40", "--jobs", "200", "--seed", "3",
+                     "--machine", "mesh:4x4x2", "--allocator", "best-fit", "--ordering",
+                     "hilbert", "--machine-param", "fallback_span=ring", "--scheduler",
+                     "cplant", "--replication", "2", "--oversize", "clamp",
+                     "--jobs-out", str(out), "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["machine"] == "mesh:4x4x2 allocator=best-fit ordering=hilbert " \
+                                "fallback_span=ring"
+    assert report["jobs"] == 400 and report["workload"]["replication"] == 2
+    assert report["span_ring_mean"] >= 1 and report["timing"]["metrics_s"] >= 0
+    import pyarrow.parquet as pq
+
+    jobs = pq.read_table(out)
+    assert [len(n) for n in jobs.column("nodes").to_pylist()] == \
+        jobs.column("size").to_pylist()
+    bad = simcore("run", "--workload", "lublin:40", "--jobs", "10", "--machine", "mesh:4x4x2",
+                  "--allocator", "best-fit", "--machine-param", "fallback_span", "--scheduler",
+                  "cplant")
+    assert bad.returncode == 2
+    assert "--machine-param 'fallback_span'; expected KEY=VALUE" in bad.stderr

@@ -81,6 +81,40 @@ def test_code_is_the_import_closure_of_scheduler_and_allocator():
     assert not {"plots.py", "tables.py", "cli.py", "archive.py"} & bm
 
 
+def test_replicated_traces_keep_the_seeds_of_their_jittered_copies():
+    config = copy.deepcopy(SMALL)
+    config["workloads"]["trace"] = {"trace": "NASA-iPSC-1993-3.1-cln"}
+    config["experiments"]["small"]["workloads"] = ["trace"]
+    config["experiments"]["small"]["grid"] = {"replication": [1, 2]}
+    runs = shards(config)["small/trace/torus/fcfs"].runs
+    assert [(r.transforms.replication, r.seed) for r in runs] == [(1, 0), (2, 1), (2, 2)]
+    config["experiments"]["small"]["transforms"] = {"replication_jitter_s": 0}
+    runs = shards(config)["small/trace/torus/fcfs"].runs
+    assert [(r.transforms.replication, r.seed) for r in runs] == [(1, 0), (2, 0)]
+
+
+def test_curve_machines_in_a_config():
+    config = copy.deepcopy(SMALL)
+    config["machines"]["curve"] = {"spec": "mesh:2x2x4", "allocator": "best-fit",
+                                   "ordering": "hilbert", "fallback_span": "ring"}
+    config["policies"]["cplant"] = {"scheduler": "cplant"}
+    config["experiments"]["small"]["machines"] = ["curve"]
+    config["experiments"]["small"]["policies"] = ["fcfs", "cplant", "bm"]
+    s = shards(config)
+    assert {"small/lublin16/curve/fcfs", "small/lublin16/curve/cplant"} <= set(s)
+    assert "small/lublin16/curve/bm" not in s, "migration needs a box allocator"
+    shard = s["small/lublin16/curve/cplant"]
+    assert Shard.from_json(shard.to_json()).machine_spec == shard.machine_spec
+    assert str(shard.machine_spec) == \
+        "mesh:2x2x4 allocator=best-fit ordering=hilbert fallback_span=ring"
+    code = {p.name for p in shard.code_files()}
+    assert {"curves.py", "locality.py", "orderings.py", "phased.py", "cplant.py"} <= code
+    config["machines"]["curve"]["ordering"] = "nope"
+    with pytest.raises(ConfigError, match=r"machines.curve: machine mesh:2x2x4 allocator="
+                                          r"best-fit ordering=nope .*: ordering 'nope'"):
+        plan(config)
+
+
 def test_growth_normalised_where_jobs_never_grow():
     config = copy.deepcopy(SMALL)
     config["policies"]["backfill"]["max_growth"] = 3
@@ -88,6 +122,20 @@ def test_growth_normalised_where_jobs_never_grow():
     assert s["small/lublin16/torus/backfill"].policy_spec.max_growth == 3
     assert s["small/lublin16/flat/backfill"].policy_spec.max_growth == 0
     assert s["shapes/lublin128/bgl/backfill"].policy_spec.max_growth == 0
+
+
+def test_any_transform_is_a_grid_axis():
+    """Spans and shaking are axes like the load: one run per value (and seed, where the
+    value draws random numbers)."""
+    config = copy.deepcopy(SMALL)
+    config["workloads"]["trace"] = {"trace": "NASA-iPSC-1993-3.1-cln"}
+    small = config["experiments"]["small"]
+    small.update(workloads=["trace"], grid={"skip_jobs": [0, 5000],
+                                            "arrival_shake_s": [0, 60]})
+    runs = shards(config)["small/trace/torus/fcfs"].runs
+    assert [(r.transforms.skip_jobs, r.transforms.arrival_shake_s, r.seed) for r in runs] == [
+        (0, 0.0, 0), (0, 60.0, 1), (0, 60.0, 2), (5000, 0.0, 0), (5000, 60.0, 1),
+        (5000, 60.0, 2)]
 
 
 def test_numeric_grid_values_are_canonical():
@@ -120,6 +168,8 @@ def test_numeric_grid_values_are_canonical():
      r"experiments.small.grid.runtime_scale\[0\]: runtime_scale=0; expected a finite number > 0"),
     (lambda c: c["experiments"].update({"a b": c["experiments"]["small"]}),
      r"experiments.a b: names may hold"),
+    (lambda c: c["experiments"]["small"].update(transforms={"offered_load": 0.5}),
+     r"experiments.small: \['offered_load'\] set both in transforms and in grid; expected one"),
 ])
 def test_config_errors_name_the_key(edit, message):
     config = copy.deepcopy(SMALL)

@@ -24,7 +24,7 @@ def names(paths: list[Path]) -> set[str]:
 def test_closure_follows_imports_anywhere_in_a_module():
     files = names(closure(["simcore.workload.io"]))
     assert {"workload/io.py", "workload/__init__.py", "__init__.py", "swf.py", "cleaning.py",
-            "traces.py", "atomic.py", "errors.py"} <= files
+            "checksums.py", "atomic.py", "errors.py"} <= files
     assert "simulate.py" not in files
     # runner imports simulate inside a function: still part of what a run depends on
     assert "simulate.py" in names(closure(["simcore.runner"]))

@@ -48,6 +48,8 @@ CASES = [
     ("flat:128", "backfill", {"estimates": "actual"}),
     ("flat:128", "conservative", {"estimates": "actual", "start_delay_s": 1.0}),
     ("flat:128", "conservative", {}),
+    ("flat:128", "cplant", {}),
+    ("torus:4x4x8", "cplant-backfill", {"estimates": "actual"}),
 ]
 
 
@@ -65,10 +67,10 @@ def test_real_trace_invariants(trace, machine, scheduler, params, trace_path):
     assert (alloc >= jobs.size).all()
     if scheduler in ("backfill", "conservative") and params.get("estimates") == "actual":
         assert check_reservations(result) > 0, "the span should block some head jobs"
-    if scheduler in ("fcfs", "backfill") and machine.startswith("flat"):
+    if scheduler in ("fcfs", "backfill", "cplant") and machine.startswith("flat"):
         estimates = jobs.estimates(policy.params().get("estimates", "requested"))
         expected = flat_schedule(jobs.submit_s, jobs.run_s, estimates, jobs.size, units,
-                                 easy=scheduler == "backfill")
+                                 easy=scheduler == "backfill", cplant=scheduler == "cplant")
         assert np.array_equal(result.jobs.column("sched_s").to_numpy(), expected)
     if scheduler in ("migration", "bm"):
         s = result.summary
@@ -110,20 +112,42 @@ def test_flat_matches_reference(case, easy, delay):
     assert np.array_equal(result.jobs.column("sched_s").to_numpy(), expected)
 
 
+@settings(max_examples=150, deadline=None)
+@given(case=small_workloads, easy=st.booleans(), delay=st.sampled_from([0.0, 1.0]))
+def test_cplant_order_matches_reference(case, easy, delay):
+    """Cplant's queue order on a flat machine; with backfilling the schedule is the same
+    (a job behind a blocked front job is at least as large)."""
+    jobs = make_jobs(case)
+    policy = PolicySpec("cplant-backfill" if easy else "cplant", start_delay_s=delay)
+    result = simulate(jobs, "flat:12", policy)
+    expected = flat_schedule(jobs.submit_s, jobs.run_s, jobs.estimates("requested"),
+                             jobs.size, 12, easy, delay, cplant=True)
+    assert np.array_equal(result.jobs.column("sched_s").to_numpy(), expected)
+    same = simulate(jobs, "flat:12", PolicySpec("cplant", start_delay_s=delay))
+    assert np.array_equal(same.jobs.column("sched_s").to_numpy(), expected)
+
+
 @settings(max_examples=120, deadline=None)
 @given(case=small_workloads,
        machine=st.sampled_from(["torus:2x2x3", "mesh:3x4", "torus:12"]),
-       scheduler=st.sampled_from(["fcfs", "backfill", "migration", "bm"]))
+       scheduler=st.sampled_from(["fcfs", "backfill", "migration", "bm", "cplant",
+                                  "cplant-backfill"]))
 def test_partitioned_invariants_on_generated_workloads(case, machine, scheduler):
     jobs = make_jobs(case)
     policy = PolicySpec.from_params(
-        scheduler, {"estimates": "actual"} if scheduler in ("backfill", "bm") else {})
+        scheduler, {"estimates": "actual"}
+        if scheduler in ("backfill", "bm", "cplant-backfill") else {})
     result = simulate(jobs, machine, policy, record_placements=True)
     check_timing(result)
     check_capacity(result, 12)
     check_exclusive(result)
-    if scheduler == "backfill":
+    if scheduler == "backfill":  # (in Cplant's order a smaller arrival overtakes the front)
         check_reservations(result)
+    if scheduler == "cplant-backfill":  # behind a blocked front job only larger jobs wait,
+        # and the front job would have grown into any box they fit
+        plain = simulate(jobs, machine, PolicySpec("cplant", estimates="actual"))
+        assert np.array_equal(result.jobs.column("sched_s").to_numpy(),
+                              plain.jobs.column("sched_s").to_numpy())
 
 
 @settings(max_examples=300, deadline=None)

@@ -11,6 +11,7 @@ import pytest
 
 from simcore.errors import SimcoreError
 from simcore.plots import DPI, FIGURES, _pick, write_figures
+from simcore.store import write_table
 from simcore.tables import write_tables
 from tests.test_tables import build_store
 
@@ -31,22 +32,22 @@ def figures(tables_dir: Path) -> list[Path]:
 def test_figures_per_experiment(figures: list[Path]) -> None:
     # aridor has no migration or bm policy (no migrations figure) and no job waits (no
     # wait figure: zero on a log scale); krevat has them all
-    skipped = {"migrations-vs-utilization", "wait-vs-utilization"}
-    expected = [f"{figure}-{experiment}.{ext}" for experiment in ("aridor", "krevat")
+    skipped = {"migrations-vs-load", "wait-vs-utilization"}
+    expected = [f"{experiment}/{figure}.{ext}" for experiment in ("aridor", "krevat")
                 for figure in FIGURES for ext in ("png", "svg")
                 if experiment == "krevat" or figure not in skipped]
-    assert [p.name for p in figures] == expected
+    assert [f"{p.parent.name}/{p.name}" for p in figures] == expected
     assert all(p.is_file() and p.stat().st_size > 1000 for p in figures)
     assert not list(figures[0].parent.glob(".*.tmp"))
 
 
 def test_png_and_svg_files(figures: list[Path]) -> None:
-    png = next(p for p in figures if p.name == "capacity-krevat.png").read_bytes()
+    png = next(p for p in figures if p.parts[-2:] == ("krevat", "capacity.png")).read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
     assert b"pHYs" in png  # physical size chunk carries the dpi
     ppm = struct.unpack(">I", png[png.index(b"pHYs") + 4:][:4])[0]
     assert round(ppm * 0.0254) == DPI
-    svg = next(p for p in figures if p.name == "migrations-vs-utilization-krevat.svg")
+    svg = next(p for p in figures if p.parts[-2:] == ("krevat", "migrations-vs-load.svg"))
     text = svg.read_text()
     assert "<dc:date>" not in text and text.lstrip().startswith("<?xml")
 
@@ -59,14 +60,25 @@ def test_figures_are_deterministic(tables_dir: Path, figures: list[Path],
     for name in ("utilization", "capacity", "wait_slowdown", "migrations"):
         table = pl.read_parquet(tables_dir / f"{name}.parquet")
         keep = name in ("utilization", "capacity")
-        table.filter((pl.col("experiment") == "aridor") & keep).write_parquet(
-            tmp_path / "t" / f"{name}.parquet", mkdir=True)
+        write_table(table.filter((pl.col("experiment") == "aridor") & keep).to_arrow(),
+                    tmp_path / "t" / f"{name}.parquet")
     again = write_figures(tmp_path / "t", tmp_path / "figures")
-    assert [p.name for p in again] == [f"{f}-aridor.{e}" for f in ("utilization-vs-load",
+    assert [p.name for p in again] == [f"{f}.{e}" for f in ("utilization-vs-load",
                                        "capacity") for e in ("png", "svg")]
-    first = {p.name: p.read_bytes() for p in figures}
+    first = {p.parts[-2:]: p.read_bytes() for p in figures}
     for path in again:
-        assert path.read_bytes() == first[path.name], path.name
+        assert path.read_bytes() == first[path.parts[-2:]], path.name
+
+
+def test_error_bars_only_with_three_runs_or_more() -> None:
+    from simcore.plots import _dodge, _error_bars
+
+    assert _error_bars(pl.DataFrame({"n": [3, 4]})) == (
+        True, "bars: 95% confidence intervals (Student t) over 3+ runs")
+    drawn, note = _error_bars(pl.DataFrame({"n": [2, 3]}))
+    assert not drawn and note.startswith("no error bars: 2 run(s) per point")
+    offsets = [_dodge(i, 3, 0.5) for i in range(3)]
+    assert offsets == [-0.005, 0.0, 0.005], "coinciding series spread over 2% of the axis"
 
 
 def test_pick_loads() -> None:

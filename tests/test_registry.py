@@ -117,3 +117,41 @@ def test_parameters_convert_command_line_strings():
     assert Parameter("x", bool, False, "").convert("true") is True
     assert Parameter("x", float, None, "", optional=True).convert("null") is None
     assert np.isclose(Parameter("x", float, 0.0, "").convert(np.float64(0.5)), 0.5)
+
+
+def test_outputs_page_is_current_and_covers_every_column(tmp_path):
+    from simcore.listing import outputs_markdown
+    from simcore.store import JOBS_SCHEMA, SUMMARY_SCHEMA, read_summaries
+    from simcore.tables import aggregate
+    from tests.test_tables import build_store
+
+    page = (ROOT / "docs/outputs.md").read_text()
+    assert page == outputs_markdown(), "regenerate: simcore list columns --markdown"
+    sections = dict.fromkeys(s.split("\n", 1)[0] for s in page.split("\n## ")[1:])
+
+    def documented(section: str) -> set[str]:
+        body = page.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+        return {line.split("`")[1] for line in body.splitlines() if line.startswith("| `")}
+
+    assert set(SUMMARY_SCHEMA.names) <= documented("summary.parquet")
+    assert set(JOBS_SCHEMA.names) <= documented("jobs.parquet")
+    tables = aggregate(read_summaries(build_store(tmp_path)))
+    for name, table in tables.items():
+        assert f"tables/{name}" in sections
+        assert set(table.columns) == documented(f"tables/{name}"), name
+
+
+def test_list_json_holds_every_registry():
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "simcore.cli", "list", "--json"],
+                         capture_output=True, text=True, check=True).stdout
+    listed = json.loads(out)
+    assert [m["kind"] for m in listed["machines"]] == list(KINDS)
+    assert {s["name"]: [p["name"] for p in s["parameters"]] for s in listed["schedulers"]} == \
+        {name: list(row.parameter_names) for name, row in SCHEDULERS.items()}
+    assert {t["name"] for t in listed["traces"]} >= {"SDSC-SP2-1998-4.2-cln",
+                                                      "NASA-iPSC-1993-3.1-cln"}
+    assert "bgl" in listed["machines"][-1]["described"]

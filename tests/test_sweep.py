@@ -73,7 +73,8 @@ def test_dag_of_the_small_config(tmp_path):
     workdir = scratch_workflow(tmp_path)
     assert planned_rules(workdir) == Counter({"shard_spec": 8, "simulate_shard": 8,
                                               "synthesize_workload": 3, "warm_kernels": 1,
-                                              "tables": 1, "figures": 1, "all": 1})
+                                              "tables": 1, "figures": 1, "reproduction": 1,
+                                              "all": 1})
     api_dry_run(workdir)
     assert not (workdir / "results").exists(), "a dry run makes nothing"
     jobs = dag_jobs(workdir)
@@ -88,11 +89,13 @@ def test_dag_of_the_small_config(tmp_path):
 
 def test_tables_figures_and_store(swept):
     tables = {p.name for p in (swept / DATASET / "tables").iterdir() if p.name[0] != "."}
-    assert {f"{t}.{ext}" for t in TABLES for ext in ("parquet", "csv", "md")} == tables
-    figures = {p.name for p in (swept / DATASET / "figures").iterdir() if p.name[0] != "."}
-    assert {"capacity-small.png", "migrations-vs-utilization-small.svg",
-            "utilization-vs-load-shapes.png"} <= figures
-    assert "migrations-vs-utilization-shapes.png" not in figures
+    assert {f"{t}.{ext}" for t in TABLES for ext in ("parquet", "csv", "columns.csv", "md")
+            } == tables
+    figures = {p.relative_to(swept / DATASET / "figures").as_posix()
+               for p in (swept / DATASET / "figures").rglob("*") if p.is_file()}
+    assert {"small/capacity.png", "small/migrations-vs-load.svg",
+            "shapes/utilization-vs-load.png"} <= figures
+    assert "shapes/migrations-vs-load.png" not in figures
     summaries = pl.read_parquet(swept / DATASET / "store/**/summary.parquet",
                                 hive_partitioning=True)
     assert summaries.height == 6 * 4 + 2 * 2  # (torus 4 + flat 2 policies) x 4 runs + shapes
@@ -174,7 +177,8 @@ def test_archive_round_trip_and_corruption(swept, tmp_path):
 def test_html_report(swept):
     snakemake(swept, "--configfile", SMALL, "--report", "report.html")
     html = (swept / "report.html").read_text()
-    assert "utilization-vs-load-small" in html and "capacity" in html
+    assert "utilization-vs-load" in html and "capacity" in html
+    assert "Capacity utilized (Krevat" in html, "each figure has its own caption"
 
 
 def snakemake_cli(*args: str, cwd, check: bool = True):
@@ -183,3 +187,25 @@ def snakemake_cli(*args: str, cwd, check: bool = True):
 
     return subprocess.run([sys.executable, "-m", "simcore.cli", *args], cwd=cwd,
                           capture_output=True, text=True, check=check)
+
+
+def test_deleted_results_are_rebuilt_exactly(swept, tmp_path):
+    """Removing a shard file, a workload file, or the whole store and run cache makes the
+    next run rebuild what is missing, with the same tables."""
+    workdir = tmp_path / "wf"
+    shutil.copytree(swept, workdir, symlinks=True)
+    store = workdir / DATASET / "store"
+    (store / "experiment=small/workload=lublin16/machine=flat/policy=fcfs/summary.parquet"
+     ).unlink()
+    assert planned_rules(workdir)["simulate_shard"] == 1
+    (workdir / "results/workloads/lublin16/seed=2/jobs.parquet").unlink()
+    rerun = planned_rules(workdir)
+    assert (rerun["synthesize_workload"], rerun["simulate_shard"]) == (1, 6)
+    shutil.rmtree(store)
+    shutil.rmtree(workdir / "results/cache")
+    snakemake(workdir, "--configfile", SMALL)
+    log = (workdir / LOGS / "small/lublin16/torus/bm.log").read_text()
+    assert "4 runs: 0 cached, 4 simulated" in log
+    for name in (f"{t}.csv" for t in TABLES):
+        assert (workdir / DATASET / "tables" / name).read_bytes() == \
+            (swept / DATASET / "tables" / name).read_bytes(), name

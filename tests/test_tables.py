@@ -222,7 +222,8 @@ def test_write_tables_deterministic(tmp_path: Path) -> None:
     reversed_store = build_store(tmp_path / "b", reverse=True)
     other = write_tables(reversed_store, tmp_path / "out2")
     names = [p.name for p in first]
-    assert names == [f"{t}.{e}" for t in TABLES for e in ("parquet", "csv", "md")]
+    assert names == [f"{t}.{e}" for t in TABLES
+                     for e in ("parquet", "csv", "columns.csv", "md")]
     assert [p.name for p in other] == names and again == first
     for a, b in zip(first, other, strict=True):
         if a.suffix == ".parquet":
@@ -234,21 +235,34 @@ def test_write_tables_deterministic(tmp_path: Path) -> None:
 
 
 def test_markdown_is_readable(tmp_path: Path) -> None:
+    """One section per experiment; what is the same in every row stated once above it;
+    machine and policy names explained; short headers with units; rounded results; lines
+    a person can read."""
     write_tables(build_store(tmp_path / "store"), tmp_path / "out")
     text = (tmp_path / "out" / "utilization.md").read_text()
     lines = text.splitlines()
     assert lines[0] == "# utilization"
-    header = lines[4]
-    assert "utilization_mean (fraction)" in header and "n (runs)" in header
-    assert "first_jobs (jobs)" in header and "runtime_scale (factor)" in header
-    assert "skip_jobs (jobs)" in header
-    assert len({len(line) for line in lines[4:]}) == 1  # aligned columns
-    assert re.search(r" 0\.6250 \|", text)  # results: fractions to 4 decimals
-    assert re.search(r"\| +0\.6 \|", text)  # parameters (offered_load): shortest form
+    assert max(len(line) for line in lines) <= 160
+    krevat = text.split("## krevat\n", 1)[1].split("\n## ", 1)[0]
+    assert "Every row: workload = nasa, skip_jobs = 0 jobs, first_jobs = 10000 jobs" in krevat
+    assert "- torus = torus:4x4x8" in krevat and "- flat = flat:128" in krevat
+    assert "- migration-always = migration start_delay_s=1 fn_tor=0 fn_max=1" in krevat
+    table = [line for line in krevat.splitlines() if line.startswith("|")]
+    assert [cell.strip() for cell in table[0].split("|")[1:-1]] == [
+        "machine", "policy", "runtime_scale", "n", "utilization", "sd", "± 95% CI",
+        "achieved load"]
+    assert len({len(line) for line in table}) == 1  # aligned columns
+    assert re.search(r" 0\.625 \|", krevat)  # results: fractions to 3 decimals
+    assert re.search(r"\| +1\.2 \|", krevat)  # parameters (runtime_scale): shortest form
+    assert "machine_spec" not in text and "fn_tor (" not in text
     wait = (tmp_path / "out" / "wait_slowdown.md").read_text()
-    assert "mean_wait_s_mean (s)" in wait and "21600.0" in wait
-    csv = pl.read_csv(tmp_path / "out" / "utilization.csv")
-    assert csv.height == 28
+    assert "mean wait (s)" in wait and "21600.0" in wait
+    assert pl.read_csv(tmp_path / "out" / "utilization.csv").height == 28
+    units = pl.read_csv(tmp_path / "out" / "utilization.columns.csv")
+    assert units.filter(pl.col("column") == "utilization_ci95").row(0) == (
+        "utilization_ci95", "fraction", units["meaning"][units["column"].to_list().index(
+            "utilization_ci95")])
+    assert set(units["column"]) == set(pl.read_csv(tmp_path / "out" / "utilization.csv").columns)
 
 
 def test_empty_store_is_an_error(tmp_path: Path) -> None:
@@ -259,7 +273,7 @@ def test_empty_store_is_an_error(tmp_path: Path) -> None:
 
 def test_experiment_without_migrations(tmp_path: Path) -> None:
     paths = write_tables(build_store(tmp_path, experiments=("aridor",)), tmp_path / "out")
-    assert len(paths) == 3 * len(TABLES)  # every table, even the empty one, so outputs stay fixed
+    assert len(paths) == 4 * len(TABLES)  # every table, even the empty one: outputs stay fixed
     assert (tmp_path / "out" / "migrations.md").read_text().endswith("(no rows)\n")
     assert pl.read_csv(tmp_path / "out" / "migrations.csv").height == 0
     assert pl.read_parquet(tmp_path / "out" / "migrations.parquet").height == 0

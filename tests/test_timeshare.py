@@ -22,7 +22,7 @@ from simcore.simulate import simulate
 from simcore.swf import read_swf
 from simcore.timeshare import bsp, fcs, rates, scenarios
 from simcore.timeshare.engine import SWITCH_COST_S
-from simcore.workload.sources import resolve
+from simcore.workload.sources import load_workload as resolve
 from simcore.workload.transforms import WorkloadSpec, prepare
 from tests import timeshare_reference as reference
 
@@ -455,12 +455,13 @@ def sweep_rows():
             for seed in (1, 2):
                 rows.append({"run_key": f"{policy}-{load}-{seed}", "seed": seed,
                              "scheduler": policy, "machine_spec": "flat:32",
-                             "offered_load": load, "accepted_load": value + 0.01 * (seed - 1),
+                             "runtime_scale": 1.0, "offered_load": load, "accepted_load": value + 0.01 * (seed - 1),
                              "mean_response_s": 100 * load, "median_response_s": 10 * load,
                              "mean_bsld": 5 * load, "median_bsld": 1 + load,
                              "utilization": value, "unused": 0.1, "lost": 0.9 - value})
     rows.append({"run_key": "trace", "seed": 1, "scheduler": "fcs", "machine_spec": "flat:32",
-                 "accepted_load": 0.3, "utilization": 0.3})
+                 "runtime_scale": 1.0, "accepted_load": 0.3, "utilization": 0.3,
+                 "mean_response_s": 50.0})
     table = pl.from_arrow(summary_table(rows))
     names = [("fcs-study", "lublin", "flat", row["scheduler"]) for row in rows]
     names[-1] = ("trace-run", "sdsc", "flat", "fcs")
@@ -476,10 +477,10 @@ def test_saturation_is_where_accepted_load_stops_rising():
     from simcore.tables import aggregate
 
     table = aggregate(sweep_rows())["saturation"]
-    assert table.select("policy", "n_loads", "saturation_load", "at_offered_load",
+    assert table.select("policy", "n", "saturation_load", "at_offered_load",
                         "max_accepted_load", "max_offered_load").rows() == [
-        ("fcfs", 5, pytest.approx(0.705), 0.7, pytest.approx(0.705), 0.9),
-        ("fcs", 5, None, None, pytest.approx(0.875), 0.9)]
+        ("fcfs", 10, pytest.approx(0.705), 0.7, pytest.approx(0.705), 0.9),
+        ("fcs", 10, None, None, pytest.approx(0.875), 0.9)]
     wait = aggregate(sweep_rows())["wait_slowdown"]
     row = wait.filter((wait["policy"] == "fcs") & (wait["offered_load"] == 0.8)).row(0,
                                                                                      named=True)
@@ -495,6 +496,6 @@ def test_response_vs_load_figure(tmp_path):
     for name, table in aggregate(sweep_rows()).items():
         write_table(table.to_arrow(), tmp_path / "tables" / f"{name}.parquet")
     paths = write_figures(tmp_path / "tables", tmp_path / "figures")
-    names = {p.name for p in paths}
-    assert {"response-vs-load-fcs-study.png", "response-vs-load-fcs-study.svg"} <= names
-    assert "response-vs-load-trace-run.png" not in names  # no load axis, no sweep
+    names = {f"{p.parent.name}/{p.name}" for p in paths}
+    assert {"fcs-study/response-vs-load.png", "fcs-study/response-vs-load.svg"} <= names
+    assert "trace-run/response-vs-load.png" not in names  # one load: no curve to draw

@@ -8,8 +8,9 @@ import threading
 
 import pytest
 
+from simcore.checksums import file_digest
 from simcore.errors import TraceError
-from simcore.traces import MIRROR_ENV, TraceEntry, acquire, load_catalogue, mirror_dirs, sha256_file
+from simcore.traces import MIRROR_ENV, TraceEntry, acquire, load_catalogue, mirror_dirs
 from tests.conftest import ROOT
 
 CATALOGUE = ROOT / "config" / "traces.yaml"
@@ -24,13 +25,13 @@ def test_catalogue_pins_every_shared_trace(trace_dir):
         entry = catalogue[name]
         assert entry.url.startswith("https://www.cs.huji.ac.il/labs/parallel/workload/l_")
         assert entry.filename == f"{name}.swf.gz"
-        assert sha256_file(trace_dir / entry.filename) == entry.sha256
+        assert file_digest(trace_dir / entry.filename) == entry.sha256
 
 
 def test_mirror_copy_verified(trace_dir, tmp_path):
     entry = load_catalogue(CATALOGUE)["NASA-iPSC-1993-3.1-cln"]
     out = acquire(entry, tmp_path / "r" / entry.filename, [tmp_path / "absent", trace_dir])
-    assert sha256_file(out) == entry.sha256
+    assert file_digest(out) == entry.sha256
 
 
 def test_env_mirror_is_searched(monkeypatch, tmp_path):
@@ -43,7 +44,7 @@ def _entry(tmp_path, payload: bytes, url: str) -> TraceEntry:
     mirror = tmp_path / "mirror"
     mirror.mkdir(exist_ok=True)
     (mirror / "x.swf.gz").write_bytes(payload)
-    return TraceEntry("x", url, sha256_file(mirror / "x.swf.gz"), 1, 1, 1)
+    return TraceEntry("x", url, file_digest(mirror / "x.swf.gz"), 1, 1, 1)
 
 
 def test_mismatching_mirror_leaves_nothing(tmp_path):

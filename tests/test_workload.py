@@ -119,3 +119,96 @@ def test_shaped_jobs_keep_their_request(trace_path):
     assert schedule.column("requested_units").to_pylist() == jobs.requested_units.tolist()
     assert schedule.column("shape_a").to_numpy().min() >= 2
     assert schedule.column("torus").to_pylist() == jobs.torus.tolist()
+
+
+def small_table(rows):
+    """An SWF table of jobs (id, submit, run, processors), cleaned."""
+    from simcore.swf import SWFHeader, from_columns
+
+    rows = np.array(rows)
+    columns = {"job_number": rows[:, 0], "submit_time": rows[:, 1], "run_time": rows[:, 2],
+               "allocated_processors": rows[:, 3], "requested_time": rows[:, 2] * 2}
+    return clean(from_columns(columns, SWFHeader(("; MaxProcs: 64",))))
+
+
+def test_replication_copies_jobs_with_seeded_jitter():
+    """Replication factor 3 of ids 7, 42, 130: copies are 1007, 2007, ... (10^3 is above
+    every id), each arriving up to 60 s after its original, the same draws for the same
+    seed, others for another; run times, requests and sizes are copied; the work multiple
+    then scales every copy."""
+    from simcore.workload.shapes import job_uniforms
+    from simcore.workload.transforms import REPLICA_STREAM
+
+    table = small_table([(7, 0, 100, 4), (42, 50, 10, 2), (130, 500, 30, 8)])
+    flat = MachineSpec.parse("flat:16")
+    spec = WorkloadSpec(replication=3, runtime_scale=2.0)
+    jobs = prepare(table, spec, flat, seed=5)
+    assert sorted(jobs.job_id.tolist()) == [7, 42, 130, 1007, 1042, 1130, 2007, 2042, 2130]
+    by_id = dict(zip(jobs.job_id.tolist(), jobs.submit_s.tolist(), strict=True))
+    copies = np.array([1007, 1042, 1130, 2007, 2042, 2130])
+    delay = 60 * job_uniforms(5, REPLICA_STREAM, copies)
+    original = np.array([0, 50, 500, 0, 50, 500])
+    assert np.allclose([by_id[c] for c in copies.tolist()], original + delay)
+    assert by_id[7] == 0 and by_id[42] == 50 and by_id[130] == 500
+    size = dict(zip(jobs.job_id.tolist(), jobs.size.tolist(), strict=True))
+    run = dict(zip(jobs.job_id.tolist(), jobs.run_s.tolist(), strict=True))
+    assert (size[2042], run[2042], run[1130]) == (2, 20.0, 60.0)
+    assert same(jobs, prepare(table, spec, flat, seed=5))
+    assert not same(jobs, prepare(table, spec, flat, seed=6))
+    assert spec.random() and not WorkloadSpec(replication=3, replication_jitter_s=0).random()
+    still = prepare(table, WorkloadSpec(replication=2, replication_jitter_s=0), flat)
+    assert sorted(still.submit_s.tolist()) == [0, 0, 50, 50, 500, 500]
+    assert same(prepare(table, WorkloadSpec(), flat), prepare(table, WorkloadSpec(
+        replication=1, replication_jitter_s=1000), flat, seed=9))
+    with pytest.raises(SpecError, match="replication=0; expected an integer >= 1"):
+        WorkloadSpec(replication=0)
+
+
+def test_arrival_shaking_moves_each_arrival_within_bounds():
+    """Input shaking by up to 30 s: each arrival moves by 30 (2u - 1) s, u drawn per job id
+    from the seed (none below 0); run times and sizes stay; the same seed gives the same
+    jobs, another seed others, and no shaking is the unshaken workload."""
+    from simcore.workload.shapes import job_uniforms
+    from simcore.workload.transforms import SHAKE_STREAM
+
+    table = small_table([(7, 0, 100, 4), (42, 50, 10, 2), (130, 500, 30, 8)])
+    flat = MachineSpec.parse("flat:16")
+    spec = WorkloadSpec(arrival_shake_s=30)
+    jobs = prepare(table, spec, flat, seed=5)
+    ids = np.array([7, 42, 130])
+    expected = np.maximum(np.array([0, 50, 500]) + 30 * (2 * job_uniforms(
+        5, SHAKE_STREAM, ids) - 1), 0)
+    by_id = dict(zip(jobs.job_id.tolist(), jobs.submit_s.tolist(), strict=True))
+    assert np.allclose([by_id[i] for i in ids.tolist()], expected)
+    assert np.all(np.diff(jobs.submit_s) >= 0), "still in arrival order"
+    assert dict(zip(jobs.job_id.tolist(), jobs.run_s.tolist(), strict=True)) == {
+        7: 100, 42: 10, 130: 30}
+    assert spec.random() and not WorkloadSpec(arrival_shake_s=0).random()
+    assert same(jobs, prepare(table, spec, flat, seed=5))
+    assert not same(jobs, prepare(table, spec, flat, seed=6))
+    assert same(prepare(table, WorkloadSpec(), flat), prepare(
+        table, WorkloadSpec(arrival_shake_s=0), flat, seed=9))
+
+
+def test_inserted_jobs_join_the_source_before_the_span():
+    """10 jobs an hour over a source spanning 0..36,000 s insert 100 one-processor jobs of
+    the given run time, ids above the source's, at the seeded uniform times; the span is
+    then taken over the merged stream, so its first jobs include inserted ones."""
+    from simcore.workload.shapes import job_uniforms
+    from simcore.workload.transforms import INSERT_STREAM
+
+    table = small_table([(7, 0, 100, 4), (42, 18_000, 10, 2), (130, 36_000, 30, 8)])
+    flat = MachineSpec.parse("flat:16")
+    jobs = prepare(table, WorkloadSpec(insert_per_h=10, insert_run_s=5), flat, seed=3)
+    assert len(jobs) == 103
+    added = jobs.job_id > 130
+    assert sorted(jobs.job_id[added].tolist()) == list(range(131, 231))
+    assert set(jobs.size[added].tolist()) == {1} and set(jobs.run_s[added].tolist()) == {5.0}
+    expected = np.floor(job_uniforms(3, INSERT_STREAM, np.arange(131, 231)) * 36_001)
+    assert sorted(jobs.submit_s[added].tolist()) == sorted(expected.tolist())
+    assert np.all(np.diff(jobs.submit_s) >= 0)
+    span = prepare(table, WorkloadSpec(insert_per_h=10, first_jobs=20), flat, seed=3)
+    assert len(span) == 20 and 7 in span.job_id and 42 not in span.job_id
+    assert not same(jobs, prepare(table, WorkloadSpec(insert_per_h=10, insert_run_s=5), flat,
+                                  seed=4))
+    assert WorkloadSpec(insert_per_h=10).random() and not WorkloadSpec().random()

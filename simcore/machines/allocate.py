@@ -49,3 +49,12 @@ def integrate(m, st, dt):
     """Accumulate the kind's own time integrals over an interval of `dt` seconds in which
     the occupancy stays as it is (wired machines: busy cables)."""
     return
+
+
+@generic(default=True)
+def dilate(m, st, jobs, t):
+    """Stretch the run times of the jobs allocated at time t by where they were placed
+    (a model of placement-dependent run times: their ends in st.run.slot_end and
+    st.out.end_s move); called once per scheduler decision that started jobs. By default
+    run times do not depend on the placement."""
+    return

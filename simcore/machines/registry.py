@@ -55,7 +55,9 @@ class MachineKind:
 
 @dataclass(frozen=True)
 class Allocator:
-    """A rule choosing units on machines of `kinds`, implemented by `module`."""
+    """A rule choosing units on machines of `kinds`, implemented by `module`. `ordered`:
+    it packs jobs along a processor ordering (`simcore.machines.orderings`), which
+    machines using it name; `parameters` are options set per machine."""
 
     name: str
     summary: str
@@ -63,10 +65,22 @@ class Allocator:
     module: str
     capabilities: frozenset[str]
     parameters: tuple[Parameter, ...] = ()
+    ordered: bool = False
 
     def implementation(self) -> ModuleType:
         return importlib.import_module(self.module)
 
+
+FALLBACK_SPAN = Parameter(
+    "fallback_span", str, "linear", "when no free interval of the ordering holds the job: the "
+    "p consecutive free processors of smallest linear span (last rank - first rank) or, "
+    "wrapping around the ordering, of smallest ring span; ties: the smallest first rank",
+    choices=("linear", "ring"))
+DILATION = Parameter(
+    "dilation", float, 0.0, "run-time dilation model: a job runs run x (1 + dilation x "
+    "max(0, h / h_compact - 1)), h its mean pairwise hop distance and h_compact that of the "
+    "most compact placement of its size; 0: run times as given", unit="factor", minimum=0.0)
+_CURVES = "simcore.machines.curves"
 
 WIRED = "wired"
 KINDS: dict[str, MachineKind] = {row.name: row for row in (
@@ -91,6 +105,21 @@ ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
     Allocator("two-phase", "Aridor et al.'s two-phase allocation: a free box of midplanes "
               "for the job's shape, then per line the link set with the fewest cables",
               (WIRED,), "simcore.machines.links", frozenset()),
+    Allocator("free-list", "Cplant 1.9: the first p free processors of the ordering",
+              ("torus", "mesh"), _CURVES, frozenset({"counts"}), (DILATION,), ordered=True),
+    Allocator("first-fit", "the first interval of consecutive free ranks that holds the job "
+              "(its p lowest ranks), else the span fallback (Leung et al.)",
+              ("torus", "mesh"), _CURVES, frozenset({"counts"}), (FALLBACK_SPAN, DILATION),
+              ordered=True),
+    Allocator("best-fit", "the shortest interval of consecutive free ranks that holds the job "
+              "(ties: the earliest), else the span fallback (Leung et al.)",
+              ("torus", "mesh"), _CURVES, frozenset({"counts"}), (FALLBACK_SPAN, DILATION),
+              ordered=True),
+    Allocator("sum-of-squares", "the interval minimising the sum over lengths i of N(i)^2 "
+              "after placement, N(i) the free intervals of length i (ties: the earliest), "
+              "else the span fallback (Leung et al.)",
+              ("torus", "mesh"), _CURVES, frozenset({"counts"}), (FALLBACK_SPAN, DILATION),
+              ordered=True),
 )}
 
 

@@ -6,6 +6,10 @@ allocation units: nodes, supernodes or midplanes. Wired machines (`bgl:8x4x4`,
 `torus-links:8x4x4`) take their line wiring from a machine description `<kind>.yaml`,
 searched in `$TORUS_SWEEP_MACHINES` and then in the repository's `config/machines`; its
 content hash is part of the spec's key, so a changed wiring never reuses old results.
+Allocators that pack jobs along a processor ordering (`simcore.machines.orderings`) take
+the ordering's name or an ordering file (`ordering`, default row-major; a file's content
+hash is part of the key), and an allocator's options (its registry row's parameters) are
+set per machine: `mesh:8x8x5 allocator=best-fit ordering=hilbert fallback_span=ring`.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from simcore.errors import SpecError
+from simcore.machines.orderings import DEFAULT_ORDERING, ORDERINGS, file_hash, order_of
 from simcore.machines.registry import (
     ALLOCATORS,
     KINDS,
@@ -26,6 +31,8 @@ from simcore.machines.registry import (
     MachineKind,
     get_allocator,
 )
+from simcore.params import convert_all
+from simcore.patterns import MACHINE_DESCRIPTIONS
 
 MACHINES_ENV = "TORUS_SWEEP_MACHINES"
 _SPEC = re.compile(r"^([a-z][a-z0-9-]*):(\d+(?:x\d+)*)$")
@@ -33,13 +40,16 @@ _SPEC = re.compile(r"^([a-z][a-z0-9-]*):(\d+(?:x\d+)*)$")
 
 @dataclass(frozen=True)
 class MachineSpec:
-    """A machine: its kind, dimensions in units, wiring file (wired kinds) and allocator
-    (empty: the kind's default)."""
+    """A machine: its kind, dimensions in units, wiring file (wired kinds), allocator
+    (empty: the kind's default), processor ordering (allocators that use one; None: the
+    default) and allocator options as sorted (name, value) pairs (defaults filled in)."""
 
     kind: str
     dims: tuple[int, ...]
     wiring: Path | None = None
     allocator: str = ""
+    ordering: str | None = None
+    options: tuple[tuple[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         row = self.row
@@ -68,10 +78,26 @@ class MachineSpec:
                 raise SpecError(f"machine {self}: its description {self.wiring} wires a "
                                 f"{'x'.join(map(str, wired))} machine; expected "
                                 f"{self.kind}:{'x'.join(map(str, wired))}")
+        if allocator.ordered:
+            if self.ordering is None:
+                object.__setattr__(self, "ordering", DEFAULT_ORDERING)
+            try:
+                order_of(self.ordering, self.dims3)
+            except SpecError as exc:
+                raise SpecError(f"machine {self}: {exc}") from None
+        elif self.ordering is not None:
+            ordered = [a.name for a in ALLOCATORS.values() if a.ordered]
+            raise SpecError(f"machine {self}: allocator {self.allocator} uses no processor "
+                            f"ordering; expected one of the allocators {ordered} with it")
+        values = convert_all(allocator.parameters, dict(self.options),
+                             f"machine {self}: allocator {self.allocator}")
+        object.__setattr__(self, "options", tuple(sorted(values.items())))
 
     @classmethod
     def parse(cls, text: str, allocator: str | None = None,
-              machines_dir: str | os.PathLike[str] | None = None) -> MachineSpec:
+              machines_dir: str | os.PathLike[str] | None = None,
+              ordering: str | None = None,
+              options: Mapping[str, Any] | None = None) -> MachineSpec:
         """Parse `kind:AxBxC`; wired kinds find `<kind>.yaml` (see module docstring)."""
         match = _SPEC.match(text.strip()) if isinstance(text, str) else None
         if not match:
@@ -82,28 +108,48 @@ class MachineSpec:
         kind, size = match.groups()
         dims = tuple(int(d) for d in size.split("x"))
         wiring = None if kind in KINDS else find_wiring(kind, machines_dir)
-        return cls(kind, dims, wiring, allocator or "")
+        return cls(kind, dims, wiring, allocator or "", ordering,
+                   tuple(sorted((options or {}).items())))
 
     @classmethod
     def from_config(cls, value: Any) -> MachineSpec:
         """A machine from config: a spec string, or a mapping with `spec` and optionally
-        `allocator`."""
+        `allocator`, `ordering` and the allocator's options."""
         if isinstance(value, str):
             return cls.parse(value)
         if isinstance(value, Mapping) and isinstance(value.get("spec"), str):
-            unknown = sorted(set(value) - {"spec", "allocator"})
+            allocator = value.get("allocator")
+            row = get_allocator(allocator) if allocator is not None else None
+            known = ["spec", "allocator", "ordering",
+                     *(p.name for p in (row.parameters if row else ()))]
+            unknown = sorted(set(value) - set(known))
             if unknown:
-                raise SpecError(f"unknown key(s) {unknown}; expected spec, allocator")
-            return cls.parse(value["spec"], value.get("allocator"))
+                raise SpecError(f"unknown key(s) {unknown}; expected {', '.join(known)}")
+            options = {k: v for k, v in value.items() if k not in known[:3]}
+            return cls.parse(value["spec"], allocator, ordering=value.get("ordering"),
+                             options=options)
         raise SpecError(f"{value!r}: expected a spec string such as torus:4x4x8, or a "
-                        "mapping {spec: ..., allocator: ...}")
+                        "mapping {spec: ..., allocator: ..., ordering: ...}")
 
-    def to_config(self) -> str | dict[str, str]:
-        """The inverse of `from_config`."""
+    def to_config(self) -> str | dict[str, Any]:
+        """The inverse of `from_config` (options at their defaults left out)."""
         text = f"{self.kind}:{'x'.join(map(str, self.dims))}"
-        if self.allocator == self.row.default_allocator:
+        if self.allocator == self.row.default_allocator and self.ordering is None \
+                and not self.changed_options():
             return text
-        return {"spec": text, "allocator": self.allocator}
+        config: dict[str, Any] = {"spec": text, "allocator": self.allocator}
+        if self.ordering is not None:
+            config["ordering"] = self.ordering
+        return {**config, **self.changed_options()}
+
+    def option(self, name: str) -> Any:
+        """The value of one of the allocator's options."""
+        return dict(self.options)[name]
+
+    def changed_options(self) -> dict[str, Any]:
+        """The allocator options that differ from their defaults."""
+        defaults = {p.name: p.default for p in get_allocator(self.allocator).parameters}
+        return {k: v for k, v in self.options if k in defaults and v != defaults[k]}
 
     @property
     def row_name(self) -> str:
@@ -133,17 +179,26 @@ class MachineSpec:
         return self.row.wraps
 
     def key(self) -> str:
-        """Canonical identity: the spec text plus the wiring's content hash."""
-        if self.wiring is None:
-            return str(self)
-        from simcore.machines.wiring import load_wiring
+        """Canonical identity: the spec text plus the content hashes of the wiring and of
+        an ordering file."""
+        key = str(self)
+        if self.wiring is not None:
+            from simcore.machines.wiring import load_wiring
 
-        return f"{self}#{load_wiring(self.wiring).key()[:16]}"
+            key += f"#{load_wiring(self.wiring).key()[:16]}"
+        if self.ordering is not None and self.ordering not in ORDERINGS:
+            key += f"#ordering:{file_hash(self.ordering)[:16]}"
+        return key
 
     def __str__(self) -> str:
         text = f"{self.kind}:{'x'.join(map(str, self.dims))}"
         if self.allocator and self.allocator != self.row.default_allocator:
             text += f" allocator={self.allocator}"
+        if self.ordering is not None:
+            text += f" ordering={self.ordering}"
+        defaults = {p.name: p.default for p in ALLOCATORS[self.allocator].parameters} \
+            if self.allocator in ALLOCATORS else {}
+        text += "".join(f" {k}={v}" for k, v in self.options if defaults.get(k, v) != v)
         return text
 
 
@@ -151,7 +206,7 @@ def machines_dirs(machines_dir: str | os.PathLike[str] | None = None) -> list[Pa
     """Where wired machine descriptions are searched, in order."""
     dirs = [Path(machines_dir)] if machines_dir else []
     dirs += [Path(p) for p in os.environ.get(MACHINES_ENV, "").split(os.pathsep) if p]
-    dirs.append(Path(__file__).resolve().parents[2] / "config" / "machines")
+    dirs.append(MACHINE_DESCRIPTIONS)
     return dirs
 
 

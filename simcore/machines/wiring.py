@@ -499,7 +499,7 @@ def _popcounts(masks: np.ndarray) -> np.ndarray:
 
 def _read_cached(path: Path, line: LineWiring) -> LinkTable:
     """Load a cached table; ValueError if it is not a consistent table of `line`."""
-    with np.load(path, allow_pickle=False) as data:
+    with open(path, "rb") as handle, np.load(handle, allow_pickle=False) as data:
         key = str(data["key"])
         offsets = np.array(data["offsets"])
         cable_masks = np.array(data["cable_masks"])

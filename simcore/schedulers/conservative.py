@@ -13,8 +13,9 @@ At one time t, in this order:
 2. the jobs ending at t complete in start order (ties: queue order); after each one that
    ends earlier than its estimate the plan is compressed;
 3. the jobs arriving at t are reserved in queue order;
-4. every job whose reservation is t starts (a job that does not fit yet, which only
-   zero-length jobs ending at t can cause, starts when the engine calls again at t).
+4. every job whose reservation is t starts on the units the allocator chooses (a job that
+   does not fit yet, which only zero-length jobs ending at t can cause, starts when the
+   engine calls again at t).
 
 Compressing takes every waiting job out of the plan and re-inserts them one at a time in
 order of their current reservation (ties: queue order), each at its earliest feasible time
@@ -30,6 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from simcore.jit import implements, kernel
+from simcore.machines.allocate import place
 from simcore.policy import PolicySpec
 from simcore.schedulers import decide
 from simcore.state import DECISIONS, FREE_UNITS, QLEN, STARTS, compact_queue, start_job
@@ -111,7 +113,8 @@ def decide_conservative(policy, m, st, jobs, t):
     for i in range(ctr[QLEN]):
         j = queue[i]
         if waiting[j] and res_s[j] <= t and size[j] <= ctr[FREE_UNITS]:
-            start_job(st, jobs, delay, j, t, size[j], st.scratch.mask)
+            alloc = place(m, st, j, size[j], st.run.occ, 0, st.scratch.nothing, st.scratch.mask)
+            start_job(st, jobs, delay, j, t, alloc, st.scratch.mask)
             est_end[j] = (t + delay) + estimate[j]
             running[count[RUNNING]] = j
             count[RUNNING] += 1

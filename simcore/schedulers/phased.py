@@ -4,7 +4,9 @@ the head job blocks (`fcfs`, `backfill`, `migration`, `bm` in `simcore.policy`).
 One decision: FCFS starts jobs from the head of the queue; if the head is blocked, the
 block is attributed to its cause, then (if the policy migrates) a migration is tried and
 FCFS runs again after a successful one, then (if it backfills) later jobs are backfilled
-around the head's reservation. B+M is simply both phases.
+around the head's reservation. B+M is simply both phases. With the `cplant-order` phase
+(`cplant`, `cplant-backfill`) the queue is first sorted in Cplant's order
+(`simcore.schedulers.cplant`) instead of staying in arrival order.
 """
 
 from __future__ import annotations
@@ -16,18 +18,22 @@ from simcore.machines.allocate import blocked_cause
 from simcore.policy import PolicySpec
 from simcore.schedulers import decide
 from simcore.schedulers.backfill import backfill_pass
+from simcore.schedulers.cplant import sort_queue
 from simcore.schedulers.fcfs import fcfs_pass
 from simcore.schedulers.migration import migrate
 from simcore.state import DECISIONS, QLEN, STARTS, compact_queue
 
 
 class PhasedPolicy(NamedTuple):
+    cplant_order: bool
     migrate: bool
     backfill: bool
     reservation: bool
     max_growth: int
     fn_tor: float
     fn_max: float
+    migrate_on_change: bool
+    migrate_apply_equal: bool
     start_delay: float
 
 
@@ -35,27 +41,34 @@ def kernel_policy(policy: PolicySpec, n_jobs: int) -> PhasedPolicy:
     """The struct of a phased policy: its row's phases and its parameters."""
     values = policy.params()
     return PhasedPolicy(
-        "migrate" in policy.row.phases, "backfill" in policy.row.phases,
+        "cplant-order" in policy.row.phases, "migrate" in policy.row.phases,
+        "backfill" in policy.row.phases,
         values.get("reservation", True), values.get("max_growth", 0),
-        values.get("fn_tor", 0.0), values.get("fn_max", 1.0), values["start_delay_s"])
+        values.get("fn_tor", 0.0), values.get("fn_max", 1.0),
+        values.get("migrate_when") == "changed", values.get("equal_layout") != "keep",
+        values["start_delay_s"])
 
 
 @implements(decide, PhasedPolicy)
 @kernel
 def decide_phased(policy, m, st, jobs, t):
-    """FCFS, then migration and/or backfilling if the head blocks."""
+    """FCFS (in Cplant's order if the policy says so), then migration and/or backfilling
+    if the head blocks."""
     ctr = st.ctr
     ctr[DECISIONS] += 1
     if ctr[QLEN] == 0:
         return
+    if policy.cplant_order:
+        sort_queue(st, jobs)
     starts = ctr[STARTS]
     head_pos = fcfs_pass(m, st, jobs, policy.start_delay, t)
     if head_pos < ctr[QLEN]:
         cause = blocked_cause(m, st, st.queue.jobs[head_pos])
         if cause >= 0:
             ctr[cause] += 1
-    if head_pos < ctr[QLEN] and policy.migrate and migrate(m, st, policy.fn_tor, policy.fn_max,
-                                                           t):
+    if head_pos < ctr[QLEN] and policy.migrate and migrate(
+            m, st, policy.fn_tor, policy.fn_max, policy.migrate_on_change,
+            policy.migrate_apply_equal, t):
         head_pos = fcfs_pass(m, st, jobs, policy.start_delay, t)
     if head_pos < ctr[QLEN] and policy.backfill:
         backfill_pass(m, st, jobs, policy.start_delay, policy.max_growth, policy.reservation,

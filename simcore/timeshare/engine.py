@@ -483,7 +483,9 @@ def simulate(jobs: Jobs, machine: MachineSpec, policy: PolicySpec, seed: int) ->
     estimate = jobs.estimates(policy.estimates) * policy.mpl
     slices = int(state.ctr[SLICES])
     summary = {
-        "machine": str(machine), "policy": policy.key(), "seed": seed, "jobs": len(jobs),
+        "machine": str(machine),
+        "policy": {"scheduler": policy.scheduler, **policy.params()}, "seed": seed,
+        "jobs": len(jobs),
         **schedule_metrics(jobs, out.start_s, out.end_s, machine.units,
                            float(state.acc[UNUSED_AREA])),
         "rounded_jobs": 0, "grown_jobs": 0, "migrations_attempted": 0,

@@ -1,21 +1,20 @@
-"""Workload files: SWF-schema job tables as Parquet, with their provenance in the metadata."""
+"""Workload files: SWF-schema job tables as Parquet, with their provenance and a checksum of
+their content in the metadata; every read verifies it."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from simcore.atomic import atomic_path
+from simcore.checksums import file_digest, recorded_digest, table_digest, with_digest
 from simcore.cleaning import CleaningOptions, clean
-from simcore.errors import TraceError
+from simcore.errors import IntegrityError, TraceError
 from simcore.swf import header_of, read_swf
-from simcore.traces import sha256_file
 
 SOURCE_METADATA_KEY = b"source"
 
@@ -26,11 +25,18 @@ def convert_trace(
     cleaning: Mapping[str, object] | None = None,
     expect_jobs: int | None = None,
     expect_max_procs: int | None = None,
+    expect_sha256: str | None = None,
 ) -> pa.Table:
     """Read, validate and clean an SWF trace; write it as Parquet with header and counts.
 
-    `expect_jobs` and `expect_max_procs` (from the trace catalogue) must match the file.
+    `expect_sha256`, `expect_jobs` and `expect_max_procs` (from the trace catalogue) must
+    match the file: a trace is verified again where it is read, not only when acquired.
     """
+    digest = file_digest(swf_path)
+    if expect_sha256 is not None and digest != expect_sha256:
+        raise TraceError(f"{swf_path}: sha256 {digest}, expected {expect_sha256} from the trace "
+                         "catalogue; the file was changed or damaged: remove it and run again "
+                         "to acquire it anew")
     raw = read_swf(swf_path)
     found = {"job lines": (raw.num_rows, expect_jobs),
              "MaxProcs": (header_of(raw).max_procs, expect_max_procs)}
@@ -39,8 +45,7 @@ def convert_trace(
             raise TraceError(f"{swf_path}: {what} {actual}; the trace catalogue expects "
                              f"{expected} (a different version of the trace?)")
     table = clean(raw, CleaningOptions.from_mapping(cleaning or {}))
-    source = {"kind": "trace", "file": os.path.basename(swf_path),
-              "sha256": sha256_file(swf_path)}
+    source = {"kind": "trace", "file": os.path.basename(swf_path), "sha256": digest}
     table = with_source(table, source)
     write_workload(table, out)
     return table
@@ -54,21 +59,24 @@ def with_source(table: pa.Table, source: Mapping[str, object]) -> pa.Table:
 
 
 def write_workload(table: pa.Table, out: str | os.PathLike[str]) -> None:
-    """Write a job table as zstd Parquet, atomically, keeping its schema metadata."""
+    """Write a job table as zstd Parquet, atomically, keeping its schema metadata and adding
+    the checksum of its content."""
     with atomic_path(out) as tmp:
-        pq.write_table(table, tmp, compression="zstd")
+        pq.write_table(with_digest(table), tmp, compression="zstd")
 
 
 def read_workload(path: str | os.PathLike[str]) -> pa.Table:
-    """Read a job table written by `write_workload` (metadata included)."""
-    return pq.read_table(path)
-
-
-def table_hash(table: pa.Table) -> str:
-    """sha256 of a job table's content (column names, types, values), not of its file."""
-    digest = hashlib.sha256()
-    for name in table.column_names:
-        column = table.column(name)
-        digest.update(f"{name}:{column.type}:".encode())
-        digest.update(np.ascontiguousarray(column.to_numpy()).tobytes())
-    return digest.hexdigest()
+    """Read a job table written by `write_workload`, verified against its checksum; an
+    unreadable or altered file raises an IntegrityError that says how to rebuild it."""
+    rebuild = "remove it and run snakemake again to rebuild it"
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowException, OSError) as exc:
+        raise IntegrityError(f"{path}: not a readable workload file ({exc}); {rebuild}") from None
+    recorded = recorded_digest(table)
+    if recorded is None:
+        raise IntegrityError(f"{path}: no content checksum, so not a workload file written by "
+                             f"simcore; {rebuild}")
+    if table_digest(table) != recorded:
+        raise IntegrityError(f"{path}: content does not match its checksum; {rebuild}")
+    return table

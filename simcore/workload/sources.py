@@ -19,23 +19,24 @@ from pathlib import Path
 import pyarrow as pa
 
 from simcore import patterns
+from simcore.cleaning import CleaningOptions, clean
 from simcore.errors import SpecError
 from simcore.workload.synthetic import MODELS, SyntheticSpec, synthesize
-
-CATALOGUE = "config/traces.yaml"
 
 
 def describe_choices() -> str:
     """What --workload accepts, for help texts and errors."""
     models = ", ".join(f"{m.name}:{m.parameters[0].name.upper()}" for m in MODELS.values())
     return (f"an SWF file (.swf, .swf.gz), a workload .parquet, a trace of the catalogue "
-            f"({CATALOGUE}) or a model ({models})")
+            f"(config/traces.yaml) or a model ({models})")
 
 
-def resolve(value: str, jobs: int | None = None, seed: int = 0,
-            catalogue: str | os.PathLike[str] = CATALOGUE,
+def load_workload(value: str, jobs: int | None = None, seed: int = 0,
+            cleaning: CleaningOptions | None = None,
+            catalogue: str | os.PathLike[str] = patterns.CATALOGUE,
             mirrors: Sequence[str | os.PathLike[str]] = ()) -> pa.Table:
-    """The job table `value` names (see the module docstring)."""
+    """The job table `value` names (see the module docstring); SWF traces are cleaned
+    with `cleaning` (default rules if None)."""
     from simcore.traces import load_catalogue
 
     entries = load_catalogue(catalogue) if Path(catalogue).is_file() else {}
@@ -62,8 +63,8 @@ def resolve(value: str, jobs: int | None = None, seed: int = 0,
 
         entry = entries[value]
         path = acquire(entry, patterns.TRACE.format(trace=value), mirror_dirs(mirrors))
-        return _read(str(path))
-    return _read(value)
+        return _read(str(path), cleaning)
+    return _read(value, cleaning)
 
 
 def _model(value: str, jobs: int | None) -> SyntheticSpec | None:
@@ -77,9 +78,8 @@ def _model(value: str, jobs: int | None) -> SyntheticSpec | None:
     return SyntheticSpec.parse(value, jobs)
 
 
-def _read(path: str) -> pa.Table:
-    from simcore.cleaning import clean
+def _read(path: str, cleaning: CleaningOptions | None) -> pa.Table:
     from simcore.swf import read_swf
     from simcore.workload.io import read_workload
 
-    return read_workload(path) if path.endswith(".parquet") else clean(read_swf(path))
+    return read_workload(path) if path.endswith(".parquet") else clean(read_swf(path), cleaning)

@@ -58,6 +58,18 @@ def shard_summaries():
     return [R(patterns.SHARD_SUMMARY).format(dataset=DATASET, **s.names) for s in SHARDS.values()]
 
 
+def shard_outputs():
+    """Both files of every shard."""
+    return shard_summaries() + [
+        R(patterns.SHARD_JOBS).format(dataset=DATASET, **s.names) for s in SHARDS.values()
+    ]
+
+
+def workload_files():
+    """Every workload file the shards read."""
+    return sorted({R(path) for s in SHARDS.values() for path in s.input_paths()})
+
+
 def shard_workloads(wildcards):
     return [R(path) for path in shard(wildcards).input_paths()]
 

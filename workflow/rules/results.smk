@@ -4,6 +4,7 @@
 localrules:
     tables,
     figures,
+    reproduction,
     archive,
 
 
@@ -13,7 +14,7 @@ rule tables:
     output:
         report(
             directory(R(patterns.TABLES)),
-            patterns=["{name}.csv"],
+            patterns=["{name,[a-z_]+}.csv"],
             caption="../report/tables.rst",
             category="Tables",
         ),
@@ -29,14 +30,34 @@ rule figures:
     output:
         report(
             directory(R(patterns.FIGURES)),
-            patterns=["{name}.png"],
+            patterns=["{experiment}/{figure}.png"],
             caption="../report/figures.rst",
             category="Figures",
+            subcategory="{experiment}",
         ),
     log:
         "logs/figures/{dataset}.log",
     shell:
         "simcore figures --tables {input:q} --out {output:q} > {log:q} 2>&1"
+
+
+rule reproduction:
+    # The seeds' published numbers beside this dataset's (config/published.yaml).
+    input:
+        summaries=shard_summaries(),
+        published="config/published.yaml",
+        figures=R(patterns.FIGURES),
+    output:
+        report(
+            R(patterns.REPRODUCTION),
+            caption="../report/reproduction.rst",
+            category="Reproduction",
+        ),
+    log:
+        "logs/reproduction/{dataset}.log",
+    shell:
+        "simcore reproduction --published {input.published:q} --summaries {input.summaries:q}"
+        " --figures figures --out {output:q} > {log:q} 2>&1"
 
 
 rule archive:
@@ -45,6 +66,7 @@ rule archive:
         summaries=shard_summaries(),
         tables=dataset_file(patterns.TABLES),
         figures=dataset_file(patterns.FIGURES),
+        reproduction=dataset_file(patterns.REPRODUCTION),
     output:
         dataset_file(patterns.ARCHIVE),
     params:

@@ -82,5 +82,6 @@ rule simulate_shard:
     log:
         "logs/simulate_shard/{dataset}/{experiment}/{workload}/{machine}/{policy}.log",
     shell:
+        # everything to the log; its last line (runs cached and simulated) to the console
         "simcore sweep-shard --spec-file {input.spec:q} --results {params.root:q}"
-        " --workers {threads} --dask {params.dask:q} > {log:q} 2>&1"
+        " --workers {threads} --dask {params.dask:q} 2>&1 | tee {log:q} | tail -n 1"

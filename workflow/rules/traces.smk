@@ -31,8 +31,10 @@ rule convert_trace:
         cleaning=json.dumps(config["traces"].get("cleaning", {}), sort_keys=True),
         jobs=lambda wildcards: CATALOGUE[wildcards.trace].jobs,
         max_procs=lambda wildcards: CATALOGUE[wildcards.trace].max_procs,
+        sha256=lambda wildcards: CATALOGUE[wildcards.trace].sha256,
     log:
         "logs/convert_trace/{trace}.log",
     shell:
         "simcore convert-trace {input.swf:q} {output:q} --cleaning {params.cleaning:q}"
-        " --expect-jobs {params.jobs} --expect-max-procs {params.max_procs} > {log:q} 2>&1"
+        " --expect-jobs {params.jobs} --expect-max-procs {params.max_procs}"
+        " --expect-sha256 {params.sha256} > {log:q} 2>&1"

@@ -1,0 +1,135 @@
+"""What the registries hold, as plain data: `simcore list` and the output documentation.
+
+Every entry comes from a registry (machine kinds, allocators, schedulers, workload models,
+workload transforms, the trace catalogue, output columns), so the listing cannot fall
+behind the code.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from simcore.machines.registry import ALLOCATORS, CAPABILITIES, KINDS
+from simcore.machines.spec import machines_dirs
+from simcore.params import Parameter
+from simcore.policy import SCHEDULERS
+from simcore.workload.synthetic import MODELS
+from simcore.workload.transforms import transforms
+
+REGISTRIES = ("machines", "allocators", "schedulers", "models", "transforms", "traces",
+              "columns")
+
+
+def listing(catalogue: str | os.PathLike[str] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """Every registry's rows (the trace catalogue at `catalogue`, default the
+    repository's)."""
+    from simcore import patterns
+    from simcore.traces import load_catalogue
+
+    wired = sorted({p.stem for d in machines_dirs() if d.is_dir() for p in d.glob("*.yaml")})
+    return {
+        "machines": [{"kind": k.name, "summary": k.summary, "example": k.example,
+                      "dimensions": [k.min_dims, k.max_dims], "wraps": k.wraps,
+                      "jobs_have_shapes": k.shaped_jobs, "default_allocator": k.default_allocator,
+                      **({"described": wired} if k.wired else {})} for k in KINDS.values()],
+        "allocators": [{"name": a.name, "summary": a.summary, "kinds": list(a.kinds),
+                        "capabilities": {c: CAPABILITIES[c] for c in sorted(a.capabilities)},
+                        "parameters": _parameters(a.parameters)} for a in ALLOCATORS.values()],
+        "schedulers": [{"name": s.name, "summary": s.summary, "needs": sorted(s.needs),
+                        "parameters": _parameters(s.parameters)} for s in SCHEDULERS.values()],
+        "models": [{"name": m.name, "summary": m.summary,
+                    "usage": f"{m.name}:{m.parameters[0].name.upper()}",
+                    "parameters": _parameters(m.parameters)} for m in MODELS.values()],
+        "transforms": [f.metadata["parameter"].describe() for f in transforms().values()],
+        "traces": [{"name": t.name, "url": t.url, "sha256": t.sha256, "jobs": t.jobs,
+                    "max_procs": t.max_procs, "machine_size": t.machine_size,
+                    "notes": t.notes.strip()}
+                   for t in load_catalogue(catalogue or patterns.CATALOGUE).values()],
+        "columns": columns(),
+    }
+
+
+def _parameters(parameters: tuple[Parameter, ...]) -> list[dict[str, Any]]:
+    return [p.describe() for p in parameters]
+
+
+def columns() -> list[dict[str, Any]]:
+    """Every column of every output: the store's summary rows and per-job rows, and each
+    result table."""
+    from simcore.metrics import JOB_COLUMNS
+    from simcore.store import IDENTITY, PARAMETERS, RUN_METRICS
+    from simcore.tables import table_columns
+
+    rows = [{"output": "summary.parquet", "column": c.name, "unit": c.unit,
+             "meaning": c.meaning} for c in (*IDENTITY, *PARAMETERS, *RUN_METRICS)]
+    rows += [{"output": "jobs.parquet", "column": "run_key", "unit": None,
+              "meaning": "the run the row belongs to"}]
+    rows += [{"output": "jobs.parquet", "column": c.name, "unit": c.unit, "meaning": c.meaning}
+             for c in JOB_COLUMNS]
+    rows += [{"output": f"tables/{table}", "column": name, "unit": unit, "meaning": meaning}
+             for table, cols in table_columns().items() for name, unit, meaning in cols]
+    return rows
+
+
+def text(name: str, rows: list[dict[str, Any]]) -> str:
+    """A registry as readable text."""
+    lines = [f"{name}:"]
+    for row in rows:
+        key = row.get("name") or row.get("kind") or row.get("column")
+        if name == "columns":
+            unit = f" ({row['unit']})" if row["unit"] else ""
+            lines.append(f"  {row['output']:<22} {key}{unit}: {row['meaning']}")
+            continue
+        if name == "traces":
+            lines.append(f"  {key:<28} {row['jobs']:>7} jobs, MaxProcs {row['max_procs']}")
+            continue
+        if name == "transforms":
+            lines.append(f"  {key:<20} {row['meaning']}; {row['expected']}, "
+                         f"default {row['default']}")
+            continue
+        extra = row.get("example") or row.get("usage") or ", ".join(row.get("kinds", []))
+        lines.append(f"  {key:<16} {row['summary']}" + (f" ({extra})" if extra else ""))
+        for p in row.get("parameters", []):
+            lines.append(f"      {p['name']:<16} {p['meaning']}; {p['expected']}, "
+                         f"default {p['default']}")
+    return "\n".join(lines)
+
+
+def outputs_markdown() -> str:
+    """docs/outputs.md: every output column with its unit and meaning, from the
+    definitions the code uses (regenerate with `simcore list columns --markdown`)."""
+    from simcore.tables import TABLE_DEFINITIONS
+
+    rows = columns()
+    lines = [
+        "# Outputs",
+        "",
+        "Every column of every file a sweep writes, with its unit and meaning. This page is",
+        "generated from the definitions the code uses (`simcore list columns --markdown`);",
+        "a test keeps it current.",
+        "",
+        "- `results/<dataset>/store/.../summary.parquet`: one row per simulation run;",
+        "- `results/<dataset>/store/.../jobs.parquet`: one row per job of each run, when the",
+        "  experiment sets `per_job: true`;",
+        "- `results/<dataset>/tables/<table>.parquet` and `.csv` (all columns; units and",
+        "  meanings also in `<table>.columns.csv`) and `.md` (a readable digest: columns with",
+        "  one value in an experiment are stated once above its table).",
+        "",
+        "Capacity follows Krevat (2003), section 4.2: over T = max(end) - min(submit) and the",
+        "N units of the machine, utilized (eq. 4.1) counts the units each job requested for",
+        "its run time; unused (eq. 4.2) counts free units no waiting job asked for; lost",
+        "(eq. 4.3) is the rest: units idle while jobs wait (fragmentation, a blocked head),",
+        "units added by rounding a size up or growing a job, units held during start delays.",
+        "Parameters that do not apply to a run (a scheduler's parameter under another",
+        "scheduler, shapes on machines without them) are null.",
+    ]
+    tables = {f"tables/{name}": t.description for name, t in TABLE_DEFINITIONS.items()}
+    for output in dict.fromkeys(r["output"] for r in rows):
+        lines += ["", f"## {output}", ""]
+        if output in tables:
+            lines += [tables[output], ""]
+        lines += ["| column | unit | meaning |", "|---|---|---|"]
+        lines += [f"| `{r['column']}` | {r['unit'] or ''} | {r['meaning']} |"
+                  for r in rows if r["output"] == output]
+    return "\n".join(lines) + "\n"

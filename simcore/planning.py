@@ -1,0 +1,60 @@
+"""How much a configuration holds, and how much of it the run cache already has: what
+`simcore plan` reports before a sweep runs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from simcore.checksums import recorded_digest
+from simcore.config import validate
+from simcore.errors import ConfigError, IntegrityError
+from simcore.experiments import plan
+from simcore.patterns import REPOSITORY
+from simcore.store import cache_path
+from simcore.traces import load_catalogue
+from simcore.workload.io import read_workload
+
+SCHEMA = REPOSITORY / "workflow" / "schemas" / "config.schema.yaml"
+
+
+def summarize_plan(configfile: str | os.PathLike[str],
+                   results: str | os.PathLike[str]) -> dict[str, Any]:
+    """Shards and runs of the configuration in `configfile`, and how many runs have a cache
+    entry under `results` (runs whose workload file does not exist yet are `unknown`: their
+    keys depend on its content)."""
+    try:
+        config = yaml.safe_load(Path(configfile).read_text())
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{configfile}: not YAML ({exc})") from None
+    if not isinstance(config, dict):
+        raise ConfigError(f"{configfile}: expected a mapping of configuration keys")
+    validate(config, SCHEMA)
+    shards = plan(config, sorted(load_catalogue(config["traces"]["catalogue"])))
+    digests: dict[str, str | None] = {}
+    experiments: dict[str, dict[str, int]] = {}
+    totals = {"runs": 0, "cached": 0, "unknown": 0}
+    for shard in shards:
+        row = experiments.setdefault(shard.experiment, {"shards": 0, "runs": 0, "cached": 0})
+        row["shards"] += 1
+        code = shard.code_fingerprint()
+        for run in shard.runs:
+            path = Path(results) / shard.source.path(run.seed)
+            if str(path) not in digests:
+                try:
+                    digests[str(path)] = recorded_digest(read_workload(path))
+                except (FileNotFoundError, IntegrityError):
+                    digests[str(path)] = None
+            row["runs"] += 1
+            totals["runs"] += 1
+            if digests[str(path)] is None:
+                totals["unknown"] += 1
+            elif cache_path(results, shard.run_key(run, digests[str(path)], code)).exists():
+                row["cached"] += 1
+                totals["cached"] += 1
+    return {"dataset": shards[0].dataset, "shards": len(shards), **totals,
+            "to_simulate": totals["runs"] - totals["cached"],
+            "experiments": [{"experiment": k, **v} for k, v in experiments.items()]}
