@@ -96,6 +96,29 @@ def test_bsp_model_transform_refuses_a_source_with_its_own():
                 MachineSpec.parse("flat:128"))
 
 
+def test_copies_of_a_replicated_job_share_its_bsp_model():
+    machine = MachineSpec.parse("flat:128")
+    one = prepare(resolve("fcs:scenario2"), WorkloadSpec(), machine)
+    three = prepare(resolve("fcs:scenario2"), WorkloadSpec(replication=3), machine)
+    assert len(three) == 3 * len(one)
+    original = dict(zip(one.job_id.tolist(), one.bsp.odd_s.tolist(), strict=True))
+    stride = 10  # ids 1 and 2: copies are id + 10, id + 20
+    for job_id, odd_s in zip(three.job_id.tolist(), three.bsp.odd_s.tolist(), strict=True):
+        assert odd_s == original[job_id % stride]
+    lublin = resolve("lublin:32", 20, 1)
+    drawn = prepare(lublin, WorkloadSpec(bsp_model="random", replication=2),
+                    MachineSpec.parse("flat:32"), seed=1)
+    by_id = dict(zip(drawn.job_id.tolist(), drawn.bsp.even_s.tolist(), strict=True))
+    stride = 10 ** len(str(int(lublin.column("job_number").to_numpy().max())))
+    assert all(by_id[i + stride] == by_id[i] for i in by_id if i < stride)
+
+
+def test_inserting_jobs_into_a_source_with_a_bsp_model_is_refused():
+    with pytest.raises(SpecError, match=r"insert_per_h=5\.0: the source carries a BSP model"):
+        prepare(resolve("fcs:scenario1"), WorkloadSpec(insert_per_h=5.0),
+                MachineSpec.parse("flat:128"))
+
+
 def test_time_sharing_needs_a_bsp_model():
     jobs = Jobs.create([1], [0.0], [1.0], [1.0], [2])
     with pytest.raises(SpecError, match="scheduler fcs needs each job's BSP model"):
@@ -455,7 +478,8 @@ def sweep_rows():
             for seed in (1, 2):
                 rows.append({"run_key": f"{policy}-{load}-{seed}", "seed": seed,
                              "scheduler": policy, "machine_spec": "flat:32",
-                             "runtime_scale": 1.0, "offered_load": load, "accepted_load": value + 0.01 * (seed - 1),
+                             "runtime_scale": 1.0, "offered_load": load,
+                             "accepted_load": value + 0.01 * (seed - 1),
                              "mean_response_s": 100 * load, "median_response_s": 10 * load,
                              "mean_bsld": 5 * load, "median_bsld": 1 + load,
                              "utilization": value, "unused": 0.1, "lost": 0.9 - value})
