@@ -285,6 +285,12 @@ def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
     return out
 
 
+def saturation(summaries: pl.DataFrame) -> pl.DataFrame:
+    """The saturation table of store rows (`read_summaries`) alone."""
+    return _saturation(_reduce(summaries, CONFIG_KEYS,
+                               [("accepted_load_mean", "accepted_load", "mean")]))
+
+
 def _saturation(table: pl.DataFrame) -> pl.DataFrame:
     """Per configuration swept over offered load (rows of `table` sharing
     SATURATION_KEYS): where the mean accepted load stops rising, i.e. the first offered

@@ -512,6 +512,20 @@ def test_saturation_is_where_accepted_load_stops_rising():
     assert row["accepted_load_mean"] == pytest.approx(0.805)
 
 
+def test_reproduction_query_of_a_saturation_load():
+    from simcore.errors import ConfigError
+    from simcore.reproduction import evaluate
+
+    runs = sweep_rows()
+    fcfs = {"experiment": "fcs-study", "policy": "fcfs"}
+    query = {"saturation": "saturation_load", "where": fcfs}
+    assert evaluate(runs, query) == pytest.approx(0.705)
+    assert evaluate(runs, {**query, "saturation": "at_offered_load"}) == 0.7
+    assert evaluate(runs, {**query, "where": {**fcfs, "policy": "fcs"}}) is None  # no stop
+    with pytest.raises(ConfigError, match="one configuration swept over offered load, found 2"):
+        evaluate(runs, {**query, "where": {"experiment": "fcs-study"}})
+
+
 def test_response_vs_load_figure(tmp_path):
     from simcore.plots import write_figures
     from simcore.store import write_table
