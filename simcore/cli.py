@@ -23,6 +23,8 @@ from simcore.traces import MIRROR_ENV
 from simcore.workload.sources import describe_choices
 from simcore.workload.transforms import transforms
 
+_LISTED_JOBS = 100  # `run --json` lists each job's termination time up to this many jobs
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a subcommand. Bad input (a SimcoreError, a file that cannot be read or written)
@@ -81,8 +83,9 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_registry_help())
     run.add_argument("--workload", required=True, help=describe_choices())
     run.add_argument("--jobs", help="jobs to sample from a model")
-    run.add_argument("--machine", required=True,
-                     help="kind:size, e.g. " + ", ".join(k.example for k in KINDS.values()))
+    run.add_argument("--machine",
+                     help="kind:size, e.g. " + ", ".join(k.example for k in KINDS.values())
+                     + " (default for a model of one machine, e.g. fcs:scenario1: its own)")
     run.add_argument("--allocator", choices=ALLOCATORS,
                      help="how units are chosen (default: the machine kind's)")
     run.add_argument("--ordering", help="processor ordering of the curve allocators: "
@@ -307,7 +310,7 @@ def _run(args: argparse.Namespace) -> int:
             params[name] = getattr(args, flag)
     policy = PolicySpec.from_params(args.scheduler, params)
     machine = MachineSpec.parse(
-        args.machine, args.allocator, ordering=args.ordering,
+        args.machine or _model_machine(args.workload), args.allocator, ordering=args.ordering,
         options=dict(_key_value(p, "--machine-param") for p in args.machine_param))
     seed = _flag_value("--seed", SEED, args.seed)
     jobs = _flag_value("--jobs", JOBS, args.jobs)
@@ -325,7 +328,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.jobs_out:
         with atomic_path(args.jobs_out) as tmp:
             pq.write_table(result.jobs, tmp, compression="zstd")
-    report = {**result.summary, "workload": {"source": args.workload, **json.loads(spec.key())},
+    ends = result.jobs.column("end_s").to_pylist()
+    report = {**result.summary, "turnaround_s": result.summary["makespan_s"],
+              "termination_s": dict(zip(map(str, result.jobs.column("job_id").to_pylist()),
+                                        ends, strict=True)) if len(ends) <= _LISTED_JOBS
+              else None,
+              "workload": {"source": args.workload, **json.loads(spec.key())},
               "timing": result.timing}
     if args.json:
         print(_json(report))
@@ -347,6 +355,17 @@ def _run(args: argparse.Namespace) -> int:
           + (f", locality measured in {result.timing['metrics_s']:.3f} s"
              if "span_ring_mean" in s else ""))
     return 0
+
+
+def _model_machine(workload: str) -> str:
+    """The machine of a model that describes one (`fcs:scenario1` -> flat:128)."""
+    from simcore.workload.synthetic import MODELS
+
+    row = MODELS.get(workload.partition(":")[0])
+    if row is None or row.machine is None:
+        raise SpecError(f"--machine: required for --workload {workload!r} (only a model of "
+                        "one machine, e.g. fcs:scenario1, brings its own)")
+    return row.machine
 
 
 class _ProgressBar:

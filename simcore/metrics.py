@@ -6,7 +6,12 @@ max(response, tau) / max(run, tau) with tau = 10 s.
 Per run, over T = max(end) - min(submit) and N machine units:
 - utilization (capacity utilized, eq. 4.1) = sum(s_j * run_j) / (T N), s_j the requested
   size: units added by rounding a size up or growing a job count as lost, not utilized
-  (on wired machines a job requests its shape, so s_j is the shape's volume);
+  (on wired machines a job requests its shape, so s_j is the shape's volume). A job with a
+  BSP model (`simcore.timeshare.bsp`) counts the processor time its processes compute or
+  synchronise in an isolated run instead of s_j * run_j: their waits for the slowest
+  process (load imbalance) are lost capacity, which time-sharing may recover;
+- accepted load = sum(s_j * run_j) / (T N), the work done in the units of the offered
+  load (equal to the utilization for jobs without a BSP model);
 - unused capacity (eq. 4.2) = integral of max(0, f(t) - q(t)) dt / (T N), f free units and
   q units requested by waiting jobs (integrated by the engine);
 - lost capacity (eq. 4.3) = 1 - utilized - unused.
@@ -84,7 +89,9 @@ RUN_METRICS = (
            "sum(size x run) / (units x (last arrival - first arrival))"),
     Column("utilization", float, "fraction", "capacity utilized, Krevat eq. 4.1: "
            "sum(s_j x run_j) / (T x N), s_j the requested units, T = max(end) - min(submit), "
-           "N the machine's units"),
+           "N the machine's units (BSP jobs: their processes' busy time in an isolated run)"),
+    Column("accepted_load", float, "fraction", "sum(s_j x run_j) / (T x N): the load the "
+           "scheduler carried, in the units of the offered load"),
     Column("unused", float, "fraction", "capacity unused, eq. 4.2: integral of max(0, free "
            "units - units requested by waiting jobs) dt / (T x N)"),
     Column("lost", float, "fraction", "capacity lost, eq. 4.3: 1 - utilized - unused (units "
@@ -97,6 +104,8 @@ RUN_METRICS = (
     Column("median_bsld", float, "ratio", "median bounded slowdown"),
     Column("p95_bsld", float, "ratio", "95th percentile of the bounded slowdown"),
     Column("mean_response_s", float, "s", "mean of end - submit"),
+    Column("median_response_s", float, "s", "median response"),
+    Column("p95_response_s", float, "s", "95th percentile of the response"),
     Column("makespan_s", float, "s", "T = max(end) - min(submit), the span capacity is "
            "measured over"),
     Column("rounded_jobs", int, "jobs", "jobs whose size no partition has, rounded up at "
@@ -118,6 +127,10 @@ RUN_METRICS = (
            "use (wired machines; null elsewhere)"),
     Column("reservations_delayed", int, "count", "conservative backfilling: reservations "
            "moved later because running jobs exceeded their estimates (null elsewhere)"),
+    Column("time_slices", int, "count", "time-sharing: time slices run (gang, FCS; 0 for "
+           "spin-block; null elsewhere)"),
+    Column("context_switches", int, "count", "time-sharing: processors that paid a global "
+           "context switch at a slice start (null elsewhere)"),
     *locality_aggregates(),
 )
 
@@ -160,13 +173,14 @@ def span_s(submit_s: np.ndarray, end_s: np.ndarray) -> float:
     return float(end_s.max() - submit_s.min())
 
 
-def capacity(request: np.ndarray, run_s: np.ndarray, submit_s: np.ndarray, end_s: np.ndarray,
-             units: int, unused_area: float) -> tuple[float, float, float]:
-    """(utilized, unused, lost) fractions of the capacity T x N (NaN when T = 0)."""
+def capacity(busy: np.ndarray, submit_s: np.ndarray, end_s: np.ndarray, units: int,
+             unused_area: float) -> tuple[float, float, float]:
+    """(utilized, unused, lost) fractions of the capacity T x N (NaN when T = 0), `busy`
+    the unit-seconds each job uses (s_j x run_j, or its BSP busy time)."""
     span = span_s(submit_s, end_s)
     if span <= 0:
         return float("nan"), float("nan"), float("nan")
-    utilized = float((request * run_s).sum()) / (span * units)
+    utilized = float(busy.sum()) / (span * units)
     unused = unused_area / (span * units)
     lost = 1.0 - utilized - unused
     return utilized, unused, 0.0 if abs(lost) < 1e-12 else lost  # not -1e-16 by rounding

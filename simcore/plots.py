@@ -13,7 +13,9 @@ each experiment, the figures its data supports:
   (log scale) against the load axis, and the mean time between migrations (migration
   data only);
 - capacity: stacked horizontal bars of capacity utilized, unused and lost, one panel per
-  load value (at most MAX_LOADS, evenly spaced).
+  load value (at most MAX_LOADS, evenly spaced);
+- response-vs-load: mean and median response time and bounded slowdown against the load
+  axis (log scales), a row of panels per workload (Frachtenberg et al.'s Figure 7).
 
 A curve (or bar) is one machine x policy (its colour), split further by every other
 configuration column that varies within one machine x policy (e.g. p_torus: line style
@@ -50,7 +52,7 @@ from simcore.store import read_verified
 from simcore.tables import CONFIG_KEYS
 
 FIGURES = ("utilization-vs-load", "wait-vs-utilization", "bsld-vs-utilization",
-           "migrations-vs-load", "capacity")
+           "migrations-vs-load", "capacity", "response-vs-load")
 MAX_LOADS = 6
 DPI = 150
 STYLE = {
@@ -73,6 +75,10 @@ _UTILIZATION = "utilization (fraction of capacity)"
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
 _CAPACITY = (("utilized_mean", "utilized", "#4c72b0"), ("unused_mean", "unused", "#c7c7c7"),
              ("lost_mean", "lost", "#dd8452"))
+_RESPONSE = (("mean_response_s_mean", "mean response (h)", 3600.0),
+             ("mean_bsld_mean", "mean bounded slowdown", 1.0),
+             ("median_response_s_mean", "median response (h)", 3600.0),
+             ("median_bsld_mean", "median bounded slowdown", 1.0))
 _METRICS = (("migrations_attempted_mean", "attempted", "-", "o"),
             ("migrations_successful_mean", "successful", "--", "s"),
             ("max_successful_mean", "max successful (always migrate)", ":", "^"))
@@ -428,12 +434,50 @@ def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
     return fig
 
 
+def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
+    """Mean and median response time and bounded slowdown (log scales) against the load
+    axis, a column per metric and a row per panel: Frachtenberg et al.'s Figure 7.
+    Metrics without data (a store from before they were recorded) are left out, and so is
+    the figure for an experiment at a single load."""
+    metrics = [m for m in _RESPONSE if rows.filter(pl.col(m[0]) > 0).height]
+    axis = _load_axis(rows)
+    if not metrics or rows[axis].n_unique() < 2:
+        return None
+    panels = _panels(rows)
+    keys = _series(rows, [axis, "workload"])
+    styles = _styles(keys)
+    fig = _new(3.6 * len(metrics), 3.2 * len(panels))
+    grid = fig.subplots(len(panels), len(metrics), squeeze=False)
+    drawn: dict[int, Line2D] = {}
+    for r, (title, panel) in enumerate(panels):
+        for c, (column, label, scale) in enumerate(metrics):
+            ax = grid[r][c]
+            for i, key in enumerate(keys):
+                part = panel.filter(_matches(key) & (pl.col(column) > 0)).sort(axis)
+                if part.height:
+                    ax.plot(part[axis].to_list(), (part[column] / scale).to_list(),
+                            markersize=4, **styles[i])
+                    drawn[i] = Line2D([], [], markersize=5, **styles[i])
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(_LogLabels(minor=False))
+            ax.yaxis.set_minor_formatter(_LogLabels(minor=True))
+            ax.set_title(title)
+            ax.set_ylabel(label)
+            ax.set_xlabel(_AXIS_LABELS[axis])
+    order = sorted(drawn)
+    _legend(fig, [drawn[i] for i in order], [_label(keys[i]) for i in order])
+    _title(fig, f"Response and bounded slowdown vs {_AXIS_NAMES[axis]} — experiment "
+                f"{experiment}", "(means over runs; no error bars)")
+    return fig
+
+
 _SOURCES: dict[str, tuple[str, Callable[[str, pl.DataFrame], Figure | None]]] = {
     "utilization-vs-load": ("utilization", utilization_vs_load),
     "wait-vs-utilization": ("wait_slowdown", wait_vs_utilization),
     "bsld-vs-utilization": ("wait_slowdown", bsld_vs_utilization),
     "migrations-vs-load": ("migrations", migrations_vs_load),
     "capacity": ("capacity", capacity),
+    "response-vs-load": ("wait_slowdown", response_vs_load),
 }
 
 

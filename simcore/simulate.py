@@ -88,6 +88,12 @@ def simulate(
         i = int(too_big[0])
         raise SpecError(f"job {jobs.job_id[i]} requests {jobs.size[i]} units; machine {spec} "
                         f"has {spec.units} ({too_big.size} such jobs)")
+    if policy.row.engine is not None:
+        if record_placements:
+            raise SpecError(f"scheduler {policy.scheduler} keeps no placement log; expected "
+                            "record_placements=False")
+        module, function = policy.row.engine.split(":")
+        return getattr(_module(module), function)(jobs, spec, policy, seed)
     machine_struct, size, placement_class = registry.build(spec, jobs)
     classes, dense = np.unique(placement_class, return_inverse=True)
     estimates = policy.params().get("estimates", "requested")
@@ -145,15 +151,54 @@ def _observables(module: str, struct: Any, *args: Any) -> dict[str, Any]:
     return report(struct, *args) if report is not None else {}
 
 
+def schedule_metrics(jobs: Jobs, start_s: np.ndarray, end_s: np.ndarray, units: int,
+                     unused_area: float) -> dict[str, float]:
+    """The run metrics every engine derives from its schedule: capacity utilized, unused
+    and lost, accepted load, wait, bounded slowdown and response statistics, makespan."""
+    response = end_s - jobs.submit_s
+    work = jobs.size * jobs.run_s
+    busy = work if jobs.bsp is None else jobs.bsp.busy_s(jobs.size, jobs.run_s)
+    utilized, unused, lost = capacity(busy, jobs.submit_s, end_s, units, unused_area)
+    span = span_s(jobs.submit_s, end_s)
+    return {
+        "utilization": utilized,
+        "unused": unused,
+        "lost": lost,
+        "accepted_load": float(work.sum()) / (span * units) if span > 0 else float("nan"),
+        **summarize(start_s - jobs.submit_s, "wait_s"),
+        **summarize(bounded_slowdown(response, jobs.run_s), "bsld"),
+        **summarize(response, "response_s"),
+        "makespan_s": span_s(jobs.submit_s, end_s),
+    }
+
+
+def schedule_table(jobs: Jobs, sched_s: np.ndarray, start_s: np.ndarray, end_s: np.ndarray,
+                   estimate_s: np.ndarray, alloc: np.ndarray,
+                   reserved_s: np.ndarray | None = None) -> pa.Table:
+    """The per-job schedule every engine reports (JOB_COLUMNS; null reservations where
+    `reserved_s` is None)."""
+    response = end_s - jobs.submit_s
+    return pa.table({
+        "job_id": jobs.job_id,
+        "submit_s": jobs.submit_s,
+        "sched_s": sched_s,
+        "start_s": start_s,
+        "end_s": end_s,
+        "run_s": jobs.run_s,
+        "estimate_s": estimate_s,
+        "wait_s": start_s - jobs.submit_s,
+        "response_s": response,
+        "bsld": bounded_slowdown(response, jobs.run_s),
+        "size": jobs.size,
+        "alloc_size": alloc,
+        "reserved_s": (pa.nulls(len(jobs), pa.float64()) if reserved_s is None
+                       else pa.array(reserved_s, from_pandas=True)),  # null: never reserved
+    })
+
+
 def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpec,
             seed: int, elapsed: float, observed: dict[str, Any]) -> SimulationResult:
     out = st.out
-    wait = out.start_s - jobs.submit_s
-    response = out.end_s - jobs.submit_s
-    bsld = bounded_slowdown(response, jobs.run_s)
-    utilized, unused, lost = capacity(jobs.size, jobs.run_s, jobs.submit_s, out.end_s,
-                                      spec.units, float(st.acc[UNUSED_AREA]))
-    span = span_s(jobs.submit_s, out.end_s)
     migrations = out.migration_s[: st.ctr[MIGRATIONS_SUCCESSFUL]].copy()
     decisions = int(st.ctr[DECISIONS])
     summary: dict[str, Any] = {
@@ -161,13 +206,8 @@ def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpe
         "policy": {"scheduler": policy.scheduler, **policy.params()},
         "seed": seed,
         "jobs": len(jobs),
-        "utilization": utilized,
-        "unused": unused,
-        "lost": lost,
-        **summarize(wait, "wait_s"),
-        **summarize(bsld, "bsld"),
-        "mean_response_s": float(response.mean()),
-        "makespan_s": span,
+        **schedule_metrics(jobs, out.start_s, out.end_s, spec.units,
+                           float(st.acc[UNUSED_AREA])),
         "rounded_jobs": int((kj.size > jobs.size).sum()),  # no partition of their size exists
         "grown_jobs": int((out.alloc > kj.size).sum()),  # grown to be placed (FCFS, backfill)
         "migrations_attempted": int(st.ctr[MIGRATIONS_ATTEMPTED]),
@@ -180,21 +220,8 @@ def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpe
         "reservations_delayed": observed.get("reservations_delayed"),
         "resources_left_busy": int(np.unpackbits(st.run.occ.view(np.uint8)).sum()),
     }
-    table = pa.table({
-        "job_id": jobs.job_id,
-        "submit_s": jobs.submit_s,
-        "sched_s": out.sched_s,
-        "start_s": out.start_s,
-        "end_s": out.end_s,
-        "run_s": jobs.run_s,
-        "estimate_s": kj.estimate,
-        "wait_s": wait,
-        "response_s": response,
-        "bsld": bsld,
-        "size": jobs.size,
-        "alloc_size": out.alloc,
-        "reserved_s": pa.array(out.reserved_s, from_pandas=True),  # null: never reserved
-    })
+    table = schedule_table(jobs, out.sched_s, out.start_s, out.end_s, kj.estimate, out.alloc,
+                           out.reserved_s)
     if jobs.shape is not None:
         for column, values in (("requested_units", jobs.requested_units),
                                ("shape_a", jobs.shape[:, 0]), ("shape_b", jobs.shape[:, 1]),
@@ -203,4 +230,3 @@ def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpe
     timing = {"simulate_s": elapsed,
               "s_per_decision": elapsed / decisions if decisions else float("nan")}
     return SimulationResult(table, summary, migrations, timing)
-
