@@ -88,8 +88,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--ordering", help="processor ordering of the curve allocators: "
                      f"{describe_orderings()} (default row-major)")
     run.add_argument("--machine-param", action="append", default=[], metavar="K=V",
-                     help="allocator option, e.g. fallback_span=ring, dilation=0.5 "
-                          "(repeatable)")
+                     help="allocator or failure option, e.g. fallback_span=ring, "
+                          "dilation=0.5, unit_mtbf_s=8.64e6, on_failure=kill (repeatable)")
     run.add_argument("--scheduler", required=True, choices=SCHEDULERS)
     run.add_argument("--param", action="append", default=[], metavar="K=V",
                      help="scheduler parameter, e.g. fn_tor=0.1 (repeatable)")

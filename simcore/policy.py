@@ -84,7 +84,7 @@ SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
     Scheduler("conservative", "conservative backfilling: every job gets the earliest "
               "reservation that delays no earlier one; early completions compress the plan",
               "simcore.schedulers.conservative", (START_DELAY, ESTIMATES),
-              needs=frozenset({"counts"})),
+              needs=frozenset({"counts", "steady"})),
     Scheduler("cplant", "Cplant's queue order (Leung et al.): ascending requested "
               "units, then requested time, then arrival; jobs start from the front while "
               "they fit (FCFS placement)", _PHASED, (START_DELAY, ESTIMATES),

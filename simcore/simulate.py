@@ -15,19 +15,25 @@ import pyarrow as pa
 from simcore.cleaning import clean, cleaning_report
 from simcore.engine import KernelJobs, run_events
 from simcore.errors import SimcoreError, SpecError
+from simcore.failures import FailureProcess, OutagePlan, domains
 from simcore.jobs import Jobs
 from simcore.machines import registry
 from simcore.machines.spec import MachineSpec
-from simcore.metrics import bounded_slowdown, capacity, mean_interval, span_s, summarize
+from simcore.metrics import bounded_slowdown, capacity_shares, mean_interval, span_s, summarize
 from simcore.placements import PlacementLog
 from simcore.policy import PolicySpec
 from simcore.state import (
+    ABORTED,
+    ABORTED_WORK,
     BLOCKED_LINKS,
     BLOCKED_NO_BOX,
     DECISIONS,
+    FAILED_AREA,
+    FAILURES,
     LOG_LEN,
     MIGRATIONS_ATTEMPTED,
     MIGRATIONS_SUCCESSFUL,
+    OUTAGE_HORIZON,
     STARTS,
     STATUS,
     T_PREV,
@@ -77,6 +83,9 @@ def simulate(
     allocators' locality) always keep one entry per job and add per-job columns and run
     metrics; `timing["metrics_s"]` is what measuring cost. `progress`, if given, is called
     every PROGRESS_STEP event times with (jobs started, jobs, simulated seconds so far).
+    Jobs the machine refuses (sizes a placement menu does not list) are left out of the
+    run and counted (`refused_jobs`). A machine with a failure process (`simcore.failures`)
+    draws it from `seed`.
     """
     spec = MachineSpec.parse(machine) if isinstance(machine, str) else machine
     policy = PolicySpec.from_params(policy) if isinstance(policy, str) else policy
@@ -88,6 +97,12 @@ def simulate(
         i = int(too_big[0])
         raise SpecError(f"job {jobs.job_id[i]} requests {jobs.size[i]} units; machine {spec} "
                         f"has {spec.units} ({too_big.size} such jobs)")
+    refused = registry.refused(spec, jobs)
+    if refused.all():
+        raise SpecError(f"machine {spec} refuses every job of the workload ({len(jobs)}): "
+                        "no size it runs")
+    if refused.any():
+        jobs = jobs.select(~refused)
     machine_struct, size, placement_class = registry.build(spec, jobs)
     classes, dense = np.unique(placement_class, return_inverse=True)
     estimates = policy.params().get("estimates", "requested")
@@ -102,10 +117,15 @@ def simulate(
     if record_placements:  # every start, plus at most every running job per migration
         migrates = "migrates" in policy.row.needs
         log_capacity = len(jobs) + ((2 * len(jobs) + 1) * spec.units if migrates else 0)
-    state = new_state(len(jobs), spec.units, machine_struct.words, len(classes), log_capacity)
+    outages = _outages(spec, machine_struct, jobs, seed)
+    state = new_state(len(jobs), spec.units, machine_struct.words, len(classes), log_capacity,
+                      None if outages is None else outages.initial(machine_struct.words))
     began = time.perf_counter()
     step = PROGRESS_STEP if progress is not None else 1 << 62  # else all in one call
     while not run_events(kernel_policy, machine_struct, state, kernel_jobs, step):
+        if state.ctr[OUTAGE_HORIZON]:
+            state.ctr[OUTAGE_HORIZON] = 0
+            state = state._replace(outages=outages.extended(state.outages))
         if progress is not None:
             progress(int(state.ctr[STARTS]), len(jobs),
                      float(state.acc[T_PREV] - jobs.submit_s[0]))
@@ -121,6 +141,7 @@ def simulate(
     metrics_s = time.perf_counter() - began
     result = _result(jobs, kernel_jobs, state, spec, policy, seed, elapsed, observed)
     result.summary.update(measured)
+    result.summary["refused_jobs"] = int(refused.sum())
     result.timing["metrics_s"] = metrics_s
     table = result.jobs
     for name, values in columns.items():
@@ -138,6 +159,21 @@ def _module(name: str) -> Any:
     return importlib.import_module(name)
 
 
+def _outages(spec: MachineSpec, struct: Any, jobs: Jobs, seed: int) -> OutagePlan | None:
+    """The machine's failure process for this run (None if it never fails), drawn first
+    up to the span of the arrivals plus the jobs' total run time (a bound on the end of a
+    run without failures)."""
+    process = FailureProcess.of(spec)
+    if process is None:
+        return None
+    module = registry.ALLOCATORS[spec.allocator].implementation()
+    registry.check_memory(f"the failure domains of machine {spec}",
+                          spec.units * struct.words * 8)
+    masks, units = domains(module, struct, spec.units)
+    horizon = float(jobs.submit_s[-1] - jobs.submit_s[0] + jobs.run_s.sum())
+    return OutagePlan(process, masks, units, seed, float(jobs.submit_s[0]), horizon)
+
+
 def _observables(module: str, struct: Any, *args: Any) -> dict[str, Any]:
     """Metrics an allocator or scheduler module reports from its own struct, if it does
     (its optional `observables` function)."""
@@ -151,8 +187,11 @@ def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpe
     wait = out.start_s - jobs.submit_s
     response = out.end_s - jobs.submit_s
     bsld = bounded_slowdown(response, jobs.run_s)
-    utilized, unused, lost = capacity(jobs.size, jobs.run_s, jobs.submit_s, out.end_s,
-                                      spec.units, float(st.acc[UNUSED_AREA]))
+    completed = ~out.killed
+    utilized, unused, lost, failed, goodput = capacity_shares(
+        jobs.size, jobs.run_s, jobs.submit_s, out.end_s, spec.units,
+        float(st.acc[UNUSED_AREA]), completed, float(st.acc[ABORTED_WORK]),
+        float(st.acc[FAILED_AREA]))
     span = span_s(jobs.submit_s, out.end_s)
     migrations = out.migration_s[: st.ctr[MIGRATIONS_SUCCESSFUL]].copy()
     decisions = int(st.ctr[DECISIONS])
@@ -164,6 +203,11 @@ def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpe
         "utilization": utilized,
         "unused": unused,
         "lost": lost,
+        "failed": failed,
+        "goodput": goodput,
+        "failures": int(st.ctr[FAILURES]),
+        "runs_cut_short": int(st.ctr[ABORTED]),
+        "killed_jobs": int(out.killed.sum()),
         **summarize(wait, "wait_s"),
         **summarize(bsld, "bsld"),
         "mean_response_s": float(response.mean()),
@@ -178,7 +222,8 @@ def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpe
         "blocked_links": int(st.ctr[BLOCKED_LINKS]),
         "cable_utilization": observed.get("cable_utilization", float("nan")),
         "reservations_delayed": observed.get("reservations_delayed"),
-        "resources_left_busy": int(np.unpackbits(st.run.occ.view(np.uint8)).sum()),
+        "resources_left_busy": int(np.unpackbits(
+            (st.run.occ & ~st.outages.down).view(np.uint8)).sum()),
     }
     table = pa.table({
         "job_id": jobs.job_id,
@@ -200,6 +245,9 @@ def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpe
                                ("shape_a", jobs.shape[:, 0]), ("shape_b", jobs.shape[:, 1]),
                                ("shape_c", jobs.shape[:, 2]), ("torus", jobs.torus)):
             table = table.append_column(column, pa.array(values))
+    if spec.fails():
+        table = table.append_column("failures_hit", pa.array(out.hit))
+        table = table.append_column("killed", pa.array(out.killed))
     timing = {"simulate_s": elapsed,
               "s_per_decision": elapsed / decisions if decisions else float("nan")}
     return SimulationResult(table, summary, migrations, timing)
