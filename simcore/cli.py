@@ -15,7 +15,7 @@ from simcore.errors import SimcoreError, SpecError
 from simcore.listing import REGISTRIES
 from simcore.machines.orderings import ORDERINGS
 from simcore.machines.orderings import describe_choices as describe_orderings
-from simcore.machines.registry import ALLOCATORS, KINDS
+from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS
 from simcore.params import Parameter
 from simcore.patterns import CATALOGUE, RESULTS
 from simcore.policy import SCHEDULERS
@@ -367,6 +367,8 @@ def _registry_help() -> str:
     lines += [f"  {a.name:<14}{', '.join(a.kinds)}: {a.summary}"
               + (f" ({', '.join(p.name for p in a.parameters)})" if a.parameters else "")
               for a in ALLOCATORS.values()]
+    lines.append("failure options (any machine; simcore.failures): "
+                 + ", ".join(p.name for p in FAILURE_OPTIONS))
     lines.append("orderings (curve allocators; or a file of 'index rank' lines):")
     lines += [f"  {o.name:<14}{o.summary}" for o in ORDERINGS.values()]
     lines.append("schedulers (parameters):")

@@ -23,8 +23,8 @@ position (arrival order) and later runs again from the start; with `kill` it end
 failure and never completes. On a flat machine the failing unit is busy with probability
 busy / in-service units, and then belongs to a running job with probability proportional
 to its units (a counter-based draw u per failure picks unit floor(u x in-service units),
-counting the running jobs' units first, job by job in job order). Work of runs cut short counts as utilized
-capacity but not as goodput.
+counting the running jobs' units first, job by job in job order). Work of runs cut short
+counts as utilized capacity but not as goodput.
 """
 
 from __future__ import annotations

@@ -103,33 +103,18 @@ def simulate(
                         "no size it runs")
     if refused.any():
         jobs = jobs.select(~refused)
-    machine_struct, size, placement_class = registry.build(spec, jobs)
-    classes, dense = np.unique(placement_class, return_inverse=True)
-    estimates = policy.params().get("estimates", "requested")
-    kernel_jobs = KernelJobs(
-        submit=jobs.submit_s, run=jobs.run_s, estimate=jobs.estimates(estimates), size=size,
-        request=jobs.size, placement_class=dense.astype(np.int64).ravel(),
-        n_classes=len(classes))
-    kernel_policy = _module(policy.row.module).kernel_policy(policy, len(jobs))
     measure = getattr(registry.ALLOCATORS[spec.allocator].implementation(), "job_metrics",
                       None)
     log_capacity = len(jobs) if measure is not None else 0
     if record_placements:  # every start, plus at most every running job per migration
         migrates = "migrates" in policy.row.needs
         log_capacity = len(jobs) + ((2 * len(jobs) + 1) * spec.units if migrates else 0)
-    outages = _outages(spec, machine_struct, jobs, seed)
-    state = new_state(len(jobs), spec.units, machine_struct.words, len(classes), log_capacity,
-                      None if outages is None else outages.initial(machine_struct.words))
-    began = time.perf_counter()
-    step = PROGRESS_STEP if progress is not None else 1 << 62  # else all in one call
-    while not run_events(kernel_policy, machine_struct, state, kernel_jobs, step):
-        if state.ctr[OUTAGE_HORIZON]:
-            state.ctr[OUTAGE_HORIZON] = 0
-            state = state._replace(outages=outages.extended(state.outages))
-        if progress is not None:
-            progress(int(state.ctr[STARTS]), len(jobs),
-                     float(state.acc[T_PREV] - jobs.submit_s[0]))
-    elapsed = time.perf_counter() - began
+    while True:
+        machine_struct, kernel_policy, kernel_jobs, state, elapsed = _execute(
+            jobs, spec, policy, seed, log_capacity, progress)
+        if not (spec.fails() and log_capacity and state.ctr[LOG_LEN] == log_capacity):
+            break
+        log_capacity *= 2  # jobs cut short were placed again: the log may have overflowed
     if state.ctr[STATUS]:
         raise SimcoreError(f"simulation of {spec} under {policy} stopped: jobs wait on an idle "
                            "machine that can never place them")
@@ -153,6 +138,35 @@ def simulate(
     log = PlacementLog(state.out.log_s[:n].copy(), jobs.job_id[state.out.log_job[:n]],
                        state.out.log_mask[:n].copy())
     return dataclasses.replace(result, placements=log)
+
+
+def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int, log_capacity: int,
+             progress: Callable[[int, int, float], None] | None) -> tuple[Any, ...]:
+    """Build the machine, the policy and the state, and run the event loop to its end
+    (drawing the failure process further whenever the run outlasts it); returns the
+    machine and policy structs, the kernel jobs, the state and the kernel's wall time."""
+    machine_struct, size, placement_class = registry.build(spec, jobs)
+    classes, dense = np.unique(placement_class, return_inverse=True)
+    estimates = policy.params().get("estimates", "requested")
+    kernel_jobs = KernelJobs(
+        submit=jobs.submit_s, run=jobs.run_s, estimate=jobs.estimates(estimates), size=size,
+        request=jobs.size, placement_class=dense.astype(np.int64).ravel(),
+        n_classes=len(classes))
+    kernel_policy = _module(policy.row.module).kernel_policy(policy, len(jobs))
+    outages = _outages(spec, machine_struct, jobs, seed)
+    state = new_state(len(jobs), spec.units, machine_struct.words, len(classes), log_capacity,
+                      None if outages is None else outages.initial(machine_struct.words))
+    began = time.perf_counter()
+    step = PROGRESS_STEP if progress is not None else 1 << 62  # else all in one call
+    while not run_events(kernel_policy, machine_struct, state, kernel_jobs, step):
+        if state.ctr[OUTAGE_HORIZON]:
+            state.ctr[OUTAGE_HORIZON] = 0
+            state = state._replace(outages=outages.extended(state.outages))
+        if progress is not None:
+            progress(int(state.ctr[STARTS]), len(jobs),
+                     float(state.acc[T_PREV] - jobs.submit_s[0]))
+    return (machine_struct, kernel_policy, kernel_jobs, state,
+            time.perf_counter() - began)
 
 
 def _module(name: str) -> Any:

@@ -100,7 +100,16 @@ DILATION = Parameter(
     "dilation", float, 0.0, "run-time dilation model: a job runs run x (1 + dilation x "
     "max(0, h / h_compact - 1)), h its mean pairwise hop distance and h_compact that of the "
     "most compact placement of its size; 0: run times as given", unit="factor", minimum=0.0)
+UNLISTED = Parameter(
+    "unlisted", str, "round-up", "a job whose size no placement has: 'round-up' to the "
+    "smallest larger placement size (the extra nodes lost capacity) or 'refuse' it (Slurm's "
+    "behaviour; left out of the run and counted)", choices=("round-up", "refuse"))
+SEGMENTS = Parameter(
+    "segments", bool, False, "a job larger than the largest placement runs as segments of "
+    "that size, each placed by the rule (Slurm's --segment; with unlisted=refuse only if "
+    "the size divides the job)")
 _CURVES = "simcore.machines.curves"
+_CUBES = "simcore.machines.cubes"
 
 #: A failure process, on any machine (simcore.failures).
 FAILURE_OPTIONS = (
@@ -126,6 +135,13 @@ KINDS: dict[str, MachineKind] = {row.name: row for row in (
                 "torus:4x4x8", "largest-free", wraps=True),
     MachineKind("mesh", "units on a mesh: partitions do not wrap", "mesh:8x8x5",
                 "largest-free"),
+    MachineKind("slurm-torus3d", "tori whose jobs take an anchor box of a placement of their "
+                "size from a Slurm topology/torus3d menu: a topology.yaml, by path or in "
+                "config/machines/torus3d/", "slurm-torus3d:example-8x4x4.yaml", "torus3d-menu",
+                max_dims=1, grammar="simcore.machines.torus3d_menu"),
+    MachineKind("cubes", "AxBxC cubes of SxSxS chips joined by optical circuit switches "
+                "(TPU v4-style pods); jobs ask for chip shapes", "cubes:4x4x4:4", "any-cubes",
+                min_dims=3, grammar="simcore.machines.cubes"),
     MachineKind(WIRED, "BG/L-style midplanes with per-line switches and cables, described "
                 "by a file <name>.yaml (config/machines/)", "bgl:8x4x4", "two-phase",
                 min_dims=3, wired=True, shaped_jobs=True),
@@ -141,6 +157,17 @@ ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
     Allocator("two-phase", "Aridor et al.'s two-phase allocation: a free box of midplanes "
               "for the job's shape, then per line the link set with the fewest cables",
               (WIRED,), "simcore.machines.links", frozenset()),
+    Allocator("torus3d-menu", "Slurm's topology/torus3d rule: a free anchor box of a "
+              "placement of the job's size; ties: lower fragmentation of the next larger "
+              "placement, then the torus with fewer idle nodes, then the first found",
+              ("slurm-torus3d",), "simcore.machines.torus3d", frozenset(),
+              (UNLISTED, SEGMENTS)),
+    Allocator("any-cubes", "optically switched cubes: a job of one cube or more takes any "
+              "free whole cubes; a smaller job a box in the fullest cube it fits in",
+              ("cubes",), _CUBES, frozenset()),
+    Allocator("cube-boxes", "the same cubes wired as a static AxBxC torus: a job of one cube "
+              "or more takes a box of whole cubes of its shape (Krevat's rule among them); "
+              "a smaller job as with any-cubes", ("cubes",), _CUBES, frozenset()),
     Allocator("free-list", "Cplant 1.9: the first p free processors of the ordering",
               ("torus", "mesh"), _CURVES, frozenset({"counts"}), (DILATION,), ordered=True),
     Allocator("first-fit", "the first interval of consecutive free ranks that holds the job "
