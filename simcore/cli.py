@@ -186,6 +186,29 @@ def _parser() -> argparse.ArgumentParser:
     links.add_argument("--json", action="store_true", help="print one JSON object")
     links.set_defaults(handler=_bgl_links)
 
+    menus = commands.add_parser("menus", help="Slurm torus3d placement menus: candidates "
+                                "for a workload, and the Pareto set a sweep measured")
+    menu_commands = menus.add_subparsers(dest="menus_command", required=True)
+    candidates = menu_commands.add_parser(
+        "candidates", help="write the candidate menus of a workload (simcore.menus)")
+    candidates.add_argument("--workload", required=True, help=describe_choices())
+    candidates.add_argument("--jobs", help="jobs to sample from a model")
+    candidates.add_argument("--seed", default="0", help="seed of a model's sample")
+    candidates.add_argument("--first-jobs", help="workload transform first_jobs")
+    candidates.add_argument("--processors-per-unit", default="1",
+                            help="workload transform processors_per_unit")
+    candidates.add_argument("--torus", required=True, help="the torus, XxYxZ nodes")
+    candidates.add_argument("--prefix", required=True, help="name prefix of the menus")
+    candidates.add_argument("--out", required=True, help="directory of the menu files")
+    candidates.set_defaults(handler=_menus_candidates)
+    front = menu_commands.add_parser(
+        "pareto", help="utilization vs mean wait of the menus of one experiment, the Pareto "
+                       "set and the recommended menu as a topology.yaml fragment")
+    front.add_argument("--store", required=True, help="a dataset's store directory")
+    front.add_argument("--experiment", required=True)
+    front.add_argument("--out", required=True, help="directory of pareto.md and the fragment")
+    front.set_defaults(handler=_menus_pareto)
+
     leung = commands.add_parser("leung2002", help="Leung et al. (2002) analogues: Table 1 "
                                 "(a job stream on a Cplant) and Figure 1 (from a store)")
     leung_commands = leung.add_subparsers(dest="leung_command", required=True)
@@ -513,6 +536,46 @@ def _plan(args: argparse.Namespace) -> int:
     for row in report["experiments"]:
         print(f"  {row['experiment']:<20} {row['shards']:>4} shards {row['runs']:>6} runs "
               f"{row['cached']:>6} cached")
+    return 0
+
+
+def _menus_candidates(args: argparse.Namespace) -> int:
+    from simcore.experiments import SEED
+    from simcore.machines.spec import MachineSpec
+    from simcore.menus import write_candidates
+    from simcore.workload.sources import load_workload
+    from simcore.workload.synthetic import JOBS
+    from simcore.workload.transforms import WorkloadSpec, prepare
+
+    machine = MachineSpec.parse(f"torus:{args.torus}")
+    if len(machine.dims) != 3:
+        raise SpecError(f"--torus {args.torus!r}: expected XxYxZ")
+    fields = transforms()
+    spec = WorkloadSpec(**{name: _flag_value(_flag(name), fields[name].metadata["parameter"],
+                                             value)
+                           for name, value in (("first_jobs", args.first_jobs),
+                                               ("processors_per_unit",
+                                                args.processors_per_unit))
+                           if value is not None}, oversize="drop")
+    seed = _flag_value("--seed", SEED, args.seed)
+    table = load_workload(args.workload, _flag_value("--jobs", JOBS, args.jobs), seed)
+    jobs = prepare(table, spec, machine, seed)
+    command = " ".join(["simcore menus candidates", *(
+        f"--{flag.replace('_', '-')} {value}" for flag, value in vars(args).items()
+        if flag in ("workload", "jobs", "seed", "first_jobs", "processors_per_unit", "torus",
+                    "prefix") and value is not None)])
+    note = f"for {len(jobs)} jobs of {args.workload}: {command}"
+    for path in write_candidates(args.prefix, jobs.size, jobs.run_s, machine.dims, args.out,
+                                 note):
+        print(path)
+    return 0
+
+
+def _menus_pareto(args: argparse.Namespace) -> int:
+    from simcore.menus import write_pareto
+
+    for path in write_pareto(args.store, args.experiment, args.out):
+        print(path)
     return 0
 
 
