@@ -35,9 +35,10 @@ FN_TOR = Parameter(
     "fn_tor", float, 0.1, "migrate only when free units / machine units >= fn_tor (Krevat: "
     "0.1; always migrate: 0)", unit="fraction", minimum=0.0, maximum=1.0)
 MIGRATE_WHEN = Parameter(
-    "migrate_when", str, "blocked", "when a migration is attempted (thresholds permitting): "
-    "'blocked', at every decision whose head job is blocked, or 'changed', only if the "
-    "occupancy changed since the last attempt", choices=("blocked", "changed"))
+    "migrate_when", str, "changed", "when a migration is attempted (thresholds permitting): "
+    "'changed', at a blocked decision only if a job started or ended since the last attempt "
+    "(Krevat: 'every time the state of the torus is modified'), or 'blocked', at every "
+    "decision whose head job is blocked", choices=("changed", "blocked"))
 EQUAL_LAYOUT = Parameter(
     "equal_layout", str, "apply", "a migration that leaves the largest free partition as it "
     "was: 'apply' the new layout or 'keep' the old one (a worse one is always kept)",

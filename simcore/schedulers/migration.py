@@ -2,7 +2,9 @@
 
 Attempted when the head job is blocked, some unit is free, the free fraction of the
 machine FN_tor >= `fn_tor` and the fraction of free units inside the largest free
-partition FN_max <= `fn_max` ("always migrate": fn_tor=0, fn_max=1). Running jobs are
+partition FN_max <= `fn_max` ("always migrate": fn_tor=0, fn_max=1), and (`on_change`)
+a job was placed or ended since the last attempt (a migration's own re-layout is no new
+state, so a failed attempt is not repeated until the running set changes). Running jobs are
 re-placed largest first (ties: submit order) on an empty machine (but for units out of
 service, `simcore.failures`) with the allocator's own rule at their allocated size,
 without growth; a job that cannot be re-placed stays where it is and the reassignment of
@@ -75,6 +77,7 @@ def migrate(m, st, fn_tor, fn_max, on_change, apply_equal, t):
             log_placement(st, t, slot_job[slot], held[slot])
     copy_into(run.occ, tmp)
     ctr[EPOCH] += 1
+    st.memo.migration_epoch[0] = ctr[EPOCH]  # the new layout is no new state
     if after > before:
         st.out.migration_s[ctr[MIGRATIONS_SUCCESSFUL]] = t
         ctr[MIGRATIONS_SUCCESSFUL] += 1
