@@ -106,6 +106,15 @@ class Jobs:
             bsp=BSPJobs.from_table(table),
         )
 
+    def select(self, keep: np.ndarray) -> Jobs:
+        """The jobs where the boolean mask `keep` is true, in the same order."""
+        def pick(values):
+            return None if values is None else values[keep]
+
+        return Jobs(self.job_id[keep], self.submit_s[keep], self.run_s[keep],
+                    self.requested_s[keep], self.size[keep], pick(self.shape),
+                    pick(self.torus), pick(self.requested_units), self.oversize_jobs)
+
     def __len__(self) -> int:
         return int(self.job_id.shape[0])
 

@@ -14,7 +14,13 @@ Per run, over T = max(end) - min(submit) and N machine units:
   load (equal to the utilization for jobs without a BSP model);
 - unused capacity (eq. 4.2) = integral of max(0, f(t) - q(t)) dt / (T N), f free units and
   q units requested by waiting jobs (integrated by the engine);
-- lost capacity (eq. 4.3) = 1 - utilized - unused.
+- lost capacity (eq. 4.3) = 1 - utilized - unused - failed.
+
+On machines that fail (`simcore.failures`), failed capacity = integral of the units out of
+service dt / (T N); units out of service are not free (f excludes them); utilized counts
+the work of every run, including runs a failure cut short (requested units x the time they
+ran), and goodput only the work of the jobs that completed. Without failures, failed = 0
+and goodput = utilized.
 """
 
 from __future__ import annotations
@@ -94,8 +100,20 @@ RUN_METRICS = (
            "scheduler carried, in the units of the offered load"),
     Column("unused", float, "fraction", "capacity unused, eq. 4.2: integral of max(0, free "
            "units - units requested by waiting jobs) dt / (T x N)"),
-    Column("lost", float, "fraction", "capacity lost, eq. 4.3: 1 - utilized - unused (units "
-           "idle while jobs wait, added by rounding or growth, held during start delays)"),
+    Column("lost", float, "fraction", "capacity lost, eq. 4.3: 1 - utilized - unused - failed "
+           "(units idle while jobs wait, added by rounding or growth, held during start "
+           "delays)"),
+    Column("failed", float, "fraction", "capacity out of service: integral of the units "
+           "failed and not yet repaired dt / (T x N) (0 on machines that never fail)"),
+    Column("goodput", float, "fraction", "work of the jobs that completed, sum(s_j x run_j) / "
+           "(T x N): utilization without the work of runs a failure cut short"),
+    Column("failures", int, "count", "failure events (a failure domain going out of service)"),
+    Column("runs_cut_short", int, "count", "runs a failure cut short (the job requeued or "
+           "killed)"),
+    Column("killed_jobs", int, "jobs", "jobs killed by a failure (on_failure: kill); they "
+           "never complete"),
+    Column("refused_jobs", int, "jobs", "jobs the machine refused (sizes its placement menu "
+           "does not list, unlisted: refuse), left out of the run"),
     Column("mean_wait_s", float, "s", "mean of start - submit"),
     Column("median_wait_s", float, "s", "median wait"),
     Column("p95_wait_s", float, "s", "95th percentile of the wait"),
@@ -156,6 +174,10 @@ JOB_COLUMNS = (
     Column("shape_b", int, "units", "second side of the shape"),
     Column("shape_c", int, "units", "third side of the shape"),
     Column("torus", bool, None, "wired machines: the job wants a torus"),
+    Column("failures_hit", int, "count", "machines that fail: runs of the job a failure cut "
+           "short (null elsewhere)"),
+    Column("killed", bool, None, "machines that fail: the job was killed by a failure and "
+           "its end is the failure's time (null elsewhere)"),
     Column("nodes", list, None, "curve allocators: the job's processors, x + X*y + X*Y*z, "
            "in the order of the machine's ordering"),
     *LOCALITY,
@@ -174,16 +196,23 @@ def span_s(submit_s: np.ndarray, end_s: np.ndarray) -> float:
 
 
 def capacity(busy: np.ndarray, submit_s: np.ndarray, end_s: np.ndarray, units: int,
-             unused_area: float) -> tuple[float, float, float]:
-    """(utilized, unused, lost) fractions of the capacity T x N (NaN when T = 0), `busy`
-    the unit-seconds each job uses (s_j x run_j, or its BSP busy time)."""
+             unused_area: float, cut_short_work: float = 0.0, failed_area: float = 0.0
+             ) -> tuple[float, float, float, float, float]:
+    """(utilized, unused, lost, failed, goodput) fractions of the capacity T x N (NaN when
+    T = 0). `busy` is the unit-seconds of each job's completed run (s_j x run_j, or its BSP
+    busy time; 0 for a job a failure killed), `cut_short_work` the unit-seconds of runs
+    failures cut short (utilized, not goodput), `failed_area` the unit-seconds out of
+    service."""
     span = span_s(submit_s, end_s)
     if span <= 0:
-        return float("nan"), float("nan"), float("nan")
-    utilized = float(busy.sum()) / (span * units)
+        return (float("nan"),) * 5
+    useful = float(busy.sum()) / (span * units)
+    utilized = useful + cut_short_work / (span * units)
     unused = unused_area / (span * units)
-    lost = 1.0 - utilized - unused
-    return utilized, unused, 0.0 if abs(lost) < 1e-12 else lost  # not -1e-16 by rounding
+    failed = failed_area / (span * units)
+    lost = 1.0 - utilized - unused - failed
+    return (utilized, unused, 0.0 if abs(lost) < 1e-12 else lost,  # not -1e-16 by rounding
+            failed, useful)
 
 
 def summarize(values: np.ndarray, name: str) -> dict[str, float]:

@@ -12,8 +12,8 @@ each experiment, the figures its data supports:
 - migrations-vs-load: migrations attempted, successful and the always-migrate maximum
   (log scale) against the load axis, and the mean time between migrations (migration
   data only);
-- capacity: stacked horizontal bars of capacity utilized, unused and lost, one panel per
-  load value (at most MAX_LOADS, evenly spaced);
+- capacity: stacked horizontal bars of capacity utilized, unused, lost and failed, one panel
+  per load value (at most MAX_LOADS, evenly spaced);
 - response-vs-load: mean and median response time and bounded slowdown against the load
   axis (log scales), a row of panels per workload (Frachtenberg et al.'s Figure 7).
 
@@ -74,7 +74,7 @@ _AXIS_SHORT = {"offered_load": "load", "runtime_scale": "c"}
 _UTILIZATION = "utilization (fraction of capacity)"
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
 _CAPACITY = (("utilized_mean", "utilized", "#4c72b0"), ("unused_mean", "unused", "#c7c7c7"),
-             ("lost_mean", "lost", "#dd8452"))
+             ("lost_mean", "lost", "#dd8452"), ("failed_mean", "failed", "#c44e52"))
 _RESPONSE = (("mean_response_s_mean", "mean response (h)", 3600.0),
              ("mean_bsld_mean", "mean bounded slowdown", 1.0),
              ("median_response_s_mean", "median response (h)", 3600.0),
@@ -390,8 +390,8 @@ def _pick(values: Sequence[float], limit: int = MAX_LOADS) -> list[float]:
 
 
 def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
-    """Capacity utilized, unused and lost per series: a row of panels per workload (and
-    p_fat), one panel per load value."""
+    """Capacity utilized, unused, lost and failed per series: a row of panels per workload
+    (and p_fat), one panel per load value."""
     rows = rows.filter(pl.all_horizontal(pl.col(c).is_not_null() for c, _, _ in _CAPACITY))
     if not rows.height:
         return None
@@ -430,7 +430,7 @@ def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
                 ax.set_xlabel("fraction of capacity")
     _legend(fig, [Patch(color=color) for _, _, color in _CAPACITY],
             [label for _, label, _ in _CAPACITY])
-    _title(fig, f"Capacity utilized, unused and lost — experiment {experiment}")
+    _title(fig, f"Capacity utilized, unused, lost and failed — experiment {experiment}")
     return fig
 
 

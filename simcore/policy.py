@@ -85,6 +85,7 @@ class Scheduler:
 
 _PHASED = "simcore.schedulers.phased"
 _TIMESHARE = "simcore.timeshare.engine"
+_TIMESHARED = frozenset({"counts", "steady"})  # any units; its engine has no failures
 SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
     Scheduler("fcfs", "first come, first served; on tori and meshes Krevat's "
               "largest-free-partition placement, growing a blocked head minimally",
@@ -105,7 +106,7 @@ SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
     Scheduler("conservative", "conservative backfilling: every job gets the earliest "
               "reservation that delays no earlier one; early completions compress the plan",
               "simcore.schedulers.conservative", (START_DELAY, ESTIMATES),
-              needs=frozenset({"counts"})),
+              needs=frozenset({"counts", "steady"})),
     Scheduler("cplant", "Cplant's queue order (Leung et al.): ascending requested "
               "units, then requested time, then arrival; jobs start from the front while "
               "they fit (FCFS placement)", _PHASED, (START_DELAY, ESTIMATES),
@@ -117,17 +118,17 @@ SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
               phases=frozenset({"cplant-order", "backfill"})),
     Scheduler("gang", "gang scheduling: an Ousterhout matrix of mpl rows; each row's jobs "
               "run alone in its time slice, with a global context switch between slices",
-              _TIMESHARE, (MPL, QUEUE, ESTIMATES, TIME_SLICE), needs=frozenset({"counts"}),
+              _TIMESHARE, (MPL, QUEUE, ESTIMATES, TIME_SLICE), needs=_TIMESHARED,
               engine=f"{_TIMESHARE}:simulate"),
     Scheduler("spin-block", "implicit coscheduling: each processor time-shares its "
               "processes itself; a waiting process spins T_spin, then blocks",
-              _TIMESHARE, (MPL, QUEUE, ESTIMATES, SPIN), needs=frozenset({"counts"}),
+              _TIMESHARE, (MPL, QUEUE, ESTIMATES, SPIN), needs=_TIMESHARED,
               engine=f"{_TIMESHARE}:simulate"),
     Scheduler("fcs", "Flexible CoScheduling: processes classified CS (gang-scheduled), F "
               "(served first in their slot, else spin-block) or DC (fill the gaps) from "
               "their measured granularity", _TIMESHARE,
               (MPL, QUEUE, ESTIMATES, TIME_SLICE, SPIN, F_PRIORITY),
-              needs=frozenset({"counts"}), engine=f"{_TIMESHARE}:simulate"),
+              needs=_TIMESHARED, engine=f"{_TIMESHARE}:simulate"),
 )}
 
 

@@ -104,11 +104,14 @@ TABLE_DEFINITIONS = {t.name: t for t in (
                         "mean_time_between_migrations_s", "mean", "time between"),
               MAX_SUCCESSFUL,
               Statistic("utilization_mean", "utilization", "mean", "utilization"))),
-    Table("capacity", "Capacity utilized, unused and lost (Krevat eqs. 4.1-4.3) as fractions "
-          "of the machine's capacity over the run, means over replications.", (
+    Table("capacity", "Capacity utilized, unused and lost (Krevat eqs. 4.1-4.3) and out of "
+          "service (failed units) as fractions of the machine's capacity over the run, with "
+          "goodput (the work of the jobs that completed), means over replications.", (
               Statistic("utilized_mean", "utilization", "mean", "utilized"),
               Statistic("unused_mean", "unused", "mean", "unused"),
-              Statistic("lost_mean", "lost", "mean", "lost"))),
+              Statistic("lost_mean", "lost", "mean", "lost"),
+              Statistic("failed_mean", "failed", "mean", "failed"),
+              Statistic("goodput_mean", "goodput", "mean", "goodput"))),
     Table("wait_slowdown", "Mean job wait and bounded slowdown over replications, with mean "
           "utilization.", (
               Statistic("mean_wait_s_mean", "mean_wait_s", "mean", "mean wait"),

@@ -285,5 +285,5 @@ def test_capacity_identity_has_no_negative_rounding_residue():
 
     size, run, submit, end = (np.array([3]), np.array([0.1]), np.array([0.0]),
                               np.array([0.3]))
-    utilized, unused, lost = capacity(size * run, submit, end, 7, 7 * 0.3 - 3 * 0.1)
+    utilized, unused, lost, _, _ = capacity(size * run, submit, end, 7, 7 * 0.3 - 3 * 0.1)
     assert lost == 0.0 and abs(utilized + unused - 1.0) < 1e-15

@@ -60,6 +60,7 @@ def _krevat_row(machine: str, policy: str, ci: int, seed: int) -> dict[str, obje
         "offered_load_actual": 0.5 * (1.0, 1.2)[ci] + 0.001 * seed,
         "utilization": util, "unused": unused, "lost": 1.0 - util - unused,
         "accepted_load": util,  # jobs without a BSP model: the utilization
+        "failed": 0.0, "goodput": util,
         "mean_wait_s": 3600.0 * (1 + pi + ci) * seed, "mean_bsld": 2.0 + pi + ci + seed,
         "migrations_attempted": (5 + seed + 20 * (fn_tor == 0.0)) if migrating else 0,
         "migrations_successful": successful if migrating else 0,
@@ -77,7 +78,9 @@ def _aridor_row(machine: str, ol: float, p_fat: float, p_torus: float,
         "processors_per_unit": 4, "runtime_scale": 1.0, "offered_load": ol, "p_fat": p_fat,
         "p_torus": p_torus, "start_delay_s": 0.0, "reservation": True, "max_growth": 0,
         "estimates": "requested", "offered_load_actual": ol + 0.0078125 * (seed - 2),
-        "utilization": util, "unused": 0.125, "lost": 0.875 - util, "accepted_load": util,
+        "utilization": util, "unused": 0.125, "lost": 0.875 - util - 0.0625 * (seed == 3),
+        "failed": 0.0625 * (seed == 3), "goodput": util - 0.0625 * (seed == 3),
+        "accepted_load": util,
         "mean_wait_s": 0.0, "mean_bsld": 1.0 + 0.5 * seed,  # no job waits
         "migrations_attempted": 0, "migrations_successful": 0,
         "mean_time_between_migrations_s": math.nan,
@@ -205,6 +208,14 @@ def test_capacity_and_wait_slowdown(tables: dict[str, pl.DataFrame]) -> None:
     cap = _one(tables["capacity"], experiment="krevat", machine="flat", runtime_scale=1.0)
     assert (cap["n"], cap["utilized_mean"], cap["unused_mean"]) == (3, 0.5, 0.25)
     assert cap["lost_mean"] == 0.25
+    assert (cap["failed_mean"], cap["goodput_mean"]) == (0.0, 0.5)
+    aridor = _one(tables["capacity"], experiment="aridor", machine="torus-links",
+                  offered_load=0.6, p_fat=0.0, p_torus=1.0)
+    # seed 3's run lost 1/16 of the capacity to failed units, and that much goodput
+    assert aridor["failed_mean"] == pytest.approx(0.0625 / 3)
+    assert aridor["utilized_mean"] + aridor["unused_mean"] + aridor["lost_mean"] + \
+        aridor["failed_mean"] == pytest.approx(1.0)
+    assert aridor["goodput_mean"] == pytest.approx(aridor["utilized_mean"] - 0.0625 / 3)
     wait = _one(tables["wait_slowdown"], experiment="krevat", machine="torus",
                 policy="migration", runtime_scale=1.2)
     # wait = 3600 (1 + 1 + 1) seed: mean 21600, std 10800; bsld = 4 + seed

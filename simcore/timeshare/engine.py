@@ -488,6 +488,7 @@ def simulate(jobs: Jobs, machine: MachineSpec, policy: PolicySpec, seed: int) ->
         "jobs": len(jobs),
         **schedule_metrics(jobs, out.start_s, out.end_s, machine.units,
                            float(state.acc[UNUSED_AREA])),
+        "failures": 0, "runs_cut_short": 0, "killed_jobs": 0, "refused_jobs": 0,
         "rounded_jobs": 0, "grown_jobs": 0, "migrations_attempted": 0,
         "migrations_successful": 0, "mean_time_between_migrations_s": float("nan"),
         "decisions": int(state.ctr[DECISIONS]), "blocked_no_box": 0, "blocked_links": 0,
