@@ -12,9 +12,11 @@ each experiment, the figures its data supports:
 - migrations-vs-load: migrations attempted, successful and the always-migrate maximum
   (log scale) against the load axis, and the mean time between migrations (migration
   data only);
-- capacity: stacked horizontal bars of capacity utilized, unused and lost, one panel per
-  load value (at most MAX_LOADS, evenly spaced);
-- response-vs-load (Chu 1995): mean response time with 90% CI bars against the offered
+- capacity: stacked horizontal bars of capacity utilized, unused, lost and failed, one panel
+  per load value (at most MAX_LOADS, evenly spaced);
+- response-vs-load: mean and median response time and bounded slowdown against the load
+  axis (log scales), a row of panels per workload (Frachtenberg et al.'s Figure 7);
+- response-ci-vs-load (Chu 1995): mean response time with 90% CI bars against the offered
   load, hollow markers where the half-width misses Chu's 5% accuracy;
 - response-vs-queues: Multiple Queues' mean response time against the number of queues,
   one curve per machine (allocator) and MQ variant, a panel per workload and load.
@@ -54,7 +56,8 @@ from simcore.store import read_verified
 from simcore.tables import CONFIG_KEYS
 
 FIGURES = ("utilization-vs-load", "wait-vs-utilization", "bsld-vs-utilization",
-           "migrations-vs-load", "capacity", "response-vs-load", "response-vs-queues")
+           "migrations-vs-load", "capacity", "response-vs-load", "response-ci-vs-load",
+           "response-vs-queues")
 MAX_LOADS = 6
 DPI = 150
 STYLE = {
@@ -76,7 +79,11 @@ _AXIS_SHORT = {"offered_load": "load", "runtime_scale": "c"}
 _UTILIZATION = "utilization (fraction of capacity)"
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
 _CAPACITY = (("utilized_mean", "utilized", "#4c72b0"), ("unused_mean", "unused", "#c7c7c7"),
-             ("lost_mean", "lost", "#dd8452"))
+             ("lost_mean", "lost", "#dd8452"), ("failed_mean", "failed", "#c44e52"))
+_RESPONSE = (("mean_response_s_mean", "mean response (h)", 3600.0),
+             ("mean_bsld_mean", "mean bounded slowdown", 1.0),
+             ("median_response_s_mean", "median response (h)", 3600.0),
+             ("median_bsld_mean", "median bounded slowdown", 1.0))
 _METRICS = (("migrations_attempted_mean", "attempted", "-", "o"),
             ("migrations_successful_mean", "successful", "--", "s"),
             ("max_successful_mean", "max successful (always migrate)", ":", "^"))
@@ -388,8 +395,8 @@ def _pick(values: Sequence[float], limit: int = MAX_LOADS) -> list[float]:
 
 
 def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
-    """Capacity utilized, unused and lost per series: a row of panels per workload (and
-    p_fat), one panel per load value."""
+    """Capacity utilized, unused, lost and failed per series: a row of panels per workload
+    (and p_fat), one panel per load value."""
     rows = rows.filter(pl.all_horizontal(pl.col(c).is_not_null() for c, _, _ in _CAPACITY))
     if not rows.height:
         return None
@@ -428,16 +435,53 @@ def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
                 ax.set_xlabel("fraction of capacity")
     _legend(fig, [Patch(color=color) for _, _, color in _CAPACITY],
             [label for _, label, _ in _CAPACITY])
-    _title(fig, f"Capacity utilized, unused and lost — experiment {experiment}")
+    _title(fig, f"Capacity utilized, unused, lost and failed — experiment {experiment}")
     return fig
 
 
-_RESPONSE = "mean response time (s)"
+def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
+    """Mean and median response time and bounded slowdown (log scales) against the load
+    axis, a column per metric and a row per panel: Frachtenberg et al.'s Figure 7.
+    Metrics without data (a store from before they were recorded) are left out, and so is
+    the figure for an experiment at a single load."""
+    metrics = [m for m in _RESPONSE if rows.filter(pl.col(m[0]) > 0).height]
+    axis = _load_axis(rows)
+    if not metrics or rows[axis].n_unique() < 2:
+        return None
+    panels = _panels(rows)
+    keys = _series(rows, [axis, "workload"])
+    styles = _styles(keys)
+    fig = _new(3.6 * len(metrics), 3.2 * len(panels))
+    grid = fig.subplots(len(panels), len(metrics), squeeze=False)
+    drawn: dict[int, Line2D] = {}
+    for r, (title, panel) in enumerate(panels):
+        for c, (column, label, scale) in enumerate(metrics):
+            ax = grid[r][c]
+            for i, key in enumerate(keys):
+                part = panel.filter(_matches(key) & (pl.col(column) > 0)).sort(axis)
+                if part.height:
+                    ax.plot(part[axis].to_list(), (part[column] / scale).to_list(),
+                            markersize=4, **styles[i])
+                    drawn[i] = Line2D([], [], markersize=5, **styles[i])
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(_LogLabels(minor=False))
+            ax.yaxis.set_minor_formatter(_LogLabels(minor=True))
+            ax.set_title(title)
+            ax.set_ylabel(label)
+            ax.set_xlabel(_AXIS_LABELS[axis])
+    order = sorted(drawn)
+    _legend(fig, [drawn[i] for i in order], [_label(keys[i]) for i in order])
+    _title(fig, f"Response and bounded slowdown vs {_AXIS_NAMES[axis]} — experiment "
+                f"{experiment}", "(means over runs; no error bars)")
+    return fig
+
+
+_RESPONSE_LABEL = "mean response time (s)"
 #: MQ's parameters besides Q, which split its curves where they vary.
 _MQ_VARIANTS = ("scan", "criterion", "blocking", "wtl")
 
 
-def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
+def response_ci_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     """Mean response time (90% CI bars) against the offered load; a hollow marker where
     the half-width is above Chu's target."""
     rows = rows.filter(pl.col("mean_response_s_mean").is_not_null()
@@ -462,7 +506,7 @@ def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     for ax in axes:
         ax.set_xlabel(_AXIS_LABELS[axis])
         ax.set_ylim(bottom=0)
-    axes[0].set_ylabel(_RESPONSE)
+    axes[0].set_ylabel(_RESPONSE_LABEL)
     _title(fig, f"Mean response time vs offered load — experiment {experiment}",
            "(bars: 90% confidence; hollow: half-width above 5% of the mean)")
     return fig
@@ -496,7 +540,7 @@ def response_vs_queues(experiment: str, rows: pl.DataFrame) -> Figure | None:
         ax.minorticks_off()
         ax.set_xlabel("queues Q (log scale)")
         ax.set_ylim(bottom=0)
-    axes[0].set_ylabel(_RESPONSE)
+    axes[0].set_ylabel(_RESPONSE_LABEL)
     order = sorted(drawn)
     _legend(fig, [drawn[i] for i in order],
             [", ".join([keys[i]["machine"], *(_value(c, v) for c, v in keys[i].items()
@@ -511,7 +555,8 @@ _SOURCES: dict[str, tuple[str, Callable[[str, pl.DataFrame], Figure | None]]] = 
     "bsld-vs-utilization": ("wait_slowdown", bsld_vs_utilization),
     "migrations-vs-load": ("migrations", migrations_vs_load),
     "capacity": ("capacity", capacity),
-    "response-vs-load": ("response", response_vs_load),
+    "response-vs-load": ("wait_slowdown", response_vs_load),
+    "response-ci-vs-load": ("response", response_ci_vs_load),
     "response-vs-queues": ("response", response_vs_queues),
 }
 

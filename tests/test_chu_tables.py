@@ -63,7 +63,7 @@ def test_chu_figures(tmp_path: Path) -> None:
     write_tables(build(tmp_path / "results"), tmp_path / "tables")
     paths = write_figures(tmp_path / "tables", tmp_path / "figures")
     names = [f"{p.parent.name}/{p.name}" for p in paths]
-    assert [n for n in names if n.startswith("chu/response")] == [
-        f"chu/{f}.{e}" for f in ("response-vs-load", "response-vs-queues")
+    assert [n for n in names if n.startswith("chu/response-")] == [
+        f"chu/{f}.{e}" for f in ("response-vs-load", "response-ci-vs-load", "response-vs-queues")
         for e in ("png", "svg")]
     assert all(p.stat().st_size > 1000 for p in paths)
