@@ -3,6 +3,13 @@
 Simulation time is the kernel's wall time alone (the best of `repeat` runs), apart from
 start-up (imports and numba compilation, reported once as `warmup_s`) and trace parsing
 (`parse_s`). Nothing here is asserted: the numbers are for notes and regressions.
+
+`bench_mesh` times Chu's 2D-mesh allocators: one 50,000-job replication of BL with
+Multiple Queues on 32 x 32 (Chu's setting, load 0.7), and each allocator's time per
+allocation, replayed on the occupancies of a recorded run (`simcore.machines.probe`): on
+meshes of several sides (Chu's decreasing sizes, load 0.6, Scan All), and on 32 x 32 by
+the number of running jobs N_A (small jobs, sides 1..8, so that many run at once). They
+show the complexity tiers: O(N) strategies grow with the mesh, busy-list ones with N_A.
 """
 
 from __future__ import annotations
@@ -127,3 +134,56 @@ def bench_partitions(occupancies: int, fill: float = 0.5, seed: int = 1) -> list
         if len({tuple(a) for a in answers.values()}) != 1:
             raise SimcoreError(f"largest free partition methods disagree on {dims}: {answers}")
     return rows
+
+
+MESH_SIDES = (16, 32, 64)
+MESH_JOBS = 2000
+#: N_A buckets of the per-allocation times: [lo, hi) running jobs.
+RUNNING_BUCKETS = ((0, 4), (4, 8), (8, 16), (16, 32), (32, 64), (64, 1 << 30))
+
+
+def bench_mesh(repeat: int = 3, sides: tuple[int, ...] = MESH_SIDES, jobs: int = MESH_JOBS,
+               calls: int = 10) -> dict[str, object]:
+    """The BL + MQ replication and the time per allocation of every 2D-mesh allocator."""
+    from simcore.machines.probe import replay
+    from simcore.machines.registry import ALLOCATORS
+    from simcore.machines.spec import MachineSpec
+    from simcore.simulate import simulate
+    from simcore.workload.synthetic import SyntheticSpec, synthesize
+    from simcore.workload.transforms import WorkloadSpec, prepare
+
+    def workload(distribution: str, side: int, n: int, load: float, machine: MachineSpec):
+        spec = SyntheticSpec.create("chu", {"distribution": distribution, "jobs": n,
+                                            "side": side})
+        return prepare(synthesize(spec, 1), WorkloadSpec(offered_load=load,
+                                                         warmup_jobs=min(1000, n // 10)),
+                       machine)
+
+    machine = MachineSpec.parse("mesh:32x32", "bl")
+    big = workload("uniform", 32, 50_000, 0.7, machine)
+    simulate(big, machine, "mq")  # compiled outside the timing
+    best = min(simulate(big, machine, "mq").timing["simulate_s"] for _ in range(repeat))
+    rows = []
+    for name, row in ALLOCATORS.items():
+        if "submeshes" not in row.capabilities:
+            continue
+        for side in sides:
+            machine = MachineSpec.parse(f"mesh:{side}x{side}", name)
+            sample = workload("decreasing", side, jobs, 0.6, machine)
+            result = simulate(sample, machine, "scan-all", record_placements=True)
+            timed = replay(sample, machine, result, repeat=calls)
+            entry = {"allocator": name, "side": side, "allocations": int(timed.seconds.size),
+                     "mean_running": float(timed.running.mean()),
+                     "us_per_allocation": float(timed.seconds.mean() * 1e6)}
+            if side == 32:  # small jobs (sides 1..8): many running at once
+                small = workload("uniform", 8, jobs, 0.6, machine)
+                timed = replay(small, machine, simulate(small, machine, "scan-all",
+                                                        record_placements=True), repeat=calls)
+                entry["us_by_running"] = {
+                    f"{lo}-{hi - 1}" if hi < 1 << 30 else f"{lo}+":
+                    float(timed.seconds[(timed.running >= lo) & (timed.running < hi)].mean()
+                          * 1e6)
+                    for lo, hi in RUNNING_BUCKETS
+                    if ((timed.running >= lo) & (timed.running < hi)).sum() >= 20}
+            rows.append(entry)
+    return {"bl_mq_50k_s": best, "bl_mq_50k_jobs": len(big), "allocators": rows}

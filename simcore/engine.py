@@ -37,6 +37,7 @@ from simcore.state import (
     FAILED_AREA,
     FREE_UNITS,
     N_ACTIVE,
+    NOW,
     OUTAGE_HORIZON,
     OUTAGE_POS,
     QLEN,
@@ -103,6 +104,7 @@ def run_events(policy, m, st, jobs, budget):
             acc[FAILED_AREA] += ctr[DOWN_UNITS] * dt
             integrate(m, st, dt)
         t_prev = t
+        acc[NOW] = t
         finish_jobs(st, t)
         apply_outages(st, jobs, t)
         while arrived < n and submit[arrived] == t:

@@ -26,7 +26,9 @@ class Jobs:
     `oversize_jobs` counts the jobs of the source that were larger than the machine and
     were dropped or clamped while preparing (see `WorkloadSpec.oversize`). `bsp`, when
     the workload has one, is each job's BSP model for time-sharing schedulers
-    (`simcore.timeshare.bsp`).
+    (`simcore.timeshare.bsp`). The first `warmup_jobs` jobs are simulated but left out of
+    the job statistics (a warm-up). On 2D meshes with submesh allocators `shape` is
+    (w, h, 1).
     """
 
     job_id: np.ndarray
@@ -38,6 +40,7 @@ class Jobs:
     torus: np.ndarray | None = None
     requested_units: np.ndarray | None = None
     oversize_jobs: int = 0
+    warmup_jobs: int = 0
     bsp: BSPJobs | None = None
 
     def __post_init__(self) -> None:
@@ -53,6 +56,9 @@ class Jobs:
             raise SpecError(f"jobs.requested_units: expected {n} values")
         if n == 0:
             raise SpecError("jobs: empty workload; expected at least one job")
+        if not 0 <= self.warmup_jobs < n:
+            raise SpecError(f"warmup_jobs={self.warmup_jobs} with {n} jobs; expected fewer "
+                            "warm-up jobs than jobs, so that some are measured")
         bad = np.flatnonzero(~np.isfinite(self.submit_s) | ~np.isfinite(self.run_s)
                              | (self.run_s < 0) | (self.size < 1))
         if bad.size:
@@ -71,7 +77,8 @@ class Jobs:
 
     @classmethod
     def create(cls, job_id, submit_s, run_s, requested_s, size, *, shape=None, torus=None,
-               requested_units=None, oversize_jobs: int = 0, bsp=None) -> Jobs:
+               requested_units=None, oversize_jobs: int = 0, bsp=None,
+               warmup_jobs: int = 0) -> Jobs:
         """Jobs from arrays in any order (sorted here by submit time, then job id)."""
         job_id = np.asarray(job_id, dtype=np.int64)
         submit_s = np.asarray(submit_s, dtype=np.float64)
@@ -86,7 +93,7 @@ class Jobs:
             job_id[order], submit_s[order], pick(run_s, np.float64),
             pick(requested_s, np.float64), pick(size, np.int64), pick(shape, np.int64),
             pick(torus, np.bool_), pick(requested_units, np.int64), oversize_jobs,
-            None if bsp is None else bsp.take(order),
+            warmup_jobs, None if bsp is None else bsp.take(order),
         )
 
     @classmethod
@@ -113,7 +120,8 @@ class Jobs:
 
         return Jobs(self.job_id[keep], self.submit_s[keep], self.run_s[keep],
                     self.requested_s[keep], self.size[keep], pick(self.shape),
-                    pick(self.torus), pick(self.requested_units), self.oversize_jobs)
+                    pick(self.torus), pick(self.requested_units), self.oversize_jobs,
+                    warmup_jobs=int(keep[: self.warmup_jobs].sum()))  # the warm-up kept
 
     def __len__(self) -> int:
         return int(self.job_id.shape[0])

@@ -21,6 +21,16 @@ service dt / (T N); units out of service are not free (f excludes them); utilize
 the work of every run, including runs a failure cut short (requested units x the time they
 ran), and goodput only the work of the jobs that completed. Without failures, failed = 0
 and goodput = utilized.
+
+With a warm-up (`WorkloadSpec.warmup_jobs` = k), the job statistics (wait, response,
+bounded slowdown) cover the measured jobs k+1..n only. Chu's statistics (1995) are over
+the measurement window [arrival of job k+1, last arrival], while jobs keep arriving:
+- busy fraction (his utilization, Def. 3.2 averaged over time) = integral of the units
+  held by running jobs / (N x window), units added by rounding included;
+- mean queue length = integral of the number of waiting jobs / window;
+and the mean and standard deviation of response times, also per quarter of the machine
+by requested size (1..N/4, N/4+1..N/2, N/2+1..3N/4, 3N/4+1..N units; Chu's 1-256, ...,
+769-1024 on 32 x 32).
 """
 
 from __future__ import annotations
@@ -114,7 +124,8 @@ RUN_METRICS = (
            "never complete"),
     Column("refused_jobs", int, "jobs", "jobs the machine refused (sizes its placement menu "
            "does not list, unlisted: refuse), left out of the run"),
-    Column("mean_wait_s", float, "s", "mean of start - submit"),
+    Column("mean_wait_s", float, "s", "mean of start - submit (of the measured jobs, as "
+           "every job statistic: all but the warm-up)"),
     Column("median_wait_s", float, "s", "median wait"),
     Column("p95_wait_s", float, "s", "95th percentile of the wait"),
     Column("mean_bsld", float, "ratio", "mean bounded slowdown, max(response, 10 s) / "
@@ -124,6 +135,14 @@ RUN_METRICS = (
     Column("mean_response_s", float, "s", "mean of end - submit"),
     Column("median_response_s", float, "s", "median response"),
     Column("p95_response_s", float, "s", "95th percentile of the response"),
+    Column("sd_response_s", float, "s", "standard deviation of end - submit (n - 1)"),
+    Column("measured_jobs", int, "jobs", "jobs in the job statistics: all but the warm-up"),
+    Column("busy_fraction", float, "fraction", "Chu's utilization: units held by running "
+           "jobs / N, averaged over the window from the first measured arrival to the last"),
+    Column("mean_queue_length", float, "jobs", "waiting jobs averaged over that window"),
+    *(Column(f"{stat}_response_s_q{q}", float, "s", f"{what} of the response of measured jobs "
+             f"requesting {q - 1}N/4 < units <= {q}N/4") for q in range(1, 5)
+      for stat, what in (("mean", "mean"), ("sd", "standard deviation"))),
     Column("makespan_s", float, "s", "T = max(end) - min(submit), the span capacity is "
            "measured over"),
     Column("rounded_jobs", int, "jobs", "jobs whose size no partition has, rounded up at "
@@ -227,3 +246,31 @@ def summarize(values: np.ndarray, name: str) -> dict[str, float]:
 def mean_interval(times: np.ndarray) -> float:
     """Mean time between consecutive events (NaN for fewer than two)."""
     return float(np.diff(times).mean()) if times.size > 1 else float("nan")
+
+
+def sd(values: np.ndarray) -> float:
+    """Sample standard deviation (n - 1); NaN below two values."""
+    return float(values.std(ddof=1)) if values.size > 1 else float("nan")
+
+
+def chu_statistics(submit_s: np.ndarray, sched_s: np.ndarray, end_s: np.ndarray,
+                   request: np.ndarray, alloc: np.ndarray, units: int,
+                   warmup: int) -> dict[str, float]:
+    """Chu's run statistics (see the module docstring): response SD, busy fraction and mean
+    queue length over the measurement window, response mean and SD per size quarter."""
+    response = (end_s - submit_s)[warmup:]
+    begin, finish = submit_s[warmup], submit_s.max()
+    window = finish - begin
+    out = {"sd_response_s": sd(response), "measured_jobs": int(response.size),
+           "busy_fraction": float("nan"), "mean_queue_length": float("nan")}
+    if window > 0:
+        held = np.clip(np.minimum(end_s, finish) - np.maximum(sched_s, begin), 0.0, None)
+        waiting = np.clip(np.minimum(sched_s, finish) - np.maximum(submit_s, begin), 0.0, None)
+        out["busy_fraction"] = float((alloc * held).sum()) / (units * window)
+        out["mean_queue_length"] = float(waiting.sum()) / window
+    quarter = np.clip(-(-4 * request[warmup:] // units), 1, 4)
+    for q in range(1, 5):
+        part = response[quarter == q]
+        out[f"mean_response_s_q{q}"] = float(part.mean()) if part.size else float("nan")
+        out[f"sd_response_s_q{q}"] = sd(part)
+    return out

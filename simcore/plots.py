@@ -15,7 +15,11 @@ each experiment, the figures its data supports:
 - capacity: stacked horizontal bars of capacity utilized, unused, lost and failed, one panel
   per load value (at most MAX_LOADS, evenly spaced);
 - response-vs-load: mean and median response time and bounded slowdown against the load
-  axis (log scales), a row of panels per workload (Frachtenberg et al.'s Figure 7).
+  axis (log scales), a row of panels per workload (Frachtenberg et al.'s Figure 7);
+- response-ci-vs-load (Chu 1995): mean response time with 90% CI bars against the offered
+  load, hollow markers where the half-width misses Chu's 5% accuracy;
+- response-vs-queues: Multiple Queues' mean response time against the number of queues,
+  one curve per machine (allocator) and MQ variant, a panel per workload and load.
 
 A curve (or bar) is one machine x policy (its colour), split further by every other
 configuration column that varies within one machine x policy (e.g. p_torus: line style
@@ -52,7 +56,8 @@ from simcore.store import read_verified
 from simcore.tables import CONFIG_KEYS
 
 FIGURES = ("utilization-vs-load", "wait-vs-utilization", "bsld-vs-utilization",
-           "migrations-vs-load", "capacity", "response-vs-load")
+           "migrations-vs-load", "capacity", "response-vs-load", "response-ci-vs-load",
+           "response-vs-queues")
 MAX_LOADS = 6
 DPI = 150
 STYLE = {
@@ -471,6 +476,79 @@ def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     return fig
 
 
+_RESPONSE_LABEL = "mean response time (s)"
+#: MQ's parameters besides Q, which split its curves where they vary.
+_MQ_VARIANTS = ("scan", "criterion", "blocking", "wtl")
+
+
+def response_ci_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
+    """Mean response time (90% CI bars) against the offered load; a hollow marker where
+    the half-width is above Chu's target."""
+    rows = rows.filter(pl.col("mean_response_s_mean").is_not_null()
+                       & pl.col("offered_load").is_not_null())
+    if rows["offered_load"].n_unique() < 2:
+        return None
+    axis = "offered_load"
+    panels = _panels(rows)
+    keys = _series(rows, [axis, "workload"])
+    fig, axes = _figure(len(panels), 4.4, 3.4)
+
+    def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object], index: int) -> None:
+        ax.errorbar(part[axis].to_list(), part["mean_response_s_mean"].to_list(),
+                    yerr=part["mean_response_s_ci90"].fill_null(0.0).to_list(), capsize=2,
+                    markersize=4, **style)
+        missed = part.filter(~pl.col("meets_target").fill_null(False))
+        ax.plot(missed[axis].to_list(), missed["mean_response_s_mean"].to_list(),
+                linestyle="none", marker=style["marker"], markersize=7,
+                markerfacecolor="white", markeredgecolor=style["color"])
+
+    _draw_lines(fig, axes, panels, keys, axis, plot)
+    for ax in axes:
+        ax.set_xlabel(_AXIS_LABELS[axis])
+        ax.set_ylim(bottom=0)
+    axes[0].set_ylabel(_RESPONSE_LABEL)
+    _title(fig, f"Mean response time vs offered load — experiment {experiment}",
+           "(bars: 90% confidence; hollow: half-width above 5% of the mean)")
+    return fig
+
+
+def response_vs_queues(experiment: str, rows: pl.DataFrame) -> Figure | None:
+    """Multiple Queues: mean response time against the number of queues Q."""
+    rows = rows.filter((pl.col("scheduler") == "mq")
+                       & pl.col("mean_response_s_mean").is_not_null())
+    if rows["queues"].n_unique() < 2:
+        return None
+    panels = _panels(rows, ["offered_load"])
+    columns = ["machine", *_varying(rows, _MQ_VARIANTS)]
+    keys = list(rows.select(columns).unique().sort(columns).iter_rows(named=True))
+    fig, axes = _figure(len(panels), 4.4, 3.4)
+    drawn: dict[int, Line2D] = {}
+    styles = _styles([{"machine": k["machine"], "policy": "mq", **k} for k in keys])
+    for ax, (title, panel) in zip(axes, panels, strict=True):
+        ax.set_title(title)
+        for i, key in enumerate(keys):
+            part = panel.filter(_matches(key)).sort("queues")
+            if part.height:
+                style = styles[i]
+                ax.errorbar(part["queues"].to_list(), part["mean_response_s_mean"].to_list(),
+                            yerr=part["mean_response_s_ci90"].fill_null(0.0).to_list(),
+                            capsize=2, markersize=4, **style)
+                drawn[i] = Line2D([], [], markersize=5, **style)
+        ax.set_xscale("log", base=2)
+        ticks = sorted(panel["queues"].unique().to_list())
+        ax.set_xticks(ticks, [str(q) for q in ticks])
+        ax.minorticks_off()
+        ax.set_xlabel("queues Q (log scale)")
+        ax.set_ylim(bottom=0)
+    axes[0].set_ylabel(_RESPONSE_LABEL)
+    order = sorted(drawn)
+    _legend(fig, [drawn[i] for i in order],
+            [", ".join([keys[i]["machine"], *(_value(c, v) for c, v in keys[i].items()
+                                             if c != "machine")]) for i in order])
+    _title(fig, f"Multiple Queues: mean response time vs Q — experiment {experiment}")
+    return fig
+
+
 _SOURCES: dict[str, tuple[str, Callable[[str, pl.DataFrame], Figure | None]]] = {
     "utilization-vs-load": ("utilization", utilization_vs_load),
     "wait-vs-utilization": ("wait_slowdown", wait_vs_utilization),
@@ -478,6 +556,8 @@ _SOURCES: dict[str, tuple[str, Callable[[str, pl.DataFrame], Figure | None]]] = 
     "migrations-vs-load": ("migrations", migrations_vs_load),
     "capacity": ("capacity", capacity),
     "response-vs-load": ("wait_slowdown", response_vs_load),
+    "response-ci-vs-load": ("response", response_ci_vs_load),
+    "response-vs-queues": ("response", response_vs_queues),
 }
 
 

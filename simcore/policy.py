@@ -36,6 +36,28 @@ ESTIMATES = Parameter(
 FN_TOR = Parameter(
     "fn_tor", float, 0.1, "migrate only when free units / machine units >= fn_tor (Krevat: "
     "0.1; always migrate: 0)", unit="fraction", minimum=0.0, maximum=1.0)
+WTL = Parameter(
+    "wtl", float, None, "waiting-time limit (Chu): a waiting job that has waited this long "
+    "stops Scan All passes and immediate starts of arrivals; null: no limit",
+    unit="s", minimum=0.0, optional=True)
+SCAN_ALL = Parameter(
+    "scan_all", bool, False, "the Scan All form: passes go on past jobs that do not fit "
+    "(unless past the WTL) and arrivals start at once when they fit")
+QUEUES = Parameter("queues", int, 32, "number of queues Q (Chu: the mesh side, 32)",
+                   unit="queues", minimum=1)
+SCAN = Parameter("scan", str, "down", "down: large jobs in the first queues (ScanDown); up: "
+                 "small jobs first (ScanUp)", choices=("down", "up"))
+CRITERION = Parameter("criterion", str, "processors", "what puts a job in a queue: its "
+                      "processors, or its larger or smaller side",
+                      choices=("processors", "larger-side", "smaller-side"))
+BLOCKING = Parameter("blocking", bool, False, "stop a pass at the first job that does not "
+                     "fit (Krueger's original Scan) instead of scanning all queues")
+MAX_PRI = Parameter("max_pri", int, None, "Das Sharma and Pradhan's MAX_PRI: once more than "
+                    "this many later arrivals got ahead of the first waiting job, nothing "
+                    "else is started or reserved before it; null: never",
+                    unit="jobs", minimum=0, optional=True)
+RESERVE = Parameter("reserve", bool, True, "reserve a submesh for jobs that do not fit (the "
+                    "one holding the fewest free processors)")
 MIGRATE_WHEN = Parameter(
     "migrate_when", str, "changed", "when a migration is attempted (thresholds permitting): "
     "'changed', at a blocked decision only if a job started or ended since the last attempt "
@@ -84,6 +106,9 @@ class Scheduler:
 
 
 _PHASED = "simcore.schedulers.phased"
+_QUEUES = "simcore.schedulers.queues"
+#: Chu's queues keep their own order of waiting jobs, which requeued jobs would bypass.
+_QUEUED = frozenset({"steady"})
 _TIMESHARE = "simcore.timeshare.engine"
 _TIMESHARED = frozenset({"counts", "steady"})  # any units; its engine has no failures
 SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
@@ -107,6 +132,28 @@ SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
               "reservation that delays no earlier one; early completions compress the plan",
               "simcore.schedulers.conservative", (START_DELAY, ESTIMATES),
               needs=frozenset({"counts", "steady"})),
+    Scheduler("immediate-fit", "Chu's Immediate Fit: an arrival starts at once if it fits "
+              "(unless a job has waited WTL); completions start jobs from the head until one "
+              "does not fit", _QUEUES, (START_DELAY, WTL), needs=_QUEUED),
+    Scheduler("scan-all", "Chu's Scan All: as Immediate Fit, but completions start every "
+              "waiting job that fits, stopping only at one past the WTL", _QUEUES,
+              (START_DELAY, WTL), needs=_QUEUED),
+    Scheduler("mq", "Chu's Multiple Queues: Q queues by size (ScanUp or ScanDown), passes "
+              "over queue 1, 2, ... as Scan All", _QUEUES,
+              (START_DELAY, WTL, QUEUES, SCAN, CRITERION, BLOCKING), needs=_QUEUED),
+    Scheduler("smallest-jf", "Smallest Job First: waiting jobs by processors, ascending",
+              _QUEUES, (START_DELAY, WTL, SCAN_ALL), needs=_QUEUED),
+    Scheduler("largest-jf", "Largest Job First: waiting jobs by processors, descending",
+              _QUEUES, (START_DELAY, WTL, SCAN_ALL), needs=_QUEUED),
+    Scheduler("sjf", "Shortest Job First: waiting jobs by estimated run time", _QUEUES,
+              (START_DELAY, WTL, SCAN_ALL, ESTIMATES), needs=_QUEUED),
+    Scheduler("smallest-sdjf", "Smallest Service Demand Job First: waiting jobs by estimated "
+              "run time x processors", _QUEUES, (START_DELAY, WTL, SCAN_ALL, ESTIMATES),
+              needs=_QUEUED),
+    Scheduler("priority", "Das Sharma and Pradhan's priority scheduling with reservations "
+              "(MAX_PRI) on 2D meshes", "simcore.schedulers.priority",
+              (START_DELAY, MAX_PRI, RESERVE),
+              needs=frozenset({"submeshes", "partitions", "steady"})),
     Scheduler("cplant", "Cplant's queue order (Leung et al.): ascending requested "
               "units, then requested time, then arrival; jobs start from the front while "
               "they fit (FCFS placement)", _PHASED, (START_DELAY, ESTIMATES),

@@ -204,7 +204,7 @@ def warm_kernels(pairs: Sequence[tuple[str, str]] | None = None) -> list[tuple[s
     the pairs it uses. Returns the pairs warmed."""
     from simcore import NUMBA_CACHE
     from simcore.jobs import Jobs
-    from simcore.machines.registry import ALLOCATORS, KINDS, STEADY
+    from simcore.machines.registry import ALLOCATORS, STEADY
     from simcore.policy import SCHEDULERS
     from simcore.simulate import simulate
     from simcore.timeshare.bsp import RING, BSPJobs
@@ -222,7 +222,7 @@ def warm_kernels(pairs: Sequence[tuple[str, str]] | None = None) -> list[tuple[s
     for allocator, scheduler in pairs:
         mark = _ready_mark(allocator, scheduler)
         if not mark.exists():
-            machine = MachineSpec.parse(KINDS[ALLOCATORS[allocator].kinds[0]].example, allocator)
+            machine = MachineSpec.parse(ALLOCATORS[allocator].machine_example, allocator)
             simulate(jobs, machine, scheduler)
             mark.touch()
             warmed.append((allocator, scheduler))

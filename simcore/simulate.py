@@ -19,7 +19,14 @@ from simcore.failures import FailureProcess, OutagePlan, domains
 from simcore.jobs import Jobs
 from simcore.machines import registry
 from simcore.machines.spec import MachineSpec
-from simcore.metrics import bounded_slowdown, capacity, mean_interval, span_s, summarize
+from simcore.metrics import (
+    bounded_slowdown,
+    capacity,
+    chu_statistics,
+    mean_interval,
+    span_s,
+    summarize,
+)
 from simcore.placements import PlacementLog
 from simcore.policy import PolicySpec
 from simcore.state import (
@@ -209,8 +216,10 @@ def schedule_metrics(jobs: Jobs, start_s: np.ndarray, end_s: np.ndarray, units: 
     lost and failed, goodput, accepted load, wait, bounded slowdown and response
     statistics, makespan. `completed` marks the jobs that completed (default: all; a job a
     failure killed did not), `cut_short_work` and `failed_area` are the unit-seconds of runs
-    failures cut short and of units out of service."""
+    failures cut short and of units out of service. Wait, slowdown and response cover the
+    jobs after the warm-up (`jobs.warmup_jobs`); capacity covers the whole run."""
     response = end_s - jobs.submit_s
+    first = jobs.warmup_jobs
     work = jobs.size * jobs.run_s
     busy = work if jobs.bsp is None else jobs.bsp.busy_s(jobs.size, jobs.run_s)
     if completed is not None:
@@ -226,9 +235,9 @@ def schedule_metrics(jobs: Jobs, start_s: np.ndarray, end_s: np.ndarray, units: 
         "goodput": goodput,
         "accepted_load": (float(work.sum()) + cut_short_work) / (span * units) if span > 0
         else float("nan"),
-        **summarize(start_s - jobs.submit_s, "wait_s"),
-        **summarize(bounded_slowdown(response, jobs.run_s), "bsld"),
-        **summarize(response, "response_s"),
+        **summarize((start_s - jobs.submit_s)[first:], "wait_s"),
+        **summarize(bounded_slowdown(response, jobs.run_s)[first:], "bsld"),
+        **summarize(response[first:], "response_s"),
         "makespan_s": span,
     }
 
@@ -273,6 +282,8 @@ def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpe
         "failures": int(st.ctr[FAILURES]),
         "runs_cut_short": int(st.ctr[ABORTED]),
         "killed_jobs": int(out.killed.sum()),
+        **chu_statistics(jobs.submit_s, out.sched_s, out.end_s, jobs.size, out.alloc,
+                         spec.units, jobs.warmup_jobs),
         "rounded_jobs": int((kj.size > jobs.size).sum()),  # no partition of their size exists
         "grown_jobs": int((out.alloc > kj.size).sum()),  # grown to be placed (FCFS, backfill)
         "migrations_attempted": int(st.ctr[MIGRATIONS_ATTEMPTED]),

@@ -54,7 +54,8 @@ UNUSED_AREA = 0  # integral of max(0, f(t) - q(t)) dt, unit-seconds
 T_PREV = 1  # time of the last event processed (the loop's clock, so that it can resume)
 FAILED_AREA = 2  # integral of units out of service dt, unit-seconds
 ABORTED_WORK = 3  # requested units x seconds run by runs a failure cut short
-N_ACC = 4
+NOW = 4  # the time of the current event (allocators that weigh completion times read it)
+N_ACC = 5
 
 STATUS_STUCK = 1
 
@@ -204,7 +205,7 @@ def new_state(n_jobs: int, units: int, words: int, classes: int,
         ),
         outages=no_outages(words) if outages is None else outages,
         ctr=ctr,
-        acc=np.array([0.0, np.nan, 0.0, 0.0]),
+        acc=np.array([0.0, np.nan, 0.0, 0.0, np.nan]),
     )
 
 

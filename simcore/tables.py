@@ -6,13 +6,14 @@ of one configuration differ only in `seed` (and so in `run_key`). Nulls in key c
 values like any other (Krevat's experiments have no offered_load, unwired machines no
 p_fat), so grouping and joining are null-safe.
 
-Five tables (see `aggregate`): `utilization`, `migrations`, `capacity`, `wait_slowdown`
-and `saturation` (per configuration swept over offered load, where the accepted load stops
-rising).
+Six tables (TABLE_DEFINITIONS): `utilization`, `migrations`, `capacity`, `wait_slowdown`,
+`saturation` (per configuration swept over offered load, where the accepted load stops
+rising) and `response` (Chu's response-time statistics and accuracy flag).
 Statistics skip null and NaN values (NaN marks an undefined metric, e.g. the time between
 migrations of a run with fewer than two); `n` counts runs. Sums are `math.fsum`, exactly
 rounded, so every float is independent of row order and of how the store was sharded.
-Confidence half-widths are Student t: t(0.975, k-1) * std / sqrt(k) over k values.
+Confidence half-widths are Student t: t(0.975, k-1) * std / sqrt(k) over k values (95%),
+t(0.95, k-1) for the 90% ones.
 """
 
 from __future__ import annotations
@@ -58,11 +59,16 @@ STATISTICS = {
     "std": "sample standard deviation over replications (null below two)",
     "ci95": "half-width of the 95% confidence interval of the mean over replications "
             "(Student t; null below two)",
+    "ci90": "half-width of the 90% confidence interval of the mean over replications "
+            "(Student t; null below two)",
     "saturation": "over the configuration's offered-load sweep, the value at the first offered "
                   "load after which the mean accepted load rises by less than half the "
                   "offered load's step (null if it never does within the sweep)",
     "max": "over the configuration's offered-load sweep, the highest mean",
 }
+#: Chu's accuracy target: the 90% confidence half-width of the mean response time is at
+#: most this fraction of it.
+RESPONSE_TARGET = 0.05
 
 
 @dataclass(frozen=True)
@@ -77,10 +83,23 @@ class Statistic:
 
 
 @dataclass(frozen=True)
+class Derived:
+    """A table column computed from the table's other columns (`expression`), headed
+    `label` in Markdown."""
+
+    column: str
+    label: str
+    unit: str | None
+    meaning: str
+    expression: pl.Expr
+
+
+@dataclass(frozen=True)
 class Table:
     name: str
     description: str
     statistics: tuple[Statistic, ...]
+    derived: tuple[Derived, ...] = ()
 
 
 MAX_SUCCESSFUL = Statistic("max_successful_mean", "migrations_successful", "mean",
@@ -132,6 +151,27 @@ TABLE_DEFINITIONS = {t.name: t for t in (
               Statistic("at_offered_load", "offered_load", "saturation", "at offered load"),
               Statistic("max_accepted_load", "accepted_load", "max", "max accepted load"),
               Statistic("max_offered_load", "offered_load", "max", "max offered load"))),
+    Table("response", "Chu's statistics: mean response time over replications with its 90% "
+          "confidence half-width, absolute and relative to the mean; target met: the "
+          f"half-width is at most {RESPONSE_TARGET:.0%} of the mean (Chu's accuracy), cells "
+          "that miss it need more replications. Means of the response SD, Chu's busy "
+          "fraction, the mean queue length and the mean response by size quarter.", (
+              Statistic("mean_response_s_mean", "mean_response_s", "mean", "mean response"),
+              Statistic("mean_response_s_std", "mean_response_s", "std", "sd"),
+              Statistic("mean_response_s_ci90", "mean_response_s", "ci90", "± 90% CI"),
+              Statistic("sd_response_s_mean", "sd_response_s", "mean", "response sd"),
+              Statistic("busy_fraction_mean", "busy_fraction", "mean", "busy"),
+              Statistic("mean_queue_length_mean", "mean_queue_length", "mean", "queue"),
+              *(Statistic(f"mean_response_s_q{q}_mean", f"mean_response_s_q{q}", "mean",
+                          f"response q{q}") for q in range(1, 5))), (
+              Derived("ci90_relative", "± 90% / mean", "fraction",
+                      "mean_response_s_ci90 / mean_response_s_mean",
+                      pl.col("mean_response_s_ci90") / pl.col("mean_response_s_mean")),
+              Derived("meets_target", "target met", None,
+                      f"ci90_relative <= {RESPONSE_TARGET} (Chu's accuracy target); false "
+                      "cells need more replications",
+                      pl.col("mean_response_s_ci90") / pl.col("mean_response_s_mean")
+                      <= RESPONSE_TARGET))),
 )}
 TABLES = tuple(TABLE_DEFINITIONS)
 
@@ -146,6 +186,8 @@ _PARTITION_MEANINGS = {
 _DECIMALS = {"fraction": 3, "s": 1, "count": 1, "ratio": 2}
 #: The store column each table column summarises.
 _METRIC_OF = {s.column: s.metric for t in TABLE_DEFINITIONS.values() for s in t.statistics}
+#: Units of derived columns.
+_DERIVED_UNITS = {d.column: d.unit for t in TABLE_DEFINITIONS.values() for d in t.derived}
 
 
 def table_columns() -> dict[str, list[tuple[str, str | None, str]]]:
@@ -165,6 +207,7 @@ def table_columns() -> dict[str, list[tuple[str, str | None, str]]]:
                            "fn_max 1) of the same configuration, Krevat's maximum; blank "
                            "without such runs")
             stats.append((stat.column, metric.unit, meaning))
+        stats += [(d.column, d.unit, d.meaning) for d in table.derived]
         out[table.name] = (keys if table.name != "saturation" else []) + stats
     return out
 
@@ -229,16 +272,26 @@ def _std(values: Sequence[float | None]) -> float | None:
     return math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (len(xs) - 1))
 
 
-def _ci95(values: Sequence[float | None]) -> float | None:
-    """Half-width of the 95% confidence interval of the mean; null below two values."""
+def _half_width(values: Sequence[float | None], level: float) -> float | None:
+    """Half-width of the `level` confidence interval of the mean; null below two values."""
     std = _std(values)
     if std is None:
         return None
     k = len(_finite(values))
-    return t_quantile(0.975, k - 1) * std / math.sqrt(k)
+    return t_quantile((1 + level) / 2, k - 1) * std / math.sqrt(k)
 
 
-_REDUCERS = {"mean": _mean, "std": _std, "ci95": _ci95}
+def _ci95(values: Sequence[float | None]) -> float | None:
+    """Half-width of the 95% confidence interval of the mean; null below two values."""
+    return _half_width(values, 0.95)
+
+
+def _ci90(values: Sequence[float | None]) -> float | None:
+    """Half-width of the 90% confidence interval of the mean; null below two values."""
+    return _half_width(values, 0.90)
+
+
+_REDUCERS = {"mean": _mean, "std": _std, "ci95": _ci95, "ci90": _ci90}
 
 
 def _reduce(runs: pl.DataFrame, keys: Sequence[str],
@@ -284,7 +337,8 @@ def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
             reduced = (reduced.join(always, on=list(ALWAYS_MATCH), how="left", nulls_equal=True)
                        .select(*keys, "n", *(s.column for s in table.statistics))
                        .sort(list(keys)))
-        out[table.name] = reduced
+        out[table.name] = reduced.with_columns(d.expression.alias(d.column)
+                                               for d in table.derived)
     return out
 
 
@@ -331,9 +385,16 @@ def _cell(value: object, decimals: int | None) -> str:
 _DIMENSIONLESS = ("fraction", "prob", "factor", "ratio")
 
 
-def _header(column: str, label: str | None = None) -> str:
+def _unit(column: str) -> str | None:
+    """The unit of a table column: its metric's, or a derived column's own."""
+    if column in _DERIVED_UNITS:
+        return _DERIVED_UNITS[column]
     metric = _COLUMNS.get(_METRIC_OF.get(column, column))
-    unit = metric.unit if metric is not None else None
+    return metric.unit if metric is not None else None
+
+
+def _header(column: str, label: str | None = None) -> str:
+    unit = _unit(column)
     return (label or column) + (f" ({unit})" if unit and unit not in _DIMENSIONLESS else "")
 
 
@@ -348,7 +409,7 @@ def markdown(name: str, table: pl.DataFrame) -> str:
         return "\n".join([*lines, "(no rows)"]) + "\n"
     lines += textwrap.wrap("Blank cells: a statistic undefined for these runs (fewer than two "
                            "values, or no always-migrate runs to compare with).", 100)
-    labels = {s.column: s.label for s in definition.statistics}
+    labels = {s.column: s.label for s in (*definition.statistics, *definition.derived)}
     for experiment in sorted(table["experiment"].unique().to_list()):
         rows = table.filter(pl.col("experiment") == experiment)
         keys = [k for k in CONFIG_KEYS if k in rows.columns and k not in (
@@ -389,7 +450,7 @@ def _grid(rows: pl.DataFrame, columns: list[str], labels: dict[str, str]) -> lis
     """The Markdown table of `columns`: results rounded by unit, parameters as they are."""
     header = [_header(c, labels.get(c)) for c in columns]
     decimals = [None if c in CONFIG_KEYS or c == "n" else
-                _DECIMALS.get(_COLUMNS[_METRIC_OF[c]].unit or "", 3) for c in columns]
+                _DECIMALS.get(_unit(c) or "", 3) for c in columns]
     cells = [[_cell(v, d) for v, d in zip(row, decimals, strict=True)]
              for row in rows.select(columns).iter_rows()]
     widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(header)]

@@ -52,6 +52,14 @@ def integrate(m, st, dt):
 
 
 @generic(default=True)
+def extents(m, j, units):
+    """(w, h, W, H): the sides of the submesh job j (of `units` units) asks for and the sides
+    of the machine, as 2D meshes see them; any other machine is a line of units, where a job
+    of s units is s x 1 (schedulers that order jobs by their sides read this)."""
+    return units, 1, m.units, 1
+
+
+@generic(default=True)
 def dilate(m, st, jobs, t):
     """Stretch the run times of the jobs allocated at time t by where they were placed
     (a model of placement-dependent run times: their ends in st.run.slot_end and

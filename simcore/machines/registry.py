@@ -32,6 +32,7 @@ CAPABILITIES = {
     "partitions": "jobs get contiguous partitions and the largest free one is known",
     "grows": "a job may get more units than it asked for (Krevat's growth)",
     "migrates": "running jobs can be re-placed (Krevat's migration)",
+    "submeshes": "jobs ask for w x h submeshes of a 2D mesh (Chu's allocators)",
     "steady": "units never fail (the machine has no failure process)",
 }
 STEADY = "steady"
@@ -80,6 +81,11 @@ class Allocator:
     capabilities: frozenset[str]
     parameters: tuple[Parameter, ...] = ()
     ordered: bool = False
+    example: str = ""  # a machine it runs on, where its kinds' examples do not
+
+    @property
+    def machine_example(self) -> str:
+        return self.example or KINDS[self.kinds[0]].example
 
     def implementation(self) -> ModuleType:
         return importlib.import_module(self.module)
@@ -157,6 +163,40 @@ ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
     Allocator("two-phase", "Aridor et al.'s two-phase allocation: a free box of midplanes "
               "for the job's shape, then per line the link set with the fewest cables",
               (WIRED,), "simcore.machines.links", frozenset()),
+    *(Allocator(name, summary, ("mesh",), f"simcore.machines.{module}",
+                frozenset({"submeshes", "partitions"} if complete else {"submeshes"}),
+                example="mesh:32x32") for name, module, complete, summary in (
+        ("2dbs", "buddy2d", False, "Li and Cheng's 2D buddy system: the job gets a 2^k x 2^k "
+         "block from free block lists (square power-of-two meshes)"),
+        ("fs", "frame_sliding", False, "Chuang and Tzeng's frame sliding: w x h frames slide "
+         "by w and h from the lowest leftmost free node (may miss a free submesh)"),
+        ("ff", "zhu", True, "Zhu's first fit: the first base in the coverage array (smallest "
+         "x, then largest y)"),
+        ("bf", "zhu", True, "Zhu's best fit: the coverage array's corner with the most busy "
+         "neighbours, then the smallest area"),
+        ("ff-rot", "zhu", True, "first fit, then the job rotated (Chu's modified FF)"),
+        ("bf-rot", "zhu", True, "best fit over both orientations (Chu's modified BF)"),
+        ("as", "adaptive_scan", True, "Ding and Bhuyan's adaptive scan: bottom-up, left to "
+         "right with strides over coverage submeshes, then the job rotated"),
+        ("bl", "busy_list", True, "Das Sharma and Pradhan's busy list: candidates at the "
+         "corners of allocated submeshes, slid until free; most busy neighbours wins"),
+        ("bl-mod", "busy_list", True, "the busy list over every free position: the true "
+         "maximum of busy neighbours (Chu's chapter 7)"),
+        ("la-ff", "lookahead", True, "Bhattacharya and Tsai's free regions: the region with "
+         "the least-x base"),
+        ("la-bf", "lookahead", True, "free regions: the smallest region"),
+        ("la-wf", "lookahead", True, "free regions: the largest region"),
+        ("bfl1", "lookahead", True, "1-lookahead best fit: the smallest region that leaves "
+         "room for the largest waiting job"),
+        ("wfl1", "lookahead", True, "1-lookahead worst fit: the largest region that leaves "
+         "room for the largest waiting job"),
+        ("eet-sb", "eet", True, "Chu's EET-SB: candidates along busy submeshes and at mesh "
+         "corners, the least total difference of estimated completion times"),
+        ("eet-sc", "eet", True, "Chu's EET-SC: best fit's corners scored by the difference "
+         "of estimated completion times"),
+        ("bdi", "bdi", True, "Chu's busy distance inverse: corners of free regions, the "
+         "largest sum of inverse distances to busy nodes"),
+    )),
     Allocator("torus3d-menu", "Slurm's topology/torus3d rule: a free anchor box of a "
               "placement of the job's size; ties: lower fragmentation of the next larger "
               "placement, then the torus with fewer idle nodes, then the first found",

@@ -12,6 +12,7 @@ Models with a `jobs` parameter need `--jobs`; others (`fcs:scenario2`) fix their
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,7 +25,8 @@ from simcore.swf import FIELDS, SWFHeader, from_columns
 from simcore.timeshare.bsp import COLUMNS as BSP_COLUMNS
 from simcore.timeshare.scenarios import MACHINE as FCS_MACHINE
 from simcore.timeshare.scenarios import SCENARIOS as FCS_SCENARIOS
-from simcore.workload.io import with_source
+from simcore.workload.io import SOURCE_METADATA_KEY, with_source
+from simcore.workload.meshes import SHAPE_COLUMNS
 
 JOBS = Parameter("jobs", int, None, "jobs to sample", unit="jobs", minimum=1)
 
@@ -32,13 +34,18 @@ JOBS = Parameter("jobs", int, None, "jobs to sample", unit="jobs", minimum=1)
 @dataclass(frozen=True)
 class Model:
     """A registered workload model: `sample(params, seed)` in `function` ("module:name")
-    returns SWF columns (and BSP model columns, `simcore.timeshare.bsp.COLUMNS`) and header
-    lines. `machine`: the machine the model describes, if it is one."""
+    returns SWF columns (and BSP model columns, `simcore.timeshare.bsp.COLUMNS`, or for
+    2D-mesh jobs their submesh sides, `simcore.workload.meshes`) and header lines.
+    `nominal(params)`, where the model has one, gives the exact mean work per job
+    (processor-seconds) and mean inter-arrival time (s) of its distributions, on which the
+    offered load of its samples is then based. `machine`: the machine the model describes,
+    if it is one."""
 
     name: str
     summary: str
     parameters: tuple[Parameter, ...]  # the first is the argument of `<model>:<argument>`
     function: str
+    nominal: str | None = None
     machine: str | None = None
 
     @property
@@ -47,8 +54,16 @@ class Model:
         return any(p.name == JOBS.name for p in self.parameters)
 
     def sampler(self) -> Callable[[Mapping[str, Any], int], tuple[dict, list[str]]]:
-        module, name = self.function.split(":")
-        return getattr(importlib.import_module(module), name)
+        return _function(self.function)
+
+    def means(self, params: Mapping[str, Any]) -> tuple[float, float] | None:
+        """(mean work per job, mean inter-arrival time) by `nominal`, or None."""
+        return None if self.nominal is None else _function(self.nominal)(params)
+
+
+def _function(path: str) -> Callable:
+    module, name = path.split(":")
+    return getattr(importlib.import_module(module), name)
 
 
 MODELS: dict[str, Model] = {row.name: row for row in (
@@ -60,6 +75,24 @@ MODELS: dict[str, Model] = {row.name: row for row in (
                   "interactive, both superposed (mixed) or the typeless whole-sample fit",
                   choices=("batch", "interactive", "mixed", "typeless")),
     ), "simcore.workload.lublin:sample"),
+    Model("chu", "Chu's 2D-mesh jobs (1995): w x h submeshes with sides from a uniform, "
+          "decreasing or increasing distribution, Poisson arrivals, exponential service", (
+        Parameter("distribution", str, None, "distribution of the sides w and h (drawn "
+                  "independently): uniform, decreasing or increasing",
+                  choices=("uniform", "decreasing", "increasing")),
+        JOBS,
+        Parameter("side", int, 32, "side of the square mesh the sizes are drawn for: sides "
+                  "1..side, load relative to side^2 processors", unit="nodes", minimum=1),
+        Parameter("square", bool, False, "square jobs, h = w (Chu's chapter 4)"),
+        Parameter("load", float, 0.5, "offered load n x EXTM / (side^2 x IATM), n the exact "
+                  "mean size; sets the mean inter-arrival time IATM", unit="fraction",
+                  minimum=0.0, exclusive_minimum=True),
+        Parameter("mean_service_s", float, 10.0, "mean of the exponential service times "
+                  "(EXTM)", unit="s", minimum=0.0, exclusive_minimum=True),
+        Parameter("estimate_cv", float, 0.0, "c of the estimated execution times, N(y, c y) "
+                  "truncated at 0 for a run time y (Chu: 0, 0.5, 1)", unit="ratio",
+                  minimum=0.0),
+    ), "simcore.workload.chu:sample", nominal="simcore.workload.chu:nominal"),
     Model("fcs", "Frachtenberg et al.'s four synthetic scenarios of BSP jobs (FCS, section "
           "3): 2 or 3 jobs of 128 processes arriving together", (
               Parameter("scenario", str, None, "which scenario", choices=FCS_SCENARIOS),
@@ -126,6 +159,19 @@ def synthesize(spec: SyntheticSpec, seed: int) -> pa.Table:
     table = from_columns({k: v for k, v in columns.items() if k in FIELDS}, SWFHeader(lines))
     for name, values in columns.items():
         if name not in FIELDS:
-            table = table.append_column(pa.field(name, BSP_COLUMNS[name]),
-                                        pa.array(values, BSP_COLUMNS[name]))
+            kind = pa.int64() if name in SHAPE_COLUMNS else BSP_COLUMNS[name]
+            table = table.append_column(pa.field(name, kind), pa.array(values, kind))
     return with_source(table, source)
+
+
+def declared_load(table: pa.Table, units: int) -> float | None:
+    """The offered load of a model's sample on `units` processors from the model's exact
+    means (see `Model.nominal`), or None when the table is not such a sample."""
+    raw = (table.schema.metadata or {}).get(SOURCE_METADATA_KEY)
+    source = json.loads(raw) if raw else {}
+    row = MODELS.get(source.get("model")) if source.get("kind") == "synthetic" else None
+    if row is None:
+        return None
+    params = {p.name: source.get(p.name, p.default) for p in row.parameters}
+    means = row.means(params)
+    return None if means is None else means[0] / (units * means[1])

@@ -4,7 +4,8 @@ In order:
 0. insertion: `insert_per_h` one-processor jobs per hour of the source's arrival span,
    each running `insert_run_s`, at uniform times drawn from the run's seed, merged into
    the source in arrival order (re-inserting jobs a cleaned log removed: the NASA iPSC/860
-   log's filter dropped 24,025 one-node jobs of one user and application, 10.9 an hour);
+   log's filter dropped 24,025 one-node jobs of one user and application, 10.9 an hour;
+   in a workload with submesh columns they ask for 1 x 1);
 1. span: skip the first `skip_jobs` jobs, keep the next `first_jobs` (Krevat: 10,000);
 2. sizes: processors per job (allocated, else requested) divided by
    `processors_per_unit`, rounded up (Aridor: CTC-SP2 / 4 onto 128 midplanes); jobs still
@@ -23,10 +24,17 @@ In order:
    arrival times rescaled from the first arrival so that the offered load
    sum(size x run) / (units x arrival span) equals `offered_load` (Aridor);
 6. shapes, on machines that need them: slim/fat shapes with probability `p_fat`, torus
-   with probability `p_torus` (see `simcore.workload.shapes`); sizes become shape volumes;
+   with probability `p_torus` (see `simcore.workload.shapes`); on 2D meshes with submesh
+   allocators, w x h submeshes from the workload's columns or by the rule `mesh_shape`
+   (see `simcore.workload.meshes`); sizes become shape volumes;
 7. the BSP job model time-sharing schedulers need, drawn per job by the model `bsp_model`
    names (see `simcore.timeshare.bsp`), for sources that carry none (copies of a job
    share its model).
+
+The offered load of step 5 is measured on the sample, except for unreplicated samples of a
+model, without inserted jobs, that states its exact means (Chu's: n x EXTM / (N x IATM)),
+where those define it. The first `warmup_jobs` jobs stay in the simulation but out of its
+job statistics.
 """
 
 from __future__ import annotations
@@ -40,12 +48,15 @@ import pyarrow as pa
 from simcore.cleaning import cleaning_report
 from simcore.errors import SpecError
 from simcore.jobs import Jobs
+from simcore.machines.registry import ALLOCATORS
 from simcore.machines.spec import MachineSpec
 from simcore.params import Parameter
 from simcore.swf import from_columns, header_of
 from simcore.timeshare.bsp import MODELS as BSP_MODELS
 from simcore.timeshare.bsp import BSPJobs
+from simcore.workload.meshes import RULES, SHAPE_COLUMNS, rule_shapes, table_shapes
 from simcore.workload.shapes import job_uniforms, synthesize
+from simcore.workload.synthetic import declared_load
 
 #: Where an experiment sets a transform: once (`transforms:`) or as a grid axis (`grid:`).
 FIXED, GRID = "transforms", "grid"
@@ -112,6 +123,13 @@ class WorkloadSpec:
         "oversize", str, "reject", "jobs larger than the machine after size scaling: reject "
         "(an error), drop or clamp (to the machine), counted either way",
         choices=("reject", "drop", "clamp")))
+    mesh_shape: str = _transform(Parameter(
+        "mesh_shape", str, "squarest", "w x h of jobs whose workload gives none, on 2D meshes "
+        "with submesh allocators: squarest (the squarest least-area rectangle holding the "
+        "size) or square (the smallest k x k)", choices=RULES))
+    warmup_jobs: int = _transform(Parameter(
+        "warmup_jobs", int, 0, "jobs at the start of the span that are simulated but left "
+        "out of the job statistics (Chu: 1000)", unit="jobs", minimum=0))
     bsp_model: str | None = _transform(Parameter(
         "bsp_model", str, None, "BSP job model (pattern, granularity, imbalance) drawn for "
         "each job, for time-sharing schedulers: 'random' (docs/timesharing.md); null: the "
@@ -181,6 +199,9 @@ def insert_jobs(table: pa.Table, per_h: float, run_s: float, seed: int) -> pa.Ta
     added = from_columns({"job_number": ids, "submit_time": at,
                           "run_time": run, "requested_time": run, "allocated_processors": ones,
                           "requested_processors": ones}, header_of(table))
+    for name in SHAPE_COLUMNS:  # where jobs carry submeshes, one processor is 1 x 1
+        if name in table.column_names:
+            added = added.append_column(table.schema.field(name), pa.array(ones))
     merged = pa.concat_tables([table, added])
     return merged.take(np.argsort(merged.column("submit_time").to_numpy(), kind="stable"))
 
@@ -236,10 +257,33 @@ def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int
     if machine.wiring is not None:
         shape, torus = synthesize(job_id, size, machine.dims3, spec.p_fat, spec.p_torus, seed)
         requested_units, size = size, shape.prod(axis=1)
+    elif "submeshes" in ALLOCATORS[machine.allocator].capabilities:
+        shape = _submeshes(span, keep, size, machine, spec.mesh_shape, spec.replication)
+        torus = np.zeros(len(size), dtype=bool)
+        requested_units, size = size, shape.prod(axis=1)
     if spec.offered_load is not None:
         first = submit.min()
-        factor = offered_load(size, run, submit, machine.units) / spec.offered_load
-        submit = first + (submit - first) * factor
+        declared = None if spec.replication > 1 or spec.insert_per_h > 0 else \
+            declared_load(table, machine.units * spec.processors_per_unit)
+        current = offered_load(size, run, submit, machine.units) if declared is None \
+            else declared * spec.runtime_scale
+        submit = first + (submit - first) * (current / spec.offered_load)
+    if spec.warmup_jobs >= len(size):
+        raise SpecError(f"workload transform warmup_jobs={spec.warmup_jobs} leaves none of "
+                        f"the {len(size)} jobs to measure; expected fewer")
     return Jobs.create(job_id, submit, run, requested, size, shape=shape, torus=torus,
                        requested_units=requested_units, oversize_jobs=int(oversize.sum()),
-                       bsp=bsp)
+                       warmup_jobs=spec.warmup_jobs, bsp=bsp)
+
+
+def _submeshes(span: pa.Table, keep: np.ndarray, size: np.ndarray, machine: MachineSpec,
+               rule: str, copies: int) -> np.ndarray:
+    """(w, h, 1) per kept job (and per copy of it): the workload's submesh columns, else
+    `rule` on its size."""
+    from simcore.machines.mesh2d import dims2
+
+    width, height = dims2(machine)
+    sides = table_shapes(span)
+    w, h = rule_shapes(size, width, height, rule) if sides is None else \
+        (np.tile(sides[0][keep], copies), np.tile(sides[1][keep], copies))
+    return np.stack([w, h, np.ones_like(w)], axis=1)

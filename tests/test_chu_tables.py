@@ -1,0 +1,69 @@
+"""The response table (Chu's accuracy target) and Chu's figures, on a hand-made store."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from simcore.plots import write_figures
+from simcore.store import read_summaries, shard_dir, summary_table, write_table
+from simcore.tables import aggregate, t_quantile, write_tables
+
+T_95_2 = 2.919986  # Student t, 0.95 quantile, 2 degrees of freedom (3 seeds)
+
+
+def _row(allocator: str, queues: int, load: float, seed: int) -> dict[str, object]:
+    """Responses 100 + 8 (seed - 2) under BL (half-width 2.92 x 8 / sqrt 3 = 13.5: 13.5%
+    of 100, missing the target) and 100 + 0.5 (seed - 2) under BDI (0.84%: met); MQ's
+    response falls with Q."""
+    spread = 8.0 if allocator == "bl" else 0.5
+    return {"seed": seed, "machine_spec": f"mesh:32x32 allocator={allocator}",
+            "scheduler": "mq", "queues": queues, "scan": "down", "criterion": "processors",
+            "blocking": False, "start_delay_s": 0.0, "offered_load": load,
+            "warmup_jobs": 1000, "measured_jobs": 49000,
+            "mean_response_s": 100.0 * load / queues**0.1 + spread * (seed - 2),
+            "sd_response_s": 90.0, "busy_fraction": load, "mean_queue_length": 3.5,
+            "mean_response_s_q1": 50.0, "mean_response_s_q4": 200.0}
+
+
+def build(root: Path) -> Path:
+    for allocator in ("bl", "bdi"):
+        for queues in (1, 4, 32):
+            rows = [_row(allocator, queues, load, seed) for load in (0.5, 0.7)
+                    for seed in (1, 2, 3)]
+            for i, row in enumerate(rows):
+                row["run_key"] = f"{allocator}-{queues}-{i}"
+            names = {"experiment": "chu", "workload": "uniform", "machine": allocator,
+                     "policy": f"mq-q{queues}"}
+            write_table(summary_table(rows), shard_dir(root, "test", names) / "summary.parquet")
+    return root / "test" / "store"
+
+
+def test_response_table_flags_cells_that_miss_the_target(tmp_path: Path) -> None:
+    table = aggregate(read_summaries(build(tmp_path)))["response"]
+    assert table.height == 12  # 2 allocators x 3 Q x 2 loads
+    bl = table.filter((pl.col("machine") == "bl") & (pl.col("queues") == 1)
+                      & (pl.col("offered_load") == 0.5)).row(0, named=True)
+    assert t_quantile(0.95, 2) == pytest.approx(T_95_2, abs=5e-7)
+    assert bl["n"] == 3 and bl["mean_response_s_mean"] == pytest.approx(50.0)
+    assert bl["mean_response_s_ci90"] == pytest.approx(T_95_2 * 8.0 / math.sqrt(3), rel=1e-6)
+    assert bl["ci90_relative"] == pytest.approx(bl["mean_response_s_ci90"] / 50.0)
+    assert bl["meets_target"] is False
+    assert (bl["busy_fraction_mean"], bl["mean_queue_length_mean"]) == (0.5, 3.5)
+    assert bl["mean_response_s_q2_mean"] is None and bl["mean_response_s_q4_mean"] == 200.0
+    bdi = table.filter(pl.col("machine") == "bdi")
+    assert bdi["meets_target"].all() and not table.filter(
+        pl.col("machine") == "bl")["meets_target"].any()
+
+
+def test_chu_figures(tmp_path: Path) -> None:
+    write_tables(build(tmp_path / "results"), tmp_path / "tables")
+    paths = write_figures(tmp_path / "tables", tmp_path / "figures")
+    names = [f"{p.parent.name}/{p.name}" for p in paths]
+    assert [n for n in names if n.startswith("chu/response-")] == [
+        f"chu/{f}.{e}" for f in ("response-vs-load", "response-ci-vs-load", "response-vs-queues")
+        for e in ("png", "svg")]
+    assert all(p.stat().st_size > 1000 for p in paths)
