@@ -81,9 +81,7 @@ _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
 _CAPACITY = (("utilized_mean", "utilized", "#4c72b0"), ("unused_mean", "unused", "#c7c7c7"),
              ("lost_mean", "lost", "#dd8452"), ("failed_mean", "failed", "#c44e52"))
 _RESPONSE = (("mean_response_s_mean", "mean response (h)", 3600.0),
-             ("mean_bsld_mean", "mean bounded slowdown", 1.0),
-             ("median_response_s_mean", "median response (h)", 3600.0),
-             ("median_bsld_mean", "median bounded slowdown", 1.0))
+             ("median_response_s_mean", "median response (h)", 3600.0))
 _METRICS = (("migrations_attempted_mean", "attempted", "-", "o"),
             ("migrations_successful_mean", "successful", "--", "s"),
             ("max_successful_mean", "max successful (always migrate)", ":", "^"))
@@ -395,11 +393,12 @@ def _pick(values: Sequence[float], limit: int = MAX_LOADS) -> list[float]:
 
 
 def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
-    """Capacity utilized, unused, lost and failed per series: a row of panels per workload
-    (and p_fat), one panel per load value."""
+    """Capacity utilized, unused, lost and (where units failed) failed per series: a row of
+    panels per workload (and p_fat), one panel per load value."""
     rows = rows.filter(pl.all_horizontal(pl.col(c).is_not_null() for c, _, _ in _CAPACITY))
     if not rows.height:
         return None
+    shares = [s for s in _CAPACITY if s[1] != "failed" or rows[s[0]].max() > 0]
     axis = _load_axis(rows)
     loads = _pick(sorted(rows[axis].unique().to_list()))
     panels = _panels(rows, ["p_fat"])
@@ -424,7 +423,7 @@ def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
                 if not part.height:
                     continue
                 left = 0.0
-                for column, _, color in _CAPACITY:
+                for column, _, color in shares:
                     width = part[column].item()
                     ax.barh(positions[i], width, left=left, color=color, height=0.7)
                     left += width
@@ -433,15 +432,17 @@ def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
             ax.grid(axis="x", which="both")
             if r == len(panels) - 1:
                 ax.set_xlabel("fraction of capacity")
-    _legend(fig, [Patch(color=color) for _, _, color in _CAPACITY],
-            [label for _, label, _ in _CAPACITY])
-    _title(fig, f"Capacity utilized, unused, lost and failed — experiment {experiment}")
+    _legend(fig, [Patch(color=color) for _, _, color in shares],
+            [label for _, label, _ in shares])
+    what = ", ".join(label for _, label, _ in shares[:-1]) + f" and {shares[-1][1]}"
+    _title(fig, f"Capacity {what} — experiment {experiment}")
     return fig
 
 
 def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
-    """Mean and median response time and bounded slowdown (log scales) against the load
-    axis, a column per metric and a row per panel: Frachtenberg et al.'s Figure 7.
+    """Mean and median response time (log scales) against the load axis, a column per
+    metric and a row per panel: Frachtenberg et al.'s Figure 7 (its slowdown panel is
+    bsld-vs-utilization).
     Metrics without data (a store from before they were recorded) are left out, and so is
     the figure for an experiment at a single load."""
     metrics = [m for m in _RESPONSE if rows.filter(pl.col(m[0]) > 0).height]
@@ -471,7 +472,7 @@ def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
             ax.set_xlabel(_AXIS_LABELS[axis])
     order = sorted(drawn)
     _legend(fig, [drawn[i] for i in order], [_label(keys[i]) for i in order])
-    _title(fig, f"Response and bounded slowdown vs {_AXIS_NAMES[axis]} — experiment "
+    _title(fig, f"Response time vs {_AXIS_NAMES[axis]} — experiment "
                 f"{experiment}", "(means over runs; no error bars)")
     return fig
 
@@ -555,7 +556,7 @@ _SOURCES: dict[str, tuple[str, Callable[[str, pl.DataFrame], Figure | None]]] = 
     "bsld-vs-utilization": ("wait_slowdown", bsld_vs_utilization),
     "migrations-vs-load": ("migrations", migrations_vs_load),
     "capacity": ("capacity", capacity),
-    "response-vs-load": ("wait_slowdown", response_vs_load),
+    "response-vs-load": ("response", response_vs_load),
     "response-ci-vs-load": ("response", response_ci_vs_load),
     "response-vs-queues": ("response", response_vs_queues),
 }

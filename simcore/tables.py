@@ -6,9 +6,9 @@ of one configuration differ only in `seed` (and so in `run_key`). Nulls in key c
 values like any other (Krevat's experiments have no offered_load, unwired machines no
 p_fat), so grouping and joining are null-safe.
 
-Six tables (TABLE_DEFINITIONS): `utilization`, `migrations`, `capacity`, `wait_slowdown`,
+Seven tables (TABLE_DEFINITIONS): `utilization`, `migrations`, `capacity`, `wait_slowdown`,
 `saturation` (per configuration swept over offered load, where the accepted load stops
-rising) and `response` (Chu's response-time statistics and accuracy flag).
+rising), `response` (response times with Chu's accuracy flag) and `response_by_size`.
 Statistics skip null and NaN values (NaN marks an undefined metric, e.g. the time between
 migrations of a run with fewer than two); `n` counts runs. Sums are `math.fsum`, exactly
 rounded, so every float is independent of row order and of how the store was sharded.
@@ -131,17 +131,15 @@ TABLE_DEFINITIONS = {t.name: t for t in (
               Statistic("lost_mean", "lost", "mean", "lost"),
               Statistic("failed_mean", "failed", "mean", "failed"),
               Statistic("goodput_mean", "goodput", "mean", "goodput"))),
-    Table("wait_slowdown", "Mean job wait and bounded slowdown over replications, with mean "
-          "utilization.", (
+    Table("wait_slowdown", "Mean job wait and bounded slowdown over replications, the median "
+          "slowdown, mean utilization and accepted load (they differ for jobs with a BSP "
+          "model, whose waits for their slowest process are lost, not utilized).", (
               Statistic("mean_wait_s_mean", "mean_wait_s", "mean", "mean wait"),
               Statistic("mean_wait_s_ci95", "mean_wait_s", "ci95", "± 95% CI"),
               Statistic("mean_bsld_mean", "mean_bsld", "mean", "bounded slowdown"),
               Statistic("mean_bsld_ci95", "mean_bsld", "ci95", "± 95% CI"),
-              Statistic("utilization_mean", "utilization", "mean", "utilization"),
               Statistic("median_bsld_mean", "median_bsld", "mean", "median slowdown"),
-              Statistic("mean_response_s_mean", "mean_response_s", "mean", "mean response"),
-              Statistic("median_response_s_mean", "median_response_s", "mean",
-                        "median response"),
+              Statistic("utilization_mean", "utilization", "mean", "utilization"),
               Statistic("accepted_load_mean", "accepted_load", "mean", "accepted load"))),
     Table("saturation", "Per configuration swept over offered load: where the mean accepted "
           "load stops rising (it rises by less than half the offered load's next step), the "
@@ -151,19 +149,16 @@ TABLE_DEFINITIONS = {t.name: t for t in (
               Statistic("at_offered_load", "offered_load", "saturation", "at offered load"),
               Statistic("max_accepted_load", "accepted_load", "max", "max accepted load"),
               Statistic("max_offered_load", "offered_load", "max", "max offered load"))),
-    Table("response", "Chu's statistics: mean response time over replications with its 90% "
-          "confidence half-width, absolute and relative to the mean; target met: the "
-          f"half-width is at most {RESPONSE_TARGET:.0%} of the mean (Chu's accuracy), cells "
-          "that miss it need more replications. Means of the response SD, Chu's busy "
-          "fraction, the mean queue length and the mean response by size quarter.", (
+    Table("response", "Response time over replications: the mean with its 90% confidence "
+          "half-width, absolute and relative to the mean (target met: the half-width is at "
+          f"most {RESPONSE_TARGET:.0%} of the mean, Chu's accuracy; cells that miss it need "
+          "more replications), the median, the SD of the jobs' responses within a run and "
+          "the mean queue length.", (
               Statistic("mean_response_s_mean", "mean_response_s", "mean", "mean response"),
-              Statistic("mean_response_s_std", "mean_response_s", "std", "sd"),
               Statistic("mean_response_s_ci90", "mean_response_s", "ci90", "± 90% CI"),
-              Statistic("sd_response_s_mean", "sd_response_s", "mean", "response sd"),
-              Statistic("busy_fraction_mean", "busy_fraction", "mean", "busy"),
-              Statistic("mean_queue_length_mean", "mean_queue_length", "mean", "queue"),
-              *(Statistic(f"mean_response_s_q{q}_mean", f"mean_response_s_q{q}", "mean",
-                          f"response q{q}") for q in range(1, 5))), (
+              Statistic("median_response_s_mean", "median_response_s", "mean", "median"),
+              Statistic("sd_response_s_mean", "sd_response_s", "mean", "jobs' sd"),
+              Statistic("mean_queue_length_mean", "mean_queue_length", "mean", "queue")), (
               Derived("ci90_relative", "± 90% / mean", "fraction",
                       "mean_response_s_ci90 / mean_response_s_mean",
                       pl.col("mean_response_s_ci90") / pl.col("mean_response_s_mean")),
@@ -172,6 +167,12 @@ TABLE_DEFINITIONS = {t.name: t for t in (
                       "cells need more replications",
                       pl.col("mean_response_s_ci90") / pl.col("mean_response_s_mean")
                       <= RESPONSE_TARGET))),
+    Table("response_by_size", "Chu's statistics by job size: the mean response of each "
+          "quarter of the jobs ordered by size (q1 the smallest), and Chu's busy fraction, "
+          "means over replications.", (
+              *(Statistic(f"mean_response_s_q{q}_mean", f"mean_response_s_q{q}", "mean",
+                          f"response q{q}") for q in range(1, 5)),
+              Statistic("busy_fraction_mean", "busy_fraction", "mean", "busy"))),
 )}
 TABLES = tuple(TABLE_DEFINITIONS)
 
@@ -400,7 +401,8 @@ def _header(column: str, label: str | None = None) -> str:
 
 def markdown(name: str, table: pl.DataFrame) -> str:
     """A Markdown rendering to read: one section per experiment; columns with the same
-    value in every row of the section are stated once above it, names and specs of
+    value in every row of the section are stated once above it, a column equal to an
+    earlier one in every row is named instead of shown, names and specs of
     machines and policies in a legend, short headers with units, rounded results. The
     CSV and Parquet files keep every column."""
     definition = TABLE_DEFINITIONS[name]
@@ -416,12 +418,23 @@ def markdown(name: str, table: pl.DataFrame) -> str:
             "experiment", "machine_spec", "scheduler", *POLICY_COLUMNS)]
         present = [k for k in keys if rows[k].null_count() < rows.height]
         fixed = [k for k in present if rows[k].n_unique() == 1]
+        results = [c for c in ("n", *labels) if rows[c].null_count() < rows.height]
+        copies: dict[str, str] = {}
+        for i, c in enumerate(results):
+            first = next((f for f in results[:i] if f not in copies
+                          and rows[c].eq_missing(rows[f]).all()), None)
+            if first is not None:
+                copies[c] = first
         shown = [k for k in present if k not in fixed] + [
-            c for c in ("n", *labels) if rows[c].null_count() < rows.height]
+            c for c in results if c not in copies]
         lines += ["", f"## {experiment}", ""]
         if fixed:
             every = ", ".join(_setting(k, rows[k][0]) for k in fixed)
             lines += [*textwrap.wrap(f"Every row: {every}.", 100), ""]
+        if copies:
+            equal = ", ".join(f"{labels[c]} = {labels.get(first, first)}"
+                              for c, first in copies.items())
+            lines += [*textwrap.wrap(f"Not shown, equal in every row: {equal}.", 100), ""]
         lines += ["Machines:", *_legend(rows, "machine", ["machine_spec"]), "",
                   "Policies:", *_legend(rows, "policy", ["scheduler", *POLICY_COLUMNS]), ""]
         lines += _grid(rows, shown, labels)

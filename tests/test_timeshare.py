@@ -508,8 +508,11 @@ def test_saturation_is_where_accepted_load_stops_rising():
     wait = aggregate(sweep_rows())["wait_slowdown"]
     row = wait.filter((wait["policy"] == "fcs") & (wait["offered_load"] == 0.8)).row(0,
                                                                                      named=True)
-    assert row["median_response_s_mean"] == pytest.approx(8.0)
     assert row["accepted_load_mean"] == pytest.approx(0.805)
+    response = aggregate(sweep_rows())["response"]
+    row = response.filter((response["policy"] == "fcs")
+                          & (response["offered_load"] == 0.8)).row(0, named=True)
+    assert row["median_response_s_mean"] == pytest.approx(8.0)
 
 
 def test_reproduction_query_of_a_saturation_load():
