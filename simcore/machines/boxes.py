@@ -1,10 +1,11 @@
 """Box tables of torus and mesh machines, and placement by the largest-free-partition rule.
 
-A box is a contiguous rectangular partition: a base unit and a size per dimension, wrapping
-around in every dimension of a torus (a full-length extent has one base only, as all bases
-give the same set). The table lists every distinct box as a bitmask over the machine's units
-(unit (x, y, z) is bit (x*Y + y)*Z + z), ordered by volume, largest first, and within a
-volume by shape (a, b, c) then base (x, y, z), both lexicographic. That one order serves
+A box is a contiguous rectangular partition of a machine of any number of dimensions: a base
+unit and a size per dimension, wrapping around in every dimension of a torus (a full-length
+extent has one base only, as all bases give the same set). The table lists every distinct
+box as a bitmask over the machine's units (units are numbered row-major: in 3D, unit
+(x, y, z) is bit (x*Y + y)*Z + z), ordered by volume, largest first, and within a volume by
+shape (a, b, c, ...) then base (x, y, z, ...), both lexicographic. That one order serves
 both questions the schedulers ask:
 
 - the largest free partition is the volume of the first box that does not intersect the
@@ -31,8 +32,9 @@ from numba import njit
 from simcore.bitset import copy_into, intersects, n_words
 from simcore.jit import implements, kernel
 from simcore.jobs import Jobs
+from simcore.machines import maximal
 from simcore.machines.allocate import blocked_cause, largest_free, place
-from simcore.machines.registry import check_memory
+from simcore.machines.registry import TABLE_MAX_BOXES, check_memory
 from simcore.machines.spec import MachineSpec
 from simcore.state import BLOCKED_NO_BOX
 
@@ -41,18 +43,18 @@ from simcore.state import BLOCKED_NO_BOX
 class BoxTable:
     """All distinct boxes of a machine, as arrays for numba kernels."""
 
-    dims: tuple[int, int, int]
+    dims: tuple[int, ...]
     wrap: bool
     masks: np.ndarray  # (n_boxes, n_words) uint64
     volume: np.ndarray  # (n_boxes,) int64, non-increasing
-    shape: np.ndarray  # (n_boxes, 3) int64
-    base: np.ndarray  # (n_boxes, 3) int64
+    shape: np.ndarray  # (n_boxes, dims) int64
+    base: np.ndarray  # (n_boxes, dims) int64
     volume_lo: np.ndarray  # (units + 1,) int64: boxes of volume v are volume_lo[v]:volume_hi[v]
     volume_hi: np.ndarray
 
     @property
     def units(self) -> int:
-        return self.dims[0] * self.dims[1] * self.dims[2]
+        return int(np.prod(self.dims))
 
     @property
     def feasible(self) -> np.ndarray:
@@ -73,33 +75,23 @@ def extents(length: int, wrap: bool) -> list[tuple[int, int]]:
 
 
 @functools.lru_cache(maxsize=16)
-def box_table(dims: tuple[int, int, int], wrap: bool) -> BoxTable:
+def box_table(dims: tuple[int, ...], wrap: bool) -> BoxTable:
     """Build (once per process) the box table of a machine of `dims` units."""
-    per_dim = [extents(d, wrap) for d in dims]
     count = n_boxes(dims, wrap)
-    units = dims[0] * dims[1] * dims[2]
+    units = int(np.prod(dims))
     words = n_words(units)
     check_memory(f"the box table of a {'x'.join(map(str, dims))} machine ({count} boxes)",
                  count * words * 8)
-    shape = np.empty((count, 3), dtype=np.int64)
-    base = np.empty((count, 3), dtype=np.int64)
-    i = 0
-    # Lexicographic shape, then lexicographic base: the candidate order within a volume.
-    for a in range(1, dims[0] + 1):
-        for b in range(1, dims[1] + 1):
-            for c in range(1, dims[2] + 1):
-                for xa, x in per_dim[0]:
-                    if xa != a:
-                        continue
-                    for yb, y in per_dim[1]:
-                        if yb != b:
-                            continue
-                        for zc, z in per_dim[2]:
-                            if zc != c:
-                                continue
-                            shape[i] = (a, b, c)
-                            base[i] = (x, y, z)
-                            i += 1
+    # Every combination of one extent per dimension, ordered by shape, then base (both
+    # lexicographic: the candidate order within a volume), then stably by volume, largest
+    # first.
+    per_dim = [np.array(extents(d, wrap), dtype=np.int64).reshape(-1, 2) for d in dims]
+    grids = np.meshgrid(*[np.arange(len(e)) for e in per_dim], indexing="ij")
+    index = [g.ravel() for g in grids]
+    shape = np.stack([e[i, 0] for e, i in zip(per_dim, index, strict=True)], axis=1)
+    base = np.stack([e[i, 1] for e, i in zip(per_dim, index, strict=True)], axis=1)
+    order = np.lexsort([*base.T[::-1], *shape.T[::-1]])
+    shape, base = shape[order], base[order]
     volume = shape.prod(axis=1)
     order = np.argsort(-volume, kind="stable")
     shape, base, volume = shape[order], base[order], volume[order]
@@ -108,20 +100,29 @@ def box_table(dims: tuple[int, int, int], wrap: bool) -> BoxTable:
     counts = np.bincount(volume, minlength=units + 1)
     volume_hi = np.cumsum(counts[::-1])[::-1].astype(np.int64)  # boxes with volume >= v
     volume_lo = volume_hi - counts
-    return BoxTable(dims, wrap, masks, volume, shape, base, volume_lo, volume_hi)
+    return BoxTable(tuple(dims), wrap, masks, volume, shape, base, volume_lo, volume_hi)
 
 
 @njit(cache=True)
 def _fill_masks(masks, shape, base, dims):
+    n = dims.shape[0]
+    offset = np.zeros(n, dtype=np.int64)
     for i in range(masks.shape[0]):
-        for dx in range(shape[i, 0]):
-            x = (base[i, 0] + dx) % dims[0]
-            for dy in range(shape[i, 1]):
-                y = (base[i, 1] + dy) % dims[1]
-                for dz in range(shape[i, 2]):
-                    z = (base[i, 2] + dz) % dims[2]
-                    u = (x * dims[1] + y) * dims[2] + z
-                    masks[i, u >> 6] |= np.uint64(1) << np.uint64(u & 63)
+        offset[:] = 0
+        while True:  # every offset within the box, last dimension fastest
+            u = 0
+            for k in range(n):
+                u = u * dims[k] + (base[i, k] + offset[k]) % dims[k]
+            masks[i, u >> 6] |= np.uint64(1) << np.uint64(u & 63)
+            k = n - 1
+            while k >= 0:
+                offset[k] += 1
+                if offset[k] < shape[i, k]:
+                    break
+                offset[k] = 0
+                k -= 1
+            if k < 0:
+                break
 
 
 @kernel
@@ -217,16 +218,29 @@ def n_boxes(dims: tuple[int, ...], wrap: bool) -> int:
     return total
 
 
+def uses_table(spec: MachineSpec) -> bool:
+    """Whether the machine's search is the box table (option `search`; `auto`: up to
+    TABLE_MAX_BOXES boxes) rather than maximal free boxes."""
+    search = spec.option("search")
+    return search == "table" or (search == "auto"
+                                 and n_boxes(spec.dims, spec.wrap) <= TABLE_MAX_BOXES)
+
+
 def memory_bytes(spec: MachineSpec) -> int:
-    """Bytes of the box table and its scratch."""
-    boxes = n_boxes(spec.dims3, spec.wrap)
+    """Bytes of the box table and its scratch (or of the maximal-box search)."""
+    if not uses_table(spec):
+        return maximal.memory_bytes(spec)
+    boxes = n_boxes(spec.dims, spec.wrap)
     return boxes * (n_words(spec.units) * 8 + 16) + spec.units
 
 
-def build(spec: MachineSpec, jobs: Jobs) -> tuple[BoxMachine, np.ndarray, np.ndarray]:
+def build(spec: MachineSpec, jobs: Jobs) -> tuple[NamedTuple, np.ndarray, np.ndarray]:
     """The machine struct, each job's size rounded up at arrival to the smallest volume some
-    box has, and its placement class (jobs of one rounded size place alike)."""
-    table = box_table(spec.dims3, spec.wrap)
+    box has, and its placement class (jobs of one rounded size place alike); machines
+    beyond the box table's size get the maximal-box search (`uses_table`)."""
+    if not uses_table(spec):
+        return maximal.build(spec, jobs)
+    table = box_table(spec.dims, spec.wrap)
     words = n_words(spec.units)
     machine = BoxMachine(spec.units, words, False, table.masks, table.volume, table.feasible,
                          np.zeros(table.volume.shape[0], dtype=np.int64),

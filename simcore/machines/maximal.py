@@ -1,0 +1,637 @@
+"""Krevat's largest-free-partition rule on tori and meshes of any size, without a box table.
+
+The rule is the box table's (`simcore.machines.boxes`): among the free boxes of the job's
+volume, in the order shape then base (both lexicographic, in any number of dimensions),
+take the first that leaves the largest free partition largest; stop at the first one that
+keeps the current largest free partition. What differs is how "the largest free partition
+left by candidate C" is found without listing every box of the machine.
+
+Maximal free boxes. A free box is maximal if no dimension of it can be extended by one unit
+and stay free. Every free box lies inside a maximal one, so if a family S of free boxes
+contains every maximal one (it may hold more), the largest free box disjoint from C is the
+largest box of some M \\ C, M in S. Two boxes are disjoint exactly when their extents are
+disjoint along some dimension, so the largest box of M avoiding C keeps M's extents except
+along one dimension i, where it takes the longest piece of M's extent outside C's:
+
+    left(C) = max over M in S of  vol(M)                                if M, C disjoint,
+                                  max_i piece_i(M, C) * vol(M) / |M_i|  otherwise.
+
+With S sorted by volume, largest first, a candidate's scan stops as soon as vol(M) cannot
+beat what it has (or what the best candidate so far has). The largest free partition is
+the volume of S's first box.
+
+Enumerating S (`_cover`): the free units along one axis of at most 64 units (the "bit
+axis", the longest such) are one word per row; choosing an extent along each other axis,
+one after the other, ANDs the rows it spans. An extent whose AND is contained in the AND
+one unit further (either side) is skipped with everything below it: every box it could
+produce extends by that unit, so none is maximal. The runs of ones of the last AND are the
+boxes' extents along the bit axis. On an empty or a regularly filled machine this visits
+few extents; the family is recomputed only when the occupancy asked about changes.
+
+Candidates are tested for freedom (and for avoiding a reservation) with prefix counts of
+the blocked units: O(2^dims) lookups per candidate, whatever its size.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import NamedTuple
+
+import numpy as np
+
+from simcore.bitset import clear, copy_into, n_words
+from simcore.errors import SpecError
+from simcore.jit import implements, kernel
+from simcore.jobs import Jobs
+from simcore.machines.allocate import blocked_cause, largest_free, place
+from simcore.machines.spec import MachineSpec
+from simcore.state import BLOCKED_NO_BOX
+
+#: Longest bit axis: one machine word per row.
+MAX_BIT_AXIS = 64
+
+
+class MaximalMachine(NamedTuple):
+    """A torus or mesh placed by the largest-free rule through maximal free boxes."""
+
+    units: int
+    words: int
+    counts_only: bool
+    wrap: bool
+    dims: np.ndarray  # (n,) int64 sides
+    strides: np.ndarray  # (n,) int64: unit index = sum(coordinate * stride)
+    axes: np.ndarray  # (n,) int64: the other axes in order, then the bit axis
+    row_unit: np.ndarray  # (rows,) int64: unit at bit-axis coordinate 0 of each row
+    cells: np.ndarray  # (n,) int64: words of the AND below level l (cells[0]: the rows)
+    g_off: np.ndarray  # (n,) int64: where level l's words start in `g`
+    g: np.ndarray  # (sum(cells),) uint64 scratch: the rows, then each level's AND
+    start: np.ndarray  # (n,) int64 scratch: extent chosen at each level: base,
+    length: np.ndarray  # (n,) int64 scratch: ... and length
+    lo: np.ndarray  # (cap, n) int64: the family S: base per axis,
+    ext: np.ndarray  # (cap, n) int64: ... extent per axis,
+    vol: np.ndarray  # (cap,) int64: ... volume,
+    order: np.ndarray  # (cap,) int64: ... indices by volume, largest first
+    n_cover: np.ndarray  # (1,) int64: size of S; -1 before the first enumeration
+    cover_for: np.ndarray  # (words,) uint64: the occupancy S describes
+    shapes: np.ndarray  # (units, n) int64: every shape, by volume, then lexicographic
+    shapes_lo: np.ndarray  # (units + 2,) int64: shapes of volume v: shapes_lo[v]:shapes_lo[v+1]
+    feasible: np.ndarray  # (units + 1,) bool: some shape has volume v
+    pdims: np.ndarray  # (n,) int64: sides + 1 of the prefix counts
+    pstrides: np.ndarray  # (n,) int64
+    prefix: np.ndarray  # (prod(pdims),) int32: blocked units with coordinates below each
+    prefix_busy: np.ndarray  # (words,) uint64: the occupancy the prefix counts describe,
+    prefix_forbidden: np.ndarray  # (words,) uint64: ... with this reservation,
+    prefix_state: np.ndarray  # (1,) int64: -1 none yet, 0 without a reservation, 1 with
+    base: np.ndarray  # (n,) int64 scratch: the candidate's base
+    best: np.ndarray  # (n,) int64 scratch: the best candidate's base
+    pieces: np.ndarray  # (n, 4) int64 scratch: per axis, up to two [lo, hi) pieces
+    offset: np.ndarray  # (n,) int64 scratch: an odometer
+
+
+def bit_axis(dims: tuple[int, ...]) -> int:
+    """The axis whose rows are machine words: the longest of at most MAX_BIT_AXIS units
+    (the first such on ties)."""
+    fitting = [i for i, d in enumerate(dims) if d <= MAX_BIT_AXIS]
+    if not fitting:
+        raise SpecError(f"machine sides {'x'.join(map(str, dims))}: the largest-free search "
+                        f"needs one side of at most {MAX_BIT_AXIS} units")
+    return max(fitting, key=lambda i: (dims[i], -i))
+
+
+def cover_capacity(units: int) -> int:
+    """Room for the family of maximal free boxes."""
+    return 8 * units + 4096
+
+
+@functools.lru_cache(maxsize=16)
+def shape_table(dims: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """Every shape (a side per axis, each at most the machine's) ordered by volume, then
+    lexicographically, and the offsets of each volume's shapes."""
+    grids = np.meshgrid(*[np.arange(1, d + 1) for d in dims], indexing="ij")
+    shapes = np.stack([g.ravel() for g in grids], axis=1).astype(np.int64)  # lexicographic
+    volume = shapes.prod(axis=1)
+    order = np.argsort(volume, kind="stable")
+    shapes, volume = shapes[order], volume[order]
+    units = int(np.prod(dims))
+    counts = np.bincount(volume, minlength=units + 1)
+    lo = np.zeros(units + 2, dtype=np.int64)
+    lo[1:] = np.cumsum(counts)
+    return shapes, lo
+
+
+def memory_bytes(spec: MachineSpec) -> int:
+    """Bytes of the shape table, the family of free boxes, prefix counts and scratch."""
+    n, units = len(spec.dims), spec.units
+    rows = units // spec.dims[bit_axis(spec.dims)]
+    prefix = int(np.prod([d + 1 for d in spec.dims]))
+    return (units * n * 8 + cover_capacity(units) * (2 * n + 2) * 8 + prefix * 4
+            + 3 * rows * 8 + 4 * n_words(units) * 8)
+
+
+def build(spec: MachineSpec, jobs: Jobs) -> tuple[MaximalMachine, np.ndarray, np.ndarray]:
+    """The machine struct, each job's size rounded up to the smallest volume some box has,
+    and its placement class (its rounded size)."""
+    dims = tuple(spec.dims)
+    n = len(dims)
+    b = bit_axis(dims)
+    axes = np.array([i for i in range(n) if i != b] + [b], dtype=np.int64)
+    strides = np.ones(n, dtype=np.int64)
+    for i in range(n - 2, -1, -1):
+        strides[i] = strides[i + 1] * dims[i + 1]
+    other = [dims[a] for a in axes[:-1]]
+    grids = np.meshgrid(*[np.arange(d) for d in other], indexing="ij")
+    row_unit = sum((g.ravel() * strides[a] for g, a in zip(grids, axes[:-1], strict=True)),
+                   np.zeros(int(np.prod(other)), dtype=np.int64)).astype(np.int64)
+    cells = np.array([int(np.prod(other[level:])) for level in range(n)], dtype=np.int64)
+    g_off = np.concatenate([[0], np.cumsum(cells)[:-1]]).astype(np.int64)
+    shapes, shapes_lo = shape_table(dims)
+    feasible = shapes_lo[1:] > shapes_lo[:-1]
+    pdims = np.array([d + 1 for d in dims], dtype=np.int64)
+    pstrides = np.ones(n, dtype=np.int64)
+    for i in range(n - 2, -1, -1):
+        pstrides[i] = pstrides[i + 1] * pdims[i + 1]
+    units, words, cap = spec.units, n_words(spec.units), cover_capacity(spec.units)
+    machine = MaximalMachine(
+        units, words, False, spec.wrap, np.array(dims, dtype=np.int64), strides, axes,
+        row_unit, cells, g_off, np.zeros(int(cells.sum()), dtype=np.uint64),
+        np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
+        np.zeros((cap, n), dtype=np.int64), np.zeros((cap, n), dtype=np.int64),
+        np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64),
+        np.full(1, -1, dtype=np.int64), np.zeros(words, dtype=np.uint64),
+        shapes, shapes_lo, feasible[: units + 1].copy(), pdims, pstrides,
+        np.zeros(int(pdims.prod()), dtype=np.int32), np.zeros(words, dtype=np.uint64),
+        np.zeros(words, dtype=np.uint64), np.full(1, -1, dtype=np.int64),
+        np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
+        np.zeros((n, 4), dtype=np.int64), np.zeros(n, dtype=np.int64))
+    feasible_sizes = np.flatnonzero(machine.feasible)
+    size = feasible_sizes[np.searchsorted(feasible_sizes, jobs.size)]
+    return machine, size, size
+
+
+# ---- the family of maximal free boxes -------------------------------------------------
+
+
+@kernel
+def _is_set(bits, u):
+    return (bits[u >> 6] >> np.uint64(u & 63)) & np.uint64(1)
+
+
+@kernel
+def _fill_rows(m, busy):
+    """Row r of m.g: bit k set where unit row_unit[r] + k * stride (bit axis) is free."""
+    g, row_unit = m.g, m.row_unit
+    axis = m.axes[m.axes.shape[0] - 1]
+    side, stride = m.dims[axis], m.strides[axis]
+    for r in range(m.cells[0]):
+        word = np.uint64(0)
+        u = row_unit[r]
+        for k in range(side):
+            if not _is_set(busy, u):
+                word |= np.uint64(1) << np.uint64(k)
+            u += stride
+        g[r] = word
+
+
+@kernel
+def _limit(side, start, wrap):
+    """Longest extent from `start` on an axis of `side` units (a full-length extent of a
+    torus axis only from base 0)."""
+    if not wrap:
+        return side - start
+    return side if start == 0 else side - 1
+
+
+@kernel
+def _advance(m, level):
+    """Next extent at `level` (base, then length) whose AND of rows is not empty, written
+    below the level; False when the level is exhausted."""
+    g, start, length = m.g, m.start, m.length
+    side = m.dims[m.axes[level]]
+    src, dst, c = m.g_off[level], m.g_off[level + 1], m.cells[level + 1]
+    while start[level] < side:
+        if length[level] >= _limit(side, start[level], m.wrap):
+            start[level] += 1
+            length[level] = 0
+            continue
+        x = (start[level] + length[level]) % side
+        row = src + x * c
+        seen = np.uint64(0)
+        if length[level] == 0:
+            for i in range(c):
+                v = g[row + i]
+                g[dst + i] = v
+                seen |= v
+        else:
+            for i in range(c):
+                v = g[dst + i] & g[row + i]
+                g[dst + i] = v
+                seen |= v
+        length[level] += 1
+        if seen:
+            return True
+        start[level] += 1
+        length[level] = 0
+    return False
+
+
+@kernel
+def _contained(g, dst, row, c):
+    """Whether the c words at dst are all within those at row."""
+    for i in range(c):
+        if g[dst + i] & ~g[row + i]:
+            return False
+    return True
+
+
+@kernel
+def _extendable(m, level):
+    """Whether the AND below `level` stays the same one unit further along the level's
+    axis (then no box with this extent is maximal)."""
+    g, s, n = m.g, m.start[level], m.length[level]
+    side = m.dims[m.axes[level]]
+    src, dst, c = m.g_off[level], m.g_off[level + 1], m.cells[level + 1]
+    if m.wrap:
+        if n == side:
+            return False
+        return (_contained(g, dst, src + ((s - 1) % side) * c, c)
+                or _contained(g, dst, src + ((s + n) % side) * c, c))
+    return ((s > 0 and _contained(g, dst, src + (s - 1) * c, c))
+            or (s + n < side and _contained(g, dst, src + (s + n) * c, c)))
+
+
+@kernel
+def _emit(m, count, word):
+    """Add a box per maximal run of ones of `word` along the bit axis, with the extents
+    chosen at every level; return the new count."""
+    axes, dims = m.axes, m.dims
+    n = axes.shape[0]
+    axis = axes[n - 1]
+    side = dims[axis]
+    full = (np.uint64(1) << np.uint64(side)) - np.uint64(1) if side < 64 else ~np.uint64(0)
+    if word == full:
+        return _record(m, count, 0, side)
+    # Start scanning just after a zero bit, so that on a torus a run crossing the end is
+    # seen whole.
+    first = 0
+    if m.wrap:
+        while (word >> np.uint64(first)) & np.uint64(1):
+            first += 1
+        first += 1
+    run_base = -1
+    for step in range(side):
+        k = (first + step) % side if m.wrap else step
+        if (word >> np.uint64(k)) & np.uint64(1):
+            if run_base < 0:
+                run_base = k
+        elif run_base >= 0:
+            count = _record(m, count, run_base, (k - run_base) % side)
+            run_base = -1
+    if run_base >= 0:  # (on a torus every run ends at the zero bit scanned last)
+        count = _record(m, count, run_base, side - run_base)
+    return count
+
+
+@kernel
+def _record(m, count, base, length):
+    if count >= m.vol.shape[0]:
+        raise RuntimeError("maximal free boxes: more than the capacity the machine reserved")
+    axes = m.axes
+    n = axes.shape[0]
+    volume = length
+    for level in range(n - 1):
+        a = axes[level]
+        m.lo[count, a] = m.start[level]
+        m.ext[count, a] = m.length[level]
+        volume *= m.length[level]
+    m.lo[count, axes[n - 1]] = base
+    m.ext[count, axes[n - 1]] = length
+    m.vol[count] = volume
+    m.order[count] = count
+    return count + 1
+
+
+@kernel
+def _sort_by_volume(order, vol, n):
+    """Shell sort of order[:n] by volume, largest first, then index."""
+    gap = 1
+    while gap < n // 3:
+        gap = 3 * gap + 1
+    while gap > 0:
+        for i in range(gap, n):
+            x = order[i]
+            k = i
+            while k >= gap:
+                y = order[k - gap]
+                if vol[y] > vol[x] or (vol[y] == vol[x] and y < x):
+                    break
+                order[k] = y
+                k -= gap
+            order[k] = x
+        gap //= 3
+
+
+@kernel
+def cover(m, busy):
+    """The family S of free boxes containing every maximal one, for occupancy `busy`, in
+    m.lo / m.ext / m.vol, m.order by volume (kept while `busy` stays the same); returns
+    its size."""
+    if m.n_cover[0] >= 0:
+        same = True
+        for w in range(busy.shape[0]):
+            if m.cover_for[w] != busy[w]:
+                same = False
+                break
+        if same:
+            return m.n_cover[0]
+    copy_into(m.cover_for, busy)
+    _fill_rows(m, busy)
+    last = m.axes.shape[0] - 1  # levels 0 .. last - 1 choose extents; then the runs
+    count = 0
+    if last == 0:
+        if m.g[0]:
+            count = _emit(m, 0, m.g[0])
+    else:
+        level = 0
+        m.start[0] = 0
+        m.length[0] = 0
+        while level >= 0:
+            if not _advance(m, level):
+                level -= 1
+                continue
+            if _extendable(m, level):
+                continue
+            if level == last - 1:
+                count = _emit(m, count, m.g[m.g_off[last]])
+            else:
+                level += 1
+                m.start[level] = 0
+                m.length[level] = 0
+    _sort_by_volume(m.order, m.vol, count)
+    m.n_cover[0] = count
+    return count
+
+
+# ---- candidates ---------------------------------------------------------------------
+
+
+@kernel
+def _fill_prefix(m, busy, forbidden):
+    """m.prefix[p]: units blocked (busy, or in `forbidden` when it is not empty) with every
+    coordinate below p's (prefix index = sum((coordinate + 1) * pstride))."""
+    prefix, dims, pdims, pstrides = m.prefix, m.dims, m.pdims, m.pstrides
+    n = dims.shape[0]
+    for i in range(prefix.shape[0]):
+        prefix[i] = 0
+    guarded = forbidden.shape[0] > 0
+    offset = m.offset
+    for k in range(n):
+        offset[k] = 0
+    for u in range(m.units):  # units in row-major order, coordinates in `offset`
+        w = u >> 6
+        bit = np.uint64(1) << np.uint64(u & 63)
+        if (busy[w] & bit) or (guarded and forbidden[w] & bit):
+            p = 0
+            for k in range(n):
+                p += (offset[k] + 1) * pstrides[k]
+            prefix[p] = 1
+        k = n - 1
+        while k >= 0:
+            offset[k] += 1
+            if offset[k] < dims[k]:
+                break
+            offset[k] = 0
+            k -= 1
+    for a in range(n):  # running sums along each axis in turn
+        inner = pstrides[a]
+        outer = prefix.shape[0] // (inner * pdims[a])
+        for o in range(outer):
+            for x in range(1, pdims[a]):
+                row = (o * pdims[a] + x) * inner
+                for i in range(inner):
+                    prefix[row + i] += prefix[row - inner + i]
+
+
+@kernel
+def _prepare_prefix(m, busy, forbidden):
+    """Prefix counts for (busy, forbidden), kept while both stay the same."""
+    guarded = forbidden.shape[0] > 0
+    state = 1 if guarded else 0
+    if m.prefix_state[0] == state:
+        same = True
+        for w in range(busy.shape[0]):
+            if m.prefix_busy[w] != busy[w] or (guarded and m.prefix_forbidden[w]
+                                               != forbidden[w]):
+                same = False
+                break
+        if same:
+            return
+    copy_into(m.prefix_busy, busy)
+    if guarded:
+        copy_into(m.prefix_forbidden, forbidden)
+    m.prefix_state[0] = state
+    _fill_prefix(m, busy, forbidden)
+
+
+@kernel
+def _blocked_in(m, base, shape):
+    """Blocked units in the box at `base` of `shape` (wrapping around on a torus)."""
+    dims, pieces, pstrides, prefix = m.dims, m.pieces, m.pstrides, m.prefix
+    n = dims.shape[0]
+    split = 0  # axes whose extent wraps: two pieces
+    for k in range(n):
+        end = base[k] + shape[k]
+        pieces[k, 0] = base[k]
+        if end <= dims[k]:
+            pieces[k, 1] = end
+        else:
+            pieces[k, 1] = dims[k]
+            pieces[k, 2] = 0
+            pieces[k, 3] = end - dims[k]
+            split |= 1 << k
+    total = 0
+    choice = split
+    while True:  # every combination of pieces: subsets of the split axes
+        for corner in range(1 << n):
+            p = 0
+            lows = 0
+            for k in range(n):
+                piece = 2 if (choice >> k) & 1 else 0
+                if (corner >> k) & 1:
+                    p += pieces[k, piece + 1] * pstrides[k]
+                else:
+                    p += pieces[k, piece] * pstrides[k]
+                    lows += 1
+            if lows & 1:
+                total -= prefix[p]
+            else:
+                total += prefix[p]
+        if choice == 0:
+            break
+        choice = (choice - 1) & split
+    return total
+
+
+@kernel
+def _piece(side, wrap, m_lo, m_len, c_lo, c_len):
+    """Longest part of extent [m_lo, m_lo + m_len) outside [c_lo, c_lo + c_len) on a ring
+    of `side` (the extents intersect); meshes' extents never wrap, so ring arithmetic is
+    exact for them too, but a full mesh extent is no ring."""
+    if wrap and m_len == side:
+        return side - c_len
+    r = (c_lo - m_lo) % side  # C's base relative to M's
+    wrapped = max(0, r + c_len - side)  # C covers M's first `wrapped` units
+    if r < m_len:
+        return max(0, r - wrapped, m_len - (r + c_len))
+    return max(0, m_len - wrapped)
+
+
+@kernel
+def _overlap(side, m_lo, m_len, c_lo, c_len):
+    """Whether two extents on a ring of `side` intersect."""
+    if m_len == side:
+        return True
+    r = (c_lo - m_lo) % side
+    return r < m_len or r + c_len > side
+
+
+@kernel
+def _left(m, n_cover, base, shape, floor):
+    """The largest free box disjoint from candidate (base, shape): its volume if above
+    `floor`, else some value at most `floor`."""
+    dims, lo, ext, vol, order = m.dims, m.lo, m.ext, m.vol, m.order
+    n = dims.shape[0]
+    best = 0
+    for k in range(n_cover):
+        b = order[k]
+        v = vol[b]
+        if v <= best or v <= floor:
+            break
+        cut = 0
+        disjoint = False
+        for a in range(n):
+            if not _overlap(dims[a], lo[b, a], ext[b, a], base[a], shape[a]):
+                disjoint = True
+                break
+            cut = max(cut, _piece(dims[a], m.wrap, lo[b, a], ext[b, a], base[a], shape[a])
+                      * (v // ext[b, a]))
+        if disjoint:
+            return v
+        best = max(best, cut)
+    return best
+
+
+@kernel
+def _fits_some(m, n_cover, shape, volume):
+    """Whether some box of the family holds a box of `shape`."""
+    ext, vol, order = m.ext, m.vol, m.order
+    n = shape.shape[0]
+    for k in range(n_cover):
+        b = order[k]
+        if vol[b] < volume:
+            return False
+        fits = True
+        for a in range(n):
+            if ext[b, a] < shape[a]:
+                fits = False
+                break
+        if fits:
+            return True
+    return False
+
+
+@kernel
+def _best_of_volume(m, n_cover, q, ceiling):
+    """Krevat's choice among the free boxes of volume q that avoid the blocked units: the
+    first (shape, then base) leaving the largest free partition largest; its shape index
+    is returned (-1: none) and its base left in m.best."""
+    dims, base = m.dims, m.base
+    n = dims.shape[0]
+    best_left = -1
+    best_shape = -1
+    for s in range(m.shapes_lo[q], m.shapes_lo[q + 1]):
+        shape = m.shapes[s]
+        if not _fits_some(m, n_cover, shape, q):
+            continue
+        for k in range(n):
+            base[k] = 0
+        while True:  # bases in lexicographic order (one base for a full torus extent)
+            if _blocked_in(m, base, shape) == 0:
+                left = _left(m, n_cover, base, shape, best_left)
+                if left > best_left:
+                    best_left = left
+                    best_shape = s
+                    copy_into(m.best, base)
+                    if left == ceiling:
+                        return best_shape
+            k = n - 1
+            while k >= 0:
+                base[k] += 1
+                last = (dims[k] - 1 if shape[k] < dims[k] else 0) if m.wrap \
+                    else dims[k] - shape[k]
+                if base[k] <= last:
+                    break
+                base[k] = 0
+                k -= 1
+            if k < 0:
+                break
+    return best_shape
+
+
+@kernel
+def _write_box(m, base, shape, out):
+    """out = the unit bits of the box (base, shape)."""
+    dims, strides, offset = m.dims, m.strides, m.offset
+    n = dims.shape[0]
+    clear(out)
+    for k in range(n):
+        offset[k] = 0
+    while True:
+        u = 0
+        for k in range(n):
+            u += ((base[k] + offset[k]) % dims[k]) * strides[k]
+        out[u >> 6] |= np.uint64(1) << np.uint64(u & 63)
+        k = n - 1
+        while k >= 0:
+            offset[k] += 1
+            if offset[k] < shape[k]:
+                break
+            offset[k] = 0
+            k -= 1
+        if k < 0:
+            break
+
+
+@implements(place, MaximalMachine)
+@kernel
+def place_maximal(m, st, j, units, busy, growth, forbidden, out):
+    """Krevat's heuristic over every box of the smallest volume from `units` to
+    `units + growth` that has a free candidate (as `simcore.machines.boxes.place_box`)."""
+    n_cover = cover(m, busy)
+    if n_cover == 0:
+        return -1
+    ceiling = m.vol[m.order[0]]
+    _prepare_prefix(m, busy, forbidden)
+    top = min(units + growth, ceiling)
+    for q in range(units, top + 1):
+        if not m.feasible[q]:
+            continue
+        s = _best_of_volume(m, n_cover, q, ceiling)
+        if s >= 0:
+            _write_box(m, m.best, m.shapes[s], out)
+            return q
+    return -1
+
+
+@implements(largest_free, MaximalMachine)
+@kernel
+def largest_free_maximal(m, st, busy):
+    """Volume of the largest free box in `busy`: the first of the family."""
+    n_cover = cover(m, busy)
+    return m.vol[m.order[0]] if n_cover > 0 else 0
+
+
+@implements(blocked_cause, MaximalMachine)
+@kernel
+def blocked_maximal(m, st, j):
+    """A job that cannot be placed lacks a free box."""
+    return BLOCKED_NO_BOX
