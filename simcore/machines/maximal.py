@@ -28,8 +28,9 @@ produce extends by that unit, so none is maximal. The runs of ones of the last A
 boxes' extents along the bit axis. On an empty or a regularly filled machine this visits
 few extents; the family is recomputed only when the occupancy asked about changes.
 
-Candidates are tested for freedom (and for avoiding a reservation) with prefix counts of
-the blocked units: O(2^dims) lookups per candidate, whatever its size.
+The free boxes of a shape are those with a base in the base range of a family box large
+enough to hold it; whether one avoids a reservation is answered by prefix counts of the
+reserved units, O(2^dims) lookups whatever its size.
 """
 
 from __future__ import annotations
@@ -78,11 +79,14 @@ class MaximalMachine(NamedTuple):
     feasible: np.ndarray  # (units + 1,) bool: some shape has volume v
     pdims: np.ndarray  # (n,) int64: sides + 1 of the prefix counts
     pstrides: np.ndarray  # (n,) int64
-    prefix: np.ndarray  # (prod(pdims),) int32: blocked units with coordinates below each
-    prefix_busy: np.ndarray  # (words,) uint64: the occupancy the prefix counts describe,
-    prefix_forbidden: np.ndarray  # (words,) uint64: ... with this reservation,
-    prefix_state: np.ndarray  # (1,) int64: -1 none yet, 0 without a reservation, 1 with
+    prefix: np.ndarray  # (prod(pdims),) int32: forbidden units with coordinates below each
+    prefix_for: np.ndarray  # (words,) uint64: the reservation the prefix counts describe
+    prefix_valid: np.ndarray  # (1,) int64: 0 before the first reservation
     base: np.ndarray  # (n,) int64 scratch: the candidate's base
+    first: np.ndarray  # (n,) int64 scratch: a base range: first base per axis
+    count: np.ndarray  # (n,) int64 scratch: ... and number of bases
+    stack_first: np.ndarray  # (depth, n) int64 scratch: base ranges still to search
+    stack_count: np.ndarray  # (depth, n) int64
     best: np.ndarray  # (n,) int64 scratch: the best candidate's base
     pieces: np.ndarray  # (n, 4) int64 scratch: per axis, up to two [lo, hi) pieces
     offset: np.ndarray  # (n,) int64 scratch: an odometer
@@ -151,18 +155,23 @@ def build(spec: MachineSpec, jobs: Jobs) -> tuple[MaximalMachine, np.ndarray, np
     for i in range(n - 2, -1, -1):
         pstrides[i] = pstrides[i + 1] * pdims[i + 1]
     units, words, cap = spec.units, n_words(spec.units), cover_capacity(spec.units)
+    depth = 2 + sum(int(d).bit_length() for d in dims)  # halvings, plus pending halves
+    vector = functools.partial(np.zeros, n, dtype=np.int64)
     machine = MaximalMachine(
-        units, words, False, spec.wrap, np.array(dims, dtype=np.int64), strides, axes,
-        row_unit, cells, g_off, np.zeros(int(cells.sum()), dtype=np.uint64),
-        np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
-        np.zeros((cap, n), dtype=np.int64), np.zeros((cap, n), dtype=np.int64),
-        np.zeros(cap, dtype=np.int64), np.zeros(cap, dtype=np.int64),
-        np.full(1, -1, dtype=np.int64), np.zeros(words, dtype=np.uint64),
-        shapes, shapes_lo, feasible[: units + 1].copy(), pdims, pstrides,
-        np.zeros(int(pdims.prod()), dtype=np.int32), np.zeros(words, dtype=np.uint64),
-        np.zeros(words, dtype=np.uint64), np.full(1, -1, dtype=np.int64),
-        np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64),
-        np.zeros((n, 4), dtype=np.int64), np.zeros(n, dtype=np.int64))
+        units=units, words=words, counts_only=False, wrap=spec.wrap,
+        dims=np.array(dims, dtype=np.int64), strides=strides, axes=axes, row_unit=row_unit,
+        cells=cells, g_off=g_off, g=np.zeros(int(cells.sum()), dtype=np.uint64),
+        start=vector(), length=vector(),
+        lo=np.zeros((cap, n), dtype=np.int64), ext=np.zeros((cap, n), dtype=np.int64),
+        vol=np.zeros(cap, dtype=np.int64), order=np.zeros(cap, dtype=np.int64),
+        n_cover=np.full(1, -1, dtype=np.int64), cover_for=np.zeros(words, dtype=np.uint64),
+        shapes=shapes, shapes_lo=shapes_lo, feasible=feasible[: units + 1].copy(),
+        pdims=pdims, pstrides=pstrides, prefix=np.zeros(int(pdims.prod()), dtype=np.int32),
+        prefix_for=np.zeros(words, dtype=np.uint64), prefix_valid=np.zeros(1, dtype=np.int64),
+        base=vector(), first=vector(), count=vector(),
+        stack_first=np.zeros((depth, n), dtype=np.int64),
+        stack_count=np.zeros((depth, n), dtype=np.int64),
+        best=vector(), pieces=np.zeros((n, 4), dtype=np.int64), offset=vector())
     feasible_sizes = np.flatnonzero(machine.feasible)
     size = feasible_sizes[np.searchsorted(feasible_sizes, jobs.size)]
     return machine, size, size
@@ -375,32 +384,35 @@ def cover(m, busy):
 
 
 @kernel
-def _fill_prefix(m, busy, forbidden):
-    """m.prefix[p]: units blocked (busy, or in `forbidden` when it is not empty) with every
-    coordinate below p's (prefix index = sum((coordinate + 1) * pstride))."""
-    prefix, dims, pdims, pstrides = m.prefix, m.dims, m.pdims, m.pstrides
+def _prepare_prefix(m, forbidden):
+    """m.prefix[p]: units of `forbidden` with every coordinate below p's (prefix index =
+    sum((coordinate + 1) * pstride)); kept while `forbidden` stays the same."""
+    if m.prefix_valid[0]:
+        same = True
+        for w in range(forbidden.shape[0]):
+            if m.prefix_for[w] != forbidden[w]:
+                same = False
+                break
+        if same:
+            return
+    copy_into(m.prefix_for, forbidden)
+    m.prefix_valid[0] = 1
+    prefix, dims, pdims, pstrides, strides = m.prefix, m.dims, m.pdims, m.pstrides, m.strides
     n = dims.shape[0]
     for i in range(prefix.shape[0]):
         prefix[i] = 0
-    guarded = forbidden.shape[0] > 0
-    offset = m.offset
-    for k in range(n):
-        offset[k] = 0
-    for u in range(m.units):  # units in row-major order, coordinates in `offset`
-        w = u >> 6
-        bit = np.uint64(1) << np.uint64(u & 63)
-        if (busy[w] & bit) or (guarded and forbidden[w] & bit):
-            p = 0
-            for k in range(n):
-                p += (offset[k] + 1) * pstrides[k]
-            prefix[p] = 1
-        k = n - 1
-        while k >= 0:
-            offset[k] += 1
-            if offset[k] < dims[k]:
-                break
-            offset[k] = 0
-            k -= 1
+    for w in range(forbidden.shape[0]):
+        word = forbidden[w]
+        bit = 0
+        while word:
+            if word & np.uint64(1):
+                u = w * 64 + bit
+                p = 0
+                for k in range(n):
+                    p += ((u // strides[k]) % dims[k] + 1) * pstrides[k]
+                prefix[p] = 1
+            word >>= np.uint64(1)
+            bit += 1
     for a in range(n):  # running sums along each axis in turn
         inner = pstrides[a]
         outer = prefix.shape[0] // (inner * pdims[a])
@@ -412,29 +424,8 @@ def _fill_prefix(m, busy, forbidden):
 
 
 @kernel
-def _prepare_prefix(m, busy, forbidden):
-    """Prefix counts for (busy, forbidden), kept while both stay the same."""
-    guarded = forbidden.shape[0] > 0
-    state = 1 if guarded else 0
-    if m.prefix_state[0] == state:
-        same = True
-        for w in range(busy.shape[0]):
-            if m.prefix_busy[w] != busy[w] or (guarded and m.prefix_forbidden[w]
-                                               != forbidden[w]):
-                same = False
-                break
-        if same:
-            return
-    copy_into(m.prefix_busy, busy)
-    if guarded:
-        copy_into(m.prefix_forbidden, forbidden)
-    m.prefix_state[0] = state
-    _fill_prefix(m, busy, forbidden)
-
-
-@kernel
 def _blocked_in(m, base, shape):
-    """Blocked units in the box at `base` of `shape` (wrapping around on a torus)."""
+    """Forbidden units in the box at `base` of `shape` (wrapping around on a torus)."""
     dims, pieces, pstrides, prefix = m.dims, m.pieces, m.pstrides, m.prefix
     n = dims.shape[0]
     split = 0  # axes whose extent wraps: two pieces
@@ -521,59 +512,117 @@ def _left(m, n_cover, base, shape, floor):
 
 
 @kernel
-def _fits_some(m, n_cover, shape, volume):
-    """Whether some box of the family holds a box of `shape`."""
-    ext, vol, order = m.ext, m.vol, m.order
-    n = shape.shape[0]
-    for k in range(n_cover):
-        b = order[k]
-        if vol[b] < volume:
-            return False
-        fits = True
-        for a in range(n):
-            if ext[b, a] < shape[a]:
-                fits = False
-                break
-        if fits:
-            return True
+def _lex_less(a, b):
+    """Whether base a precedes base b lexicographically."""
+    for k in range(a.shape[0]):
+        if a[k] != b[k]:
+            return a[k] < b[k]
     return False
 
 
 @kernel
-def _best_of_volume(m, n_cover, q, ceiling):
-    """Krevat's choice among the free boxes of volume q that avoid the blocked units: the
-    first (shape, then base) leaving the largest free partition largest; its shape index
-    is returned (-1: none) and its base left in m.best."""
-    dims, base = m.dims, m.base
+def _bound(m, n_cover, first, count, shape, floor):
+    """An upper bound of what any candidate of `shape` with a base in the range (first,
+    count per axis) leaves free, exact enough to prune; some value at most `floor` if
+    none can leave more than `floor`."""
+    dims, lo, ext, vol, order = m.dims, m.lo, m.ext, m.vol, m.order
     n = dims.shape[0]
+    bound = 0
+    for k in range(n_cover):
+        b = order[k]
+        v = vol[b]
+        if v <= bound or v <= floor:
+            break
+        cut = 0
+        for a in range(n):
+            side = dims[a]
+            piece = 0
+            for o in range(count[a]):
+                c = (first[a] + o) % side
+                if not _overlap(side, lo[b, a], ext[b, a], c, shape[a]):
+                    return v  # some candidate misses this box, the largest left
+                piece = max(piece, _piece(side, m.wrap, lo[b, a], ext[b, a], c, shape[a]))
+            cut = max(cut, piece * (v // ext[b, a]))
+        bound = max(bound, cut)
+    return bound
+
+
+@kernel
+def _best_of_volume(m, n_cover, q, ceiling, forbidden):
+    """Krevat's choice among the free boxes of volume q that avoid `forbidden` (empty:
+    nothing forbidden): the first (shape, then base) leaving the largest free partition
+    largest. Returns its shape index (-1: none) and leaves its base in m.best.
+
+    The free boxes of a shape are those whose base lies in the base range of a family box
+    that holds the shape (every free box lies in a maximal one). Each range is searched
+    branch and bound: halved along its first axis of more than one base, the earlier half
+    first, and dropped when `_bound` shows that none of its bases can beat the best so
+    far (or tie with it from an earlier base). Ranges may overlap and a torus range may
+    wrap, so bases are compared explicitly for the tie-break.
+    """
+    dims, lo, ext, vol, order = m.dims, m.lo, m.ext, m.vol, m.order
+    base, first, count, best = m.base, m.first, m.count, m.best
+    stack_first, stack_count = m.stack_first, m.stack_count
+    n = dims.shape[0]
+    guarded = forbidden.shape[0] > 0
     best_left = -1
     best_shape = -1
     for s in range(m.shapes_lo[q], m.shapes_lo[q + 1]):
         shape = m.shapes[s]
-        if not _fits_some(m, n_cover, shape, q):
-            continue
-        for k in range(n):
-            base[k] = 0
-        while True:  # bases in lexicographic order (one base for a full torus extent)
-            if _blocked_in(m, base, shape) == 0:
-                left = _left(m, n_cover, base, shape, best_left)
-                if left > best_left:
+        for k in range(n_cover):
+            b = order[k]
+            if vol[b] < q:
+                break
+            fits = True
+            for a in range(n):
+                if ext[b, a] < shape[a]:
+                    fits = False
+                    break
+            if not fits:
+                continue
+            for a in range(n):
+                if m.wrap and ext[b, a] == dims[a]:
+                    stack_first[0, a] = 0
+                    stack_count[0, a] = 1 if shape[a] == dims[a] else dims[a]
+                else:
+                    stack_first[0, a] = lo[b, a]
+                    stack_count[0, a] = ext[b, a] - shape[a] + 1
+            top = 1
+            while top > 0:
+                top -= 1
+                split = -1
+                for a in range(n):
+                    first[a] = stack_first[top, a]
+                    count[a] = stack_count[top, a]
+                    base[a] = 0 if first[a] + count[a] > dims[a] else first[a]  # earliest
+                    if split < 0 and count[a] > 1:
+                        split = a
+                earlier = best_shape == s and _lex_less(base, best)
+                floor = best_left - 1 if earlier else best_left
+                if split >= 0:
+                    if best_left >= 0 and _bound(m, n_cover, first, count, shape,
+                                                 floor) <= floor:
+                        continue
+                    half = count[split] // 2
+                    for a in range(n):  # the later half below the earlier one
+                        stack_first[top, a] = first[a]
+                        stack_count[top, a] = count[a]
+                        stack_first[top + 1, a] = first[a]
+                        stack_count[top + 1, a] = count[a]
+                    stack_first[top, split] = (first[split] + half) % dims[split]
+                    stack_count[top, split] = count[split] - half
+                    stack_count[top + 1, split] = half
+                    top += 2
+                    continue
+                if guarded and _blocked_in(m, first, shape) > 0:
+                    continue
+                left = _left(m, n_cover, first, shape, floor)
+                if left > floor:
                     best_left = left
                     best_shape = s
-                    copy_into(m.best, base)
-                    if left == ceiling:
-                        return best_shape
-            k = n - 1
-            while k >= 0:
-                base[k] += 1
-                last = (dims[k] - 1 if shape[k] < dims[k] else 0) if m.wrap \
-                    else dims[k] - shape[k]
-                if base[k] <= last:
-                    break
-                base[k] = 0
-                k -= 1
-            if k < 0:
-                break
+                    copy_into(best, first)
+        if best_left == ceiling:
+            break
     return best_shape
 
 
@@ -610,12 +659,13 @@ def place_maximal(m, st, j, units, busy, growth, forbidden, out):
     if n_cover == 0:
         return -1
     ceiling = m.vol[m.order[0]]
-    _prepare_prefix(m, busy, forbidden)
+    if forbidden.shape[0] > 0:
+        _prepare_prefix(m, forbidden)
     top = min(units + growth, ceiling)
     for q in range(units, top + 1):
         if not m.feasible[q]:
             continue
-        s = _best_of_volume(m, n_cover, q, ceiling)
+        s = _best_of_volume(m, n_cover, q, ceiling, forbidden)
         if s >= 0:
             _write_box(m, m.best, m.shapes[s], out)
             return q
