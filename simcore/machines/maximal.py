@@ -29,8 +29,8 @@ boxes' extents along the bit axis. On an empty or a regularly filled machine thi
 few extents; the family is recomputed only when the occupancy asked about changes.
 
 The free boxes of a shape are those with a base in the base range of a family box large
-enough to hold it; whether one avoids a reservation is answered by prefix counts of the
-reserved units, O(2^dims) lookups whatever its size.
+enough to hold it. Where a reservation is to be avoided, candidates come from the family of
+the units neither busy nor reserved, and are scored against the family of the free units.
 """
 
 from __future__ import annotations
@@ -50,6 +50,9 @@ from simcore.state import BLOCKED_NO_BOX
 
 #: Longest bit axis: one machine word per row.
 MAX_BIT_AXIS = 64
+#: The two families of boxes kept: of the free units (scores, the largest free partition),
+#: and of the units neither busy nor reserved (where a guarded candidate may go).
+FREE, ROOM = 0, 1
 
 
 class MaximalMachine(NamedTuple):
@@ -68,27 +71,22 @@ class MaximalMachine(NamedTuple):
     g: np.ndarray  # (sum(cells),) uint64 scratch: the rows, then each level's AND
     start: np.ndarray  # (n,) int64 scratch: extent chosen at each level: base,
     length: np.ndarray  # (n,) int64 scratch: ... and length
-    lo: np.ndarray  # (cap, n) int64: the family S: base per axis,
-    ext: np.ndarray  # (cap, n) int64: ... extent per axis,
-    vol: np.ndarray  # (cap,) int64: ... volume,
-    order: np.ndarray  # (cap,) int64: ... indices by volume, largest first
-    n_cover: np.ndarray  # (1,) int64: size of S; -1 before the first enumeration
-    cover_for: np.ndarray  # (words,) uint64: the occupancy S describes
+    lo: np.ndarray  # (2, cap, n) int64: two families (FREE, ROOM): base per axis,
+    ext: np.ndarray  # (2, cap, n) int64: ... extent per axis,
+    vol: np.ndarray  # (2, cap) int64: ... volume,
+    order: np.ndarray  # (2, cap) int64: ... indices by volume, largest first
+    n_cover: np.ndarray  # (2,) int64: sizes of the families; -1 before the first
+    cover_for: np.ndarray  # (2, words) uint64: the occupancies they describe
+    blocked: np.ndarray  # (words,) uint64 scratch: busy or reserved units
     shapes: np.ndarray  # (units, n) int64: every shape, by volume, then lexicographic
     shapes_lo: np.ndarray  # (units + 2,) int64: shapes of volume v: shapes_lo[v]:shapes_lo[v+1]
     feasible: np.ndarray  # (units + 1,) bool: some shape has volume v
-    pdims: np.ndarray  # (n,) int64: sides + 1 of the prefix counts
-    pstrides: np.ndarray  # (n,) int64
-    prefix: np.ndarray  # (prod(pdims),) int32: forbidden units with coordinates below each
-    prefix_for: np.ndarray  # (words,) uint64: the reservation the prefix counts describe
-    prefix_valid: np.ndarray  # (1,) int64: 0 before the first reservation
     base: np.ndarray  # (n,) int64 scratch: the candidate's base
     first: np.ndarray  # (n,) int64 scratch: a base range: first base per axis
     count: np.ndarray  # (n,) int64 scratch: ... and number of bases
     stack_first: np.ndarray  # (depth, n) int64 scratch: base ranges still to search
     stack_count: np.ndarray  # (depth, n) int64
     best: np.ndarray  # (n,) int64 scratch: the best candidate's base
-    pieces: np.ndarray  # (n, 4) int64 scratch: per axis, up to two [lo, hi) pieces
     offset: np.ndarray  # (n,) int64 scratch: an odometer
 
 
@@ -124,12 +122,11 @@ def shape_table(dims: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def memory_bytes(spec: MachineSpec) -> int:
-    """Bytes of the shape table, the family of free boxes, prefix counts and scratch."""
+    """Bytes of the shape table, the two families of free boxes and scratch."""
     n, units = len(spec.dims), spec.units
     rows = units // spec.dims[bit_axis(spec.dims)]
-    prefix = int(np.prod([d + 1 for d in spec.dims]))
-    return (units * n * 8 + cover_capacity(units) * (2 * n + 2) * 8 + prefix * 4
-            + 3 * rows * 8 + 4 * n_words(units) * 8)
+    return (units * n * 8 + 2 * cover_capacity(units) * (2 * n + 2) * 8
+            + 3 * rows * 8 + 3 * n_words(units) * 8)
 
 
 def build(spec: MachineSpec, jobs: Jobs) -> tuple[MaximalMachine, np.ndarray, np.ndarray]:
@@ -150,10 +147,6 @@ def build(spec: MachineSpec, jobs: Jobs) -> tuple[MaximalMachine, np.ndarray, np
     g_off = np.concatenate([[0], np.cumsum(cells)[:-1]]).astype(np.int64)
     shapes, shapes_lo = shape_table(dims)
     feasible = shapes_lo[1:] > shapes_lo[:-1]
-    pdims = np.array([d + 1 for d in dims], dtype=np.int64)
-    pstrides = np.ones(n, dtype=np.int64)
-    for i in range(n - 2, -1, -1):
-        pstrides[i] = pstrides[i + 1] * pdims[i + 1]
     units, words, cap = spec.units, n_words(spec.units), cover_capacity(spec.units)
     depth = 2 + sum(int(d).bit_length() for d in dims)  # halvings, plus pending halves
     vector = functools.partial(np.zeros, n, dtype=np.int64)
@@ -162,16 +155,15 @@ def build(spec: MachineSpec, jobs: Jobs) -> tuple[MaximalMachine, np.ndarray, np
         dims=np.array(dims, dtype=np.int64), strides=strides, axes=axes, row_unit=row_unit,
         cells=cells, g_off=g_off, g=np.zeros(int(cells.sum()), dtype=np.uint64),
         start=vector(), length=vector(),
-        lo=np.zeros((cap, n), dtype=np.int64), ext=np.zeros((cap, n), dtype=np.int64),
-        vol=np.zeros(cap, dtype=np.int64), order=np.zeros(cap, dtype=np.int64),
-        n_cover=np.full(1, -1, dtype=np.int64), cover_for=np.zeros(words, dtype=np.uint64),
+        lo=np.zeros((2, cap, n), dtype=np.int64), ext=np.zeros((2, cap, n), dtype=np.int64),
+        vol=np.zeros((2, cap), dtype=np.int64), order=np.zeros((2, cap), dtype=np.int64),
+        n_cover=np.full(2, -1, dtype=np.int64), cover_for=np.zeros((2, words), dtype=np.uint64),
+        blocked=np.zeros(words, dtype=np.uint64),
         shapes=shapes, shapes_lo=shapes_lo, feasible=feasible[: units + 1].copy(),
-        pdims=pdims, pstrides=pstrides, prefix=np.zeros(int(pdims.prod()), dtype=np.int32),
-        prefix_for=np.zeros(words, dtype=np.uint64), prefix_valid=np.zeros(1, dtype=np.int64),
         base=vector(), first=vector(), count=vector(),
         stack_first=np.zeros((depth, n), dtype=np.int64),
         stack_count=np.zeros((depth, n), dtype=np.int64),
-        best=vector(), pieces=np.zeros((n, 4), dtype=np.int64), offset=vector())
+        best=vector(), offset=vector())
     feasible_sizes = np.flatnonzero(machine.feasible)
     size = feasible_sizes[np.searchsorted(feasible_sizes, jobs.size)]
     return machine, size, size
@@ -269,7 +261,7 @@ def _extendable(m, level):
 
 
 @kernel
-def _emit(m, count, word):
+def _emit(m, which, count, word):
     """Add a box per maximal run of ones of `word` along the bit axis, with the extents
     chosen at every level; return the new count."""
     axes, dims = m.axes, m.dims
@@ -278,7 +270,7 @@ def _emit(m, count, word):
     side = dims[axis]
     full = (np.uint64(1) << np.uint64(side)) - np.uint64(1) if side < 64 else ~np.uint64(0)
     if word == full:
-        return _record(m, count, 0, side)
+        return _record(m, which, count, 0, side)
     # Start scanning just after a zero bit, so that on a torus a run crossing the end is
     # seen whole.
     first = 0
@@ -293,29 +285,29 @@ def _emit(m, count, word):
             if run_base < 0:
                 run_base = k
         elif run_base >= 0:
-            count = _record(m, count, run_base, (k - run_base) % side)
+            count = _record(m, which, count, run_base, (k - run_base) % side)
             run_base = -1
     if run_base >= 0:  # (on a torus every run ends at the zero bit scanned last)
-        count = _record(m, count, run_base, side - run_base)
+        count = _record(m, which, count, run_base, side - run_base)
     return count
 
 
 @kernel
-def _record(m, count, base, length):
-    if count >= m.vol.shape[0]:
+def _record(m, which, count, base, length):
+    if count >= m.vol.shape[1]:
         raise RuntimeError("maximal free boxes: more than the capacity the machine reserved")
     axes = m.axes
     n = axes.shape[0]
     volume = length
     for level in range(n - 1):
         a = axes[level]
-        m.lo[count, a] = m.start[level]
-        m.ext[count, a] = m.length[level]
+        m.lo[which, count, a] = m.start[level]
+        m.ext[which, count, a] = m.length[level]
         volume *= m.length[level]
-    m.lo[count, axes[n - 1]] = base
-    m.ext[count, axes[n - 1]] = length
-    m.vol[count] = volume
-    m.order[count] = count
+    m.lo[which, count, axes[n - 1]] = base
+    m.ext[which, count, axes[n - 1]] = length
+    m.vol[which, count] = volume
+    m.order[which, count] = count
     return count + 1
 
 
@@ -340,25 +332,25 @@ def _sort_by_volume(order, vol, n):
 
 
 @kernel
-def cover(m, busy):
-    """The family S of free boxes containing every maximal one, for occupancy `busy`, in
-    m.lo / m.ext / m.vol, m.order by volume (kept while `busy` stays the same); returns
-    its size."""
-    if m.n_cover[0] >= 0:
+def cover(m, which, busy):
+    """Family `which` (FREE or ROOM): free boxes of occupancy `busy` containing every
+    maximal one, in m.lo / m.ext / m.vol, m.order[which] by volume, kept while `busy`
+    stays the same; returns its size."""
+    if m.n_cover[which] >= 0:
         same = True
         for w in range(busy.shape[0]):
-            if m.cover_for[w] != busy[w]:
+            if m.cover_for[which, w] != busy[w]:
                 same = False
                 break
         if same:
-            return m.n_cover[0]
-    copy_into(m.cover_for, busy)
+            return m.n_cover[which]
+    copy_into(m.cover_for[which], busy)
     _fill_rows(m, busy)
     last = m.axes.shape[0] - 1  # levels 0 .. last - 1 choose extents; then the runs
     count = 0
     if last == 0:
         if m.g[0]:
-            count = _emit(m, 0, m.g[0])
+            count = _emit(m, which, 0, m.g[0])
     else:
         level = 0
         m.start[0] = 0
@@ -370,96 +362,17 @@ def cover(m, busy):
             if _extendable(m, level):
                 continue
             if level == last - 1:
-                count = _emit(m, count, m.g[m.g_off[last]])
+                count = _emit(m, which, count, m.g[m.g_off[last]])
             else:
                 level += 1
                 m.start[level] = 0
                 m.length[level] = 0
-    _sort_by_volume(m.order, m.vol, count)
-    m.n_cover[0] = count
+    _sort_by_volume(m.order[which], m.vol[which], count)
+    m.n_cover[which] = count
     return count
 
 
 # ---- candidates ---------------------------------------------------------------------
-
-
-@kernel
-def _prepare_prefix(m, forbidden):
-    """m.prefix[p]: units of `forbidden` with every coordinate below p's (prefix index =
-    sum((coordinate + 1) * pstride)); kept while `forbidden` stays the same."""
-    if m.prefix_valid[0]:
-        same = True
-        for w in range(forbidden.shape[0]):
-            if m.prefix_for[w] != forbidden[w]:
-                same = False
-                break
-        if same:
-            return
-    copy_into(m.prefix_for, forbidden)
-    m.prefix_valid[0] = 1
-    prefix, dims, pdims, pstrides, strides = m.prefix, m.dims, m.pdims, m.pstrides, m.strides
-    n = dims.shape[0]
-    for i in range(prefix.shape[0]):
-        prefix[i] = 0
-    for w in range(forbidden.shape[0]):
-        word = forbidden[w]
-        bit = 0
-        while word:
-            if word & np.uint64(1):
-                u = w * 64 + bit
-                p = 0
-                for k in range(n):
-                    p += ((u // strides[k]) % dims[k] + 1) * pstrides[k]
-                prefix[p] = 1
-            word >>= np.uint64(1)
-            bit += 1
-    for a in range(n):  # running sums along each axis in turn
-        inner = pstrides[a]
-        outer = prefix.shape[0] // (inner * pdims[a])
-        for o in range(outer):
-            for x in range(1, pdims[a]):
-                row = (o * pdims[a] + x) * inner
-                for i in range(inner):
-                    prefix[row + i] += prefix[row - inner + i]
-
-
-@kernel
-def _blocked_in(m, base, shape):
-    """Forbidden units in the box at `base` of `shape` (wrapping around on a torus)."""
-    dims, pieces, pstrides, prefix = m.dims, m.pieces, m.pstrides, m.prefix
-    n = dims.shape[0]
-    split = 0  # axes whose extent wraps: two pieces
-    for k in range(n):
-        end = base[k] + shape[k]
-        pieces[k, 0] = base[k]
-        if end <= dims[k]:
-            pieces[k, 1] = end
-        else:
-            pieces[k, 1] = dims[k]
-            pieces[k, 2] = 0
-            pieces[k, 3] = end - dims[k]
-            split |= 1 << k
-    total = 0
-    choice = split
-    while True:  # every combination of pieces: subsets of the split axes
-        for corner in range(1 << n):
-            p = 0
-            lows = 0
-            for k in range(n):
-                piece = 2 if (choice >> k) & 1 else 0
-                if (corner >> k) & 1:
-                    p += pieces[k, piece + 1] * pstrides[k]
-                else:
-                    p += pieces[k, piece] * pstrides[k]
-                    lows += 1
-            if lows & 1:
-                total -= prefix[p]
-            else:
-                total += prefix[p]
-        if choice == 0:
-            break
-        choice = (choice - 1) & split
-    return total
 
 
 @kernel
@@ -489,7 +402,7 @@ def _overlap(side, m_lo, m_len, c_lo, c_len):
 def _left(m, n_cover, base, shape, floor):
     """The largest free box disjoint from candidate (base, shape): its volume if above
     `floor`, else some value at most `floor`."""
-    dims, lo, ext, vol, order = m.dims, m.lo, m.ext, m.vol, m.order
+    dims, lo, ext, vol, order = m.dims, m.lo[FREE], m.ext[FREE], m.vol[FREE], m.order[FREE]
     n = dims.shape[0]
     best = 0
     for k in range(n_cover):
@@ -525,7 +438,7 @@ def _bound(m, n_cover, first, count, shape, floor):
     """An upper bound of what any candidate of `shape` with a base in the range (first,
     count per axis) leaves free, exact enough to prune; some value at most `floor` if
     none can leave more than `floor`."""
-    dims, lo, ext, vol, order = m.dims, m.lo, m.ext, m.vol, m.order
+    dims, lo, ext, vol, order = m.dims, m.lo[FREE], m.ext[FREE], m.vol[FREE], m.order[FREE]
     n = dims.shape[0]
     bound = 0
     for k in range(n_cover):
@@ -548,28 +461,28 @@ def _bound(m, n_cover, first, count, shape, floor):
 
 
 @kernel
-def _best_of_volume(m, n_cover, q, ceiling, forbidden):
-    """Krevat's choice among the free boxes of volume q that avoid `forbidden` (empty:
-    nothing forbidden): the first (shape, then base) leaving the largest free partition
-    largest. Returns its shape index (-1: none) and leaves its base in m.best.
+def _best_of_volume(m, n_cover, room, n_room, q, ceiling):
+    """Krevat's choice among the boxes of volume q in family `room` (the free units, or
+    those neither busy nor reserved): the first (shape, then base) leaving the largest free
+    partition largest. Returns its shape index (-1: none) and leaves its base in m.best.
 
-    The free boxes of a shape are those whose base lies in the base range of a family box
-    that holds the shape (every free box lies in a maximal one). Each range is searched
+    The boxes of a shape in the room are those whose base lies in the base range of a
+    family box that holds the shape (every such box lies in a maximal one). Each range is
+    searched
     branch and bound: halved along its first axis of more than one base, the earlier half
     first, and dropped when `_bound` shows that none of its bases can beat the best so
     far (or tie with it from an earlier base). Ranges may overlap and a torus range may
     wrap, so bases are compared explicitly for the tie-break.
     """
-    dims, lo, ext, vol, order = m.dims, m.lo, m.ext, m.vol, m.order
+    dims, lo, ext, vol, order = m.dims, m.lo[room], m.ext[room], m.vol[room], m.order[room]
     base, first, count, best = m.base, m.first, m.count, m.best
     stack_first, stack_count = m.stack_first, m.stack_count
     n = dims.shape[0]
-    guarded = forbidden.shape[0] > 0
     best_left = -1
     best_shape = -1
     for s in range(m.shapes_lo[q], m.shapes_lo[q + 1]):
         shape = m.shapes[s]
-        for k in range(n_cover):
+        for k in range(n_room):
             b = order[k]
             if vol[b] < q:
                 break
@@ -614,8 +527,6 @@ def _best_of_volume(m, n_cover, q, ceiling, forbidden):
                     stack_count[top + 1, split] = half
                     top += 2
                     continue
-                if guarded and _blocked_in(m, first, shape) > 0:
-                    continue
                 left = _left(m, n_cover, first, shape, floor)
                 if left > floor:
                     best_left = left
@@ -655,17 +566,23 @@ def _write_box(m, base, shape, out):
 def place_maximal(m, st, j, units, busy, growth, forbidden, out):
     """Krevat's heuristic over every box of the smallest volume from `units` to
     `units + growth` that has a free candidate (as `simcore.machines.boxes.place_box`)."""
-    n_cover = cover(m, busy)
+    n_cover = cover(m, FREE, busy)
     if n_cover == 0:
         return -1
-    ceiling = m.vol[m.order[0]]
+    ceiling = m.vol[FREE, m.order[FREE, 0]]
+    room, n_room = FREE, n_cover
     if forbidden.shape[0] > 0:
-        _prepare_prefix(m, forbidden)
-    top = min(units + growth, ceiling)
+        blocked = m.blocked
+        for w in range(blocked.shape[0]):
+            blocked[w] = busy[w] | forbidden[w]
+        room, n_room = ROOM, cover(m, ROOM, blocked)
+        if n_room == 0:
+            return -1
+    top = min(units + growth, m.vol[room, m.order[room, 0]])
     for q in range(units, top + 1):
         if not m.feasible[q]:
             continue
-        s = _best_of_volume(m, n_cover, q, ceiling, forbidden)
+        s = _best_of_volume(m, n_cover, room, n_room, q, ceiling)
         if s >= 0:
             _write_box(m, m.best, m.shapes[s], out)
             return q
@@ -676,8 +593,8 @@ def place_maximal(m, st, j, units, busy, growth, forbidden, out):
 @kernel
 def largest_free_maximal(m, st, busy):
     """Volume of the largest free box in `busy`: the first of the family."""
-    n_cover = cover(m, busy)
-    return m.vol[m.order[0]] if n_cover > 0 else 0
+    n_cover = cover(m, FREE, busy)
+    return m.vol[FREE, m.order[FREE, 0]] if n_cover > 0 else 0
 
 
 @implements(blocked_cause, MaximalMachine)
