@@ -277,8 +277,8 @@ def _run(args: argparse.Namespace) -> int:
 
     from simcore.atomic import atomic_path
     from simcore.cleaning import CleaningOptions
-    from simcore.experiments import SEED
     from simcore.machines.spec import MachineSpec
+    from simcore.params import SEED
     from simcore.policy import PolicySpec
     from simcore.simulate import simulate
     from simcore.workload.sources import load_workload

@@ -64,6 +64,7 @@ def simulate(
     seed: int = 0,
     record_placements: bool = False,
     progress: Callable[[int, int, float], None] | None = None,
+    progress_step: int = PROGRESS_STEP,
 ) -> SimulationResult:
     """Simulate `jobs` on `machine` under `policy`.
 
@@ -76,7 +77,8 @@ def simulate(
     placements (a module function `job_metrics(struct, state, jobs)`, e.g. the curve
     allocators' locality) always keep one entry per job and add per-job columns and run
     metrics; `timing["metrics_s"]` is what measuring cost. `progress`, if given, is called
-    every PROGRESS_STEP event times with (jobs started, jobs, simulated seconds so far).
+    every `progress_step` event times with (jobs started, jobs, simulated seconds so far);
+    with a step of 1 it sees every scheduler decision (`simcore bench` times them).
     """
     spec = MachineSpec.parse(machine) if isinstance(machine, str) else machine
     policy = PolicySpec.from_params(policy) if isinstance(policy, str) else policy
@@ -104,7 +106,7 @@ def simulate(
         log_capacity = len(jobs) + ((2 * len(jobs) + 1) * spec.units if migrates else 0)
     state = new_state(len(jobs), spec.units, machine_struct.words, len(classes), log_capacity)
     began = time.perf_counter()
-    step = PROGRESS_STEP if progress is not None else 1 << 62  # else all in one call
+    step = progress_step if progress is not None else 1 << 62  # else all in one call
     while not run_events(kernel_policy, machine_struct, state, kernel_jobs, step):
         if progress is not None:
             progress(int(state.ctr[STARTS]), len(jobs),
@@ -193,7 +195,8 @@ def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpe
         "bsld": bsld,
         "size": jobs.size,
         "alloc_size": out.alloc,
-        "reserved_s": pa.array(out.reserved_s, from_pandas=True),  # null: never reserved
+        "reserved_s": pa.array(out.reserved_s, mask=np.isnan(out.reserved_s)),  # null: never
+        # reserved (a mask rather than from_pandas, which imports pandas)
     })
     if jobs.shape is not None:
         for column, values in (("requested_units", jobs.requested_units),

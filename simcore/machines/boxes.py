@@ -253,16 +253,32 @@ def build(spec: MachineSpec, jobs: Jobs) -> tuple[NamedTuple, np.ndarray, np.nda
 @kernel
 def listed(m, busy):
     """The boxes free in occupancy `busy`, listed into m.free_list (kept while `busy` stays
-    the same); returns how many there are."""
+    the same); returns how many there are. When `busy` only adds units to the occupancy
+    listed last (jobs starting, a migration placing jobs one by one), the boxes free now
+    are those of the last list that stay free: the list is filtered, not rebuilt."""
+    listed_for = m.listed_for
     if m.n_listed[0] >= 0:
         same = True
+        grown = True
         for w in range(busy.shape[0]):
-            if m.listed_for[w] != busy[w]:
+            if listed_for[w] != busy[w]:
                 same = False
-                break
+                if listed_for[w] & ~busy[w]:
+                    grown = False
+                    break
         if same:
             return m.n_listed[0]
-    copy_into(m.listed_for, busy)
+        if grown:
+            masks, free_list = m.masks, m.free_list
+            n = 0
+            for k in range(m.n_listed[0]):
+                if not intersects(masks[free_list[k]], busy):
+                    free_list[n] = free_list[k]
+                    n += 1
+            copy_into(listed_for, busy)
+            m.n_listed[0] = n
+            return n
+    copy_into(listed_for, busy)
     m.n_listed[0] = free_boxes(m.masks, busy, m.free_list)
     return m.n_listed[0]
 

@@ -3,9 +3,14 @@
 In order:
 1. span: skip the first `skip_jobs` jobs, keep the next `first_jobs` (Krevat: 10,000);
 2. sizes: processors per job (allocated, else requested) divided by
-   `processors_per_unit`, rounded up (Aridor: CTC-SP2 / 4 onto 128 midplanes); jobs still
-   larger than the machine are handled by `oversize`: `reject` (an error naming the
-   first), `drop` or `clamp` (to the machine's size), and counted;
+   `processors_per_unit`, rounded up (Aridor: CTC-SP2 / 4 onto 128 midplanes), or, with
+   `fit_to_machine`, mapped onto the machine whatever its size: p x units / MaxProcs
+   (the workload's MaxProcs header), rounded up, so that the same job stream can be
+   studied at any granularity (SDSC-SP2's 128 processors on BG/L's 65,536 nodes: p x 512;
+   a 65,536-node Lublin workload on 128 supernodes: p / 512 rounded up, the rounding a
+   supernode machine imposes); jobs still larger than the machine are handled by
+   `oversize`: `reject` (an error naming the first), `drop` or `clamp` (to the machine's
+   size), and counted;
 3. replication (Leung et al.'s replication factor): every job is there `replication`
    times; the copies after the first get ids job id + c x 10^k (c = 1, 2, ...; 10^k above
    every id of the span) and arrive up to `replication_jitter_s` later, uniformly, drawn
@@ -20,6 +25,7 @@ In order:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import Field, asdict, dataclass, field, fields
 
@@ -31,6 +37,7 @@ from simcore.errors import SpecError
 from simcore.jobs import Jobs
 from simcore.machines.spec import MachineSpec
 from simcore.params import Parameter
+from simcore.swf import header_of
 from simcore.workload.shapes import job_uniforms, synthesize
 
 #: Where a transform is set in an experiment: once (`transforms:`) or as a grid axis.
@@ -58,6 +65,10 @@ class WorkloadSpec:
     processors_per_unit: int = _transform(Parameter(
         "processors_per_unit", int, 1, "processors per allocation unit; sizes are divided "
         "and rounded up (CTC on BG/L midplanes: 4)", unit="procs/unit", minimum=1), FIXED)
+    fit_to_machine: bool = _transform(Parameter(
+        "fit_to_machine", bool, False, "sizes mapped onto the machine: processors x machine "
+        "units / the workload's MaxProcs, rounded up (any granularity, e.g. a trace at "
+        "node level)"), FIXED)
     replication: int = _transform(Parameter(
         "replication", int, 1, "copies of every job (Leung et al.'s replication factor); "
         "copies after the first arrive up to replication_jitter_s later", unit="copies",
@@ -130,6 +141,20 @@ def replicate(job_id: np.ndarray, submit: np.ndarray, run: np.ndarray,
             np.tile(requested, copies), np.tile(size, copies))
 
 
+def fit_to_machine(jobs: Jobs, table: pa.Table, spec: WorkloadSpec,
+                   machine: MachineSpec) -> Jobs:
+    """Sizes p x machine units / MaxProcs, rounded up (module docstring, step 2)."""
+    max_procs = header_of(table).get_int("MaxProcs")
+    if spec.processors_per_unit != 1:
+        raise SpecError("workload transforms fit_to_machine and processors_per_unit="
+                        f"{spec.processors_per_unit}: expected one of the two")
+    if not max_procs or max_procs < 1:
+        raise SpecError("workload transform fit_to_machine: the workload's header gives no "
+                        "MaxProcs; expected a trace or model that states its size")
+    size = -(-jobs.size * machine.units // max_procs)
+    return dataclasses.replace(jobs, size=size.astype(np.int64))
+
+
 def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int = 0) -> Jobs:
     """Apply `spec` to a job table for `machine`; `seed` drives shape synthesis and the
     copies' arrival jitter."""
@@ -144,6 +169,8 @@ def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int
         raise SpecError(f"workload span skip_jobs={spec.skip_jobs}, first_jobs="
                         f"{spec.first_jobs} holds no jobs (the table has {table.num_rows})")
     jobs = Jobs.from_swf(span, spec.processors_per_unit)
+    if spec.fit_to_machine:
+        jobs = fit_to_machine(jobs, table, spec, machine)
     oversize = jobs.size > machine.units
     if oversize.any() and spec.oversize == "reject":
         i = int(np.flatnonzero(oversize)[0])
