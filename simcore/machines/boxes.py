@@ -182,6 +182,8 @@ def best_box(masks, volume, free, n_free, p, forbidden) -> int:
             continue
         left = 0
         for m in range(n_free):
+            if volume[free[m]] <= best_left:
+                break  # whatever it leaves, it does not beat the best candidate so far
             if not intersects(masks[free[m]], candidate):
                 left = volume[free[m]]
                 break

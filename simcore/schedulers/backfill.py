@@ -45,7 +45,8 @@ def shadow_time(m, st, jobs, head):
     have ended for the head to be placed. Where the machine knows its largest free
     partition, the head (placed with unbounded growth) fits exactly when that partition
     holds it, and ending more jobs never makes it smaller, so that first end is found by
-    bisection over the ends: a few partition searches instead of one per running job.
+    galloping then bisection over the ends: a few partition searches instead of one per
+    running job.
     """
     n = active_by_estimated_end(st)
     order, est_end, slot_alloc = st.scratch.order, st.run.slot_est_end, st.run.slot_alloc
@@ -64,16 +65,22 @@ def shadow_time(m, st, jobs, head):
         return np.inf, free
     if m.counts_only:
         return when, free
-    if largest_free(m, st, st.run.occ) < 0:
-        return _first_placeable(m, st, jobs, head, n, k, free)
     tmp = st.scratch.tmp
     _release(st, n, k)
-    if largest_free(m, st, tmp) < need:
+    largest = largest_free(m, st, tmp)
+    if largest < 0:  # the kind knows no largest free partition
+        return _first_placeable(m, st, jobs, head, n, k, free)
+    if largest < need:
         # the head needs a later end: the first k' in (k, n] whose ends hold it
-        _release(st, n, n)
-        if largest_free(m, st, tmp) < need:
-            return np.inf, _free_after(st, n)
-        lo, hi = k, n
+        lo, hi, step = k, k, 1
+        while True:
+            hi = min(lo + step, n)
+            _release(st, n, hi)
+            if largest_free(m, st, tmp) >= need:
+                break
+            if hi == n:
+                return np.inf, _free_after(st, n)
+            lo, step = hi, 2 * step
         while hi - lo > 1:
             mid = (lo + hi) // 2
             _release(st, n, mid)
