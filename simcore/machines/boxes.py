@@ -52,6 +52,11 @@ class BoxTable:
     volume_lo: np.ndarray  # (units + 1,) int64: boxes of volume v are volume_lo[v]:volume_hi[v]
     volume_hi: np.ndarray
 
+    @functools.cached_property
+    def columns(self) -> np.ndarray:
+        """The masks word-major: (n_words, n_boxes)."""
+        return np.ascontiguousarray(self.masks.T)
+
     @property
     def units(self) -> int:
         return int(np.prod(self.dims))
@@ -135,14 +140,24 @@ def largest_free_volume(masks, volume, occupied) -> int:
 
 
 @kernel
-def free_boxes(masks, occupied, out) -> int:
-    """Write the indices of boxes disjoint from `occupied` to `out`, in table order."""
-    n = 0
-    for i in range(masks.shape[0]):
-        if not intersects(masks[i], occupied):
-            out[n] = i
-            n += 1
-    return n
+def free_boxes(columns, occupied, hits, out) -> int:
+    """Write the indices of boxes disjoint from `occupied` to `out`, in table order, from
+    the word-major masks: per word, one branch-free pass over every box (which the
+    compiler vectorises; `hits` is scratch), then the free ones."""
+    n = columns.shape[1]
+    for i in range(n):
+        hits[i] = 0
+    for w in range(columns.shape[0]):
+        word = occupied[w]
+        if word:
+            column = columns[w]
+            for i in range(n):
+                hits[i] |= column[i] & word
+    count = 0
+    for i in range(n):
+        out[count] = i
+        count += hits[i] == 0
+    return count
 
 
 @kernel
@@ -203,9 +218,12 @@ class BoxMachine(NamedTuple):
     words: int
     counts_only: bool
     masks: np.ndarray  # (boxes, words) uint64, volume-descending
+    columns: np.ndarray  # (words, boxes) uint64: the same masks word by word, so that
+    # listing the free boxes is one vectorised pass per word
     volume: np.ndarray  # (boxes,) int64
     feasible: np.ndarray  # (units + 1,) bool: some box has this volume
     free_list: np.ndarray  # (boxes,) int64 scratch: boxes free in `listed_for`
+    hits: np.ndarray  # (boxes,) uint64 scratch: where each box meets the occupancy
     listed_for: np.ndarray  # (words,) uint64: the occupancy free_list describes
     n_listed: np.ndarray  # (1,) int64: entries of free_list, -1 before the first listing
 
@@ -244,9 +262,11 @@ def build(spec: MachineSpec, jobs: Jobs) -> tuple[NamedTuple, np.ndarray, np.nda
         return maximal.build(spec, jobs)
     table = box_table(spec.dims, spec.wrap)
     words = n_words(spec.units)
-    machine = BoxMachine(spec.units, words, False, table.masks, table.volume, table.feasible,
-                         np.zeros(table.volume.shape[0], dtype=np.int64),
-                         np.zeros(words, dtype=np.uint64), np.full(1, -1, dtype=np.int64))
+    count = table.volume.shape[0]
+    machine = BoxMachine(spec.units, words, False, table.masks, table.columns, table.volume,
+                         table.feasible, np.zeros(count, dtype=np.int64),
+                         np.zeros(count, dtype=np.uint64), np.zeros(words, dtype=np.uint64),
+                         np.full(1, -1, dtype=np.int64))
     feasible = np.flatnonzero(table.feasible)
     size = feasible[np.searchsorted(feasible, jobs.size)]
     return machine, size, size
@@ -281,7 +301,7 @@ def listed(m, busy):
             m.n_listed[0] = n
             return n
     copy_into(listed_for, busy)
-    m.n_listed[0] = free_boxes(m.masks, busy, m.free_list)
+    m.n_listed[0] = free_boxes(m.columns, busy, m.hits, m.free_list)
     return m.n_listed[0]
 
 
