@@ -36,5 +36,6 @@ rule all:
     input:
         dataset_file(patterns.TABLES),
         dataset_file(patterns.FIGURES),
+        dataset_file(patterns.REPRODUCTION),
         shard_outputs(),
         workload_files(),

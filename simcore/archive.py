@@ -76,6 +76,7 @@ _ABOUT = {
     "tables": "aggregated tables (Parquet)",
     "figures": "figures",
     "config": "workflow configuration files",
+    "reproduction.md": "the seed studies' published numbers beside this dataset's",
 }
 _PWA_PAPER = {
     "type": "article",

@@ -17,7 +17,7 @@ from simcore.machines.orderings import ORDERINGS
 from simcore.machines.orderings import describe_choices as describe_orderings
 from simcore.machines.registry import ALLOCATORS, KINDS
 from simcore.params import Parameter
-from simcore.patterns import CATALOGUE, RESULTS
+from simcore.patterns import CATALOGUE, PUBLISHED, RESULTS
 from simcore.policy import SCHEDULERS
 from simcore.traces import MIRROR_ENV
 from simcore.workload.sources import describe_choices
@@ -138,6 +138,18 @@ def _parser() -> argparse.ArgumentParser:
     tables.add_argument("--summaries", nargs="+", metavar="FILE",
                         help="only these shard summary files (default: the whole store)")
     tables.set_defaults(handler=_tables)
+
+    reproduction = commands.add_parser(
+        "reproduction", help="the seeds' published numbers beside a dataset's results")
+    reproduction.add_argument("--published", default=str(PUBLISHED),
+                              help="the published numbers (config/published.yaml)")
+    reproduction.add_argument("--store", help="a dataset's store directory")
+    reproduction.add_argument("--summaries", nargs="+", metavar="FILE",
+                              help="only these shard summary files (default: the whole store)")
+    reproduction.add_argument("--figures", default="figures",
+                              help="where the report links figures, relative to it")
+    reproduction.add_argument("--out", required=True, help="the report (.md)")
+    reproduction.set_defaults(handler=_reproduction)
 
     figures = commands.add_parser("figures", help="plot the tables")
     figures.add_argument("--tables", required=True, help="directory of the tables")
@@ -431,6 +443,18 @@ def _tables(args: argparse.Namespace) -> int:
     return 0
 
 
+def _reproduction(args: argparse.Namespace) -> int:
+    from simcore.atomic import atomic_write_bytes
+    from simcore.reproduction import load_published, report
+
+    if args.store is None and not args.summaries:
+        raise SpecError("reproduction: give --store or --summaries")
+    text = report(load_published(args.published), args.store, args.summaries, args.figures)
+    atomic_write_bytes(args.out, text.encode())
+    print(args.out)
+    return 0
+
+
 def _figures(args: argparse.Namespace) -> int:
     from simcore.plots import write_figures
 
@@ -449,7 +473,7 @@ def _archive_pack(args: argparse.Namespace) -> int:
 
     config = _json_argument("--config-json", args.config_json)
     results = Path(args.results)
-    members = {name: results / name for name in ("tables", "figures")
+    members = {name: results / name for name in ("tables", "figures", "reproduction.md")
                if (results / name).exists()}
     shards = ([Path(f).parent for f in args.summaries] if args.summaries
               else [p.parent for p in (results / "store").glob("**/summary.parquet")])

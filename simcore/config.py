@@ -49,7 +49,7 @@ def schema(path: str | os.PathLike[str]) -> dict[str, Any]:
                                    for row in MODELS.values()]}
     for axis in (FIXED, GRID):
         properties = {}
-        for name, field in transforms(axis).items():
+        for name, field in transforms().items():
             values = field.metadata["parameter"].schema()
             properties[name] = values if axis == FIXED else {
                 "type": "array", "minItems": 1, "items": values,

@@ -268,11 +268,15 @@ def _names(values: Mapping[str, Any], key: str, where: str, known: Mapping[str, 
 
 
 def _axes(values: Mapping[str, Any], where: str) -> tuple[dict[str, Any], dict[str, list]]:
-    """The experiment's fixed transforms and grid axes, checked against WorkloadSpec."""
+    """The experiment's fixed transforms and grid axes, checked against WorkloadSpec: any
+    transform may be either, not both."""
     fixed = dict(values.get(FIXED) or {})
     grid = dict(values.get(GRID) or {})
-    for key, section, allowed in ((FIXED, fixed, transforms(FIXED)),
-                                  (GRID, grid, transforms(GRID))):
+    allowed = transforms()
+    both = sorted(set(fixed) & set(grid))
+    if both:
+        raise ConfigError(f"{where}: {both} set both in {FIXED} and in {GRID}; expected one")
+    for key, section in ((FIXED, fixed), (GRID, grid)):
         stray = sorted(set(section) - set(allowed))
         if stray:
             raise ConfigError(f"{where}.{key}: unknown key(s) {stray}; expected some of "
@@ -343,7 +347,7 @@ def _normalised(policy: PolicySpec, machine: MachineSpec) -> PolicySpec | None:
 def _runs(source: Source, machine: MachineSpec, grid: Mapping[str, Sequence[Any]],
           fixed: Mapping[str, Any], seeds: Sequence[int], where: str) -> tuple[Run, ...]:
     """Grid points x seeds, normalised and without duplicates, in grid order."""
-    keys = list(transforms(GRID))
+    keys = list(transforms())
     shaped = {name for name, f in transforms().items() if f.metadata["shaped"]}
     axes = [grid.get(key, [None]) for key in keys]
     runs: dict[Run, None] = {}

@@ -41,8 +41,7 @@ def listing(catalogue: str | os.PathLike[str] | None = None) -> dict[str, list[d
         "models": [{"name": m.name, "summary": m.summary,
                     "usage": f"{m.name}:{m.parameters[0].name.upper()}",
                     "parameters": _parameters(m.parameters)} for m in MODELS.values()],
-        "transforms": [{**f.metadata["parameter"].describe(), "set_in": f.metadata["axis"]}
-                       for f in transforms().values()],
+        "transforms": [f.metadata["parameter"].describe() for f in transforms().values()],
         "traces": [{"name": t.name, "url": t.url, "sha256": t.sha256, "jobs": t.jobs,
                     "max_procs": t.max_procs, "machine_size": t.machine_size,
                     "notes": t.notes.strip()}
@@ -86,7 +85,7 @@ def text(name: str, rows: list[dict[str, Any]]) -> str:
             lines.append(f"  {key:<28} {row['jobs']:>7} jobs, MaxProcs {row['max_procs']}")
             continue
         if name == "transforms":
-            lines.append(f"  {key:<20} [{row['set_in']}] {row['meaning']}; {row['expected']}, "
+            lines.append(f"  {key:<20} {row['meaning']}; {row['expected']}, "
                          f"default {row['default']}")
             continue
         extra = row.get("example") or row.get("usage") or ", ".join(row.get("kinds", []))

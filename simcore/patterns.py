@@ -15,6 +15,7 @@ files are shared by all datasets.
     results/<dataset>/specs/E/W/M/P.json            a shard's full specification
     results/<dataset>/store/experiment=E/workload=W/machine=M/policy=P/summary.parquet
     results/<dataset>/tables/  figures/  archive/<dataset>.tar.xz
+    results/<dataset>/reproduction.md               the seeds' numbers beside ours
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from simcore.errors import ConfigError
 #: The repository's data files the library falls back on when no other is named.
 REPOSITORY = Path(__file__).resolve().parents[1]
 CATALOGUE = REPOSITORY / "config" / "traces.yaml"
+PUBLISHED = REPOSITORY / "config" / "published.yaml"
 MACHINE_DESCRIPTIONS = REPOSITORY / "config" / "machines"
 
 RESULTS = "results"
@@ -46,6 +48,7 @@ STORE = "{dataset}/store"
 TABLES = "{dataset}/tables"
 FIGURES = "{dataset}/figures"
 ARCHIVE = "{dataset}/archive/{dataset}.tar.xz"
+REPRODUCTION = "{dataset}/reproduction.md"
 
 #: Names of datasets, workloads, machines, policies and experiments: directory names.
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")

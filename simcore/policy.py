@@ -34,6 +34,15 @@ ESTIMATES = Parameter(
 FN_TOR = Parameter(
     "fn_tor", float, 0.1, "migrate only when free units / machine units >= fn_tor (Krevat: "
     "0.1; always migrate: 0)", unit="fraction", minimum=0.0, maximum=1.0)
+MIGRATE_WHEN = Parameter(
+    "migrate_when", str, "changed", "when a migration is attempted (thresholds permitting): "
+    "'changed', at a blocked decision only if a job started or ended since the last attempt "
+    "(Krevat: 'every time the state of the torus is modified'), or 'blocked', at every "
+    "decision whose head job is blocked", choices=("changed", "blocked"))
+EQUAL_LAYOUT = Parameter(
+    "equal_layout", str, "apply", "a migration that leaves the largest free partition as it "
+    "was: 'apply' the new layout or 'keep' the old one (a worse one is always kept)",
+    choices=("apply", "keep"))
 FN_MAX = Parameter(
     "fn_max", float, 0.7, "... and units of the largest free partition / free units <= "
     "fn_max (Krevat: 0.7; always migrate: 1)", unit="fraction", minimum=0.0, maximum=1.0)
@@ -66,10 +75,12 @@ SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
               phases=frozenset({"backfill"})),
     Scheduler("migration", "FCFS, then Krevat's migration when the head blocks (re-place "
               "running jobs to enlarge the largest free partition)",
-              _PHASED, (START_DELAY, FN_TOR, FN_MAX), needs=frozenset({"migrates"}),
+              _PHASED, (START_DELAY, FN_TOR, FN_MAX, MIGRATE_WHEN, EQUAL_LAYOUT),
+              needs=frozenset({"migrates"}),
               phases=frozenset({"migrate"})),
     Scheduler("bm", "Krevat's backfilling + migration: FCFS, migration, FCFS, backfilling",
-              _PHASED, (START_DELAY, RESERVATION, MAX_GROWTH, ESTIMATES, FN_TOR, FN_MAX),
+              _PHASED, (START_DELAY, RESERVATION, MAX_GROWTH, ESTIMATES, FN_TOR, FN_MAX,
+                        MIGRATE_WHEN, EQUAL_LAYOUT),
               needs=frozenset({"migrates"}), phases=frozenset({"migrate", "backfill"})),
     Scheduler("conservative", "conservative backfilling: every job gets the earliest "
               "reservation that delays no earlier one; early completions compress the plan",

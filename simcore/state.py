@@ -102,6 +102,7 @@ class Memo(NamedTuple):
     # by rule: FAIL_BACKFILL (bounded growth), FAIL_GUARDED (+ reservation), FAIL_FCFS
     last_pass: np.ndarray  # (4,) int64: PASS_EPOCH, PASS_HEAD, PASS_SCANNED, PASS_EXTRA
     pass_shadow: np.ndarray  # (1,) float64: shadow time of that pass
+    migration_epoch: np.ndarray  # (1,) int64: epoch of the last migration attempt (-1: none)
 
 
 class State(NamedTuple):
@@ -161,6 +162,7 @@ def new_state(n_jobs: int, units: int, words: int, classes: int,
             fail_epoch=np.full((max(classes, 1), 3), -1, dtype=np.int64),
             last_pass=np.array([-1, -1, 0, 0], dtype=np.int64),
             pass_shadow=np.zeros(1),
+            migration_epoch=np.full(1, -1, dtype=np.int64),
         ),
         ctr=ctr,
         acc=np.array([0.0, np.nan]),

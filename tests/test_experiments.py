@@ -124,6 +124,20 @@ def test_growth_normalised_where_jobs_never_grow():
     assert s["shapes/lublin128/bgl/backfill"].policy_spec.max_growth == 0
 
 
+def test_any_transform_is_a_grid_axis():
+    """Spans and shaking are axes like the load: one run per value (and seed, where the
+    value draws random numbers)."""
+    config = copy.deepcopy(SMALL)
+    config["workloads"]["trace"] = {"trace": "NASA-iPSC-1993-3.1-cln"}
+    small = config["experiments"]["small"]
+    small.update(workloads=["trace"], grid={"skip_jobs": [0, 5000],
+                                            "arrival_shake_s": [0, 60]})
+    runs = shards(config)["small/trace/torus/fcfs"].runs
+    assert [(r.transforms.skip_jobs, r.transforms.arrival_shake_s, r.seed) for r in runs] == [
+        (0, 0.0, 0), (0, 60.0, 1), (0, 60.0, 2), (5000, 0.0, 0), (5000, 60.0, 1),
+        (5000, 60.0, 2)]
+
+
 def test_numeric_grid_values_are_canonical():
     config = copy.deepcopy(SMALL)
     config["experiments"]["small"]["grid"]["offered_load"] = [1, 1.0]
@@ -154,6 +168,8 @@ def test_numeric_grid_values_are_canonical():
      r"experiments.small.grid.runtime_scale\[0\]: runtime_scale=0; expected a finite number > 0"),
     (lambda c: c["experiments"].update({"a b": c["experiments"]["small"]}),
      r"experiments.a b: names may hold"),
+    (lambda c: c["experiments"]["small"].update(transforms={"offered_load": 0.5}),
+     r"experiments.small: \['offered_load'\] set both in transforms and in grid; expected one"),
 ])
 def test_config_errors_name_the_key(edit, message):
     config = copy.deepcopy(SMALL)

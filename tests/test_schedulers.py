@@ -276,3 +276,20 @@ def test_cplant_queue_order():
     rows = Jobs.create(rows.job_id, rows.submit_s, rows.run_s,
                        np.array([10, 100, 5, 1, 20, 20.0]), rows.size)
     assert starts(simulate(rows, "flat:4", "cplant"))[4] == 7
+
+
+@pytest.mark.parametrize(("when", "equal", "attempts"), [
+    ("blocked", "apply", 3), ("blocked", "keep", 3), ("changed", "apply", 1),
+    ("changed", "keep", 1)])
+def test_migration_attempts_by_reading(when, equal, attempts):
+    """mesh:4 with A [0..1] and B [2] running; C, D, E (2 units each) arrive at 1, 2, 3
+    and stay blocked. No layout is better, so no attempt succeeds. An attempt is made at
+    each blocked decision, unless only a placed or ended job warrants one: arrivals do
+    not, nor does the attempt's own layout, applied or kept."""
+    rows = [(0, 100, 2), (0, 100, 1), (1, 10, 2), (2, 10, 2), (3, 10, 2)]
+    policy = PolicySpec("migration", fn_tor=0, fn_max=1, migrate_when=when,
+                        equal_layout=equal)
+    result = simulate(jobs(rows), "mesh:4", policy)
+    assert (result.summary["migrations_attempted"],
+            result.summary["migrations_successful"]) == (attempts, 0)
+    assert starts(result)[3] == 100

@@ -73,7 +73,8 @@ def test_dag_of_the_small_config(tmp_path):
     workdir = scratch_workflow(tmp_path)
     assert planned_rules(workdir) == Counter({"shard_spec": 8, "simulate_shard": 8,
                                               "synthesize_workload": 3, "warm_kernels": 1,
-                                              "tables": 1, "figures": 1, "all": 1})
+                                              "tables": 1, "figures": 1, "reproduction": 1,
+                                              "all": 1})
     api_dry_run(workdir)
     assert not (workdir / "results").exists(), "a dry run makes nothing"
     jobs = dag_jobs(workdir)

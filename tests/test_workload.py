@@ -162,3 +162,53 @@ def test_replication_copies_jobs_with_seeded_jitter():
         replication=1, replication_jitter_s=1000), flat, seed=9))
     with pytest.raises(SpecError, match="replication=0; expected an integer >= 1"):
         WorkloadSpec(replication=0)
+
+
+def test_arrival_shaking_moves_each_arrival_within_bounds():
+    """Input shaking by up to 30 s: each arrival moves by 30 (2u - 1) s, u drawn per job id
+    from the seed (none below 0); run times and sizes stay; the same seed gives the same
+    jobs, another seed others, and no shaking is the unshaken workload."""
+    from simcore.workload.shapes import job_uniforms
+    from simcore.workload.transforms import SHAKE_STREAM
+
+    table = small_table([(7, 0, 100, 4), (42, 50, 10, 2), (130, 500, 30, 8)])
+    flat = MachineSpec.parse("flat:16")
+    spec = WorkloadSpec(arrival_shake_s=30)
+    jobs = prepare(table, spec, flat, seed=5)
+    ids = np.array([7, 42, 130])
+    expected = np.maximum(np.array([0, 50, 500]) + 30 * (2 * job_uniforms(
+        5, SHAKE_STREAM, ids) - 1), 0)
+    by_id = dict(zip(jobs.job_id.tolist(), jobs.submit_s.tolist(), strict=True))
+    assert np.allclose([by_id[i] for i in ids.tolist()], expected)
+    assert np.all(np.diff(jobs.submit_s) >= 0), "still in arrival order"
+    assert dict(zip(jobs.job_id.tolist(), jobs.run_s.tolist(), strict=True)) == {
+        7: 100, 42: 10, 130: 30}
+    assert spec.random() and not WorkloadSpec(arrival_shake_s=0).random()
+    assert same(jobs, prepare(table, spec, flat, seed=5))
+    assert not same(jobs, prepare(table, spec, flat, seed=6))
+    assert same(prepare(table, WorkloadSpec(), flat), prepare(
+        table, WorkloadSpec(arrival_shake_s=0), flat, seed=9))
+
+
+def test_inserted_jobs_join_the_source_before_the_span():
+    """10 jobs an hour over a source spanning 0..36,000 s insert 100 one-processor jobs of
+    the given run time, ids above the source's, at the seeded uniform times; the span is
+    then taken over the merged stream, so its first jobs include inserted ones."""
+    from simcore.workload.shapes import job_uniforms
+    from simcore.workload.transforms import INSERT_STREAM
+
+    table = small_table([(7, 0, 100, 4), (42, 18_000, 10, 2), (130, 36_000, 30, 8)])
+    flat = MachineSpec.parse("flat:16")
+    jobs = prepare(table, WorkloadSpec(insert_per_h=10, insert_run_s=5), flat, seed=3)
+    assert len(jobs) == 103
+    added = jobs.job_id > 130
+    assert sorted(jobs.job_id[added].tolist()) == list(range(131, 231))
+    assert set(jobs.size[added].tolist()) == {1} and set(jobs.run_s[added].tolist()) == {5.0}
+    expected = np.floor(job_uniforms(3, INSERT_STREAM, np.arange(131, 231)) * 36_001)
+    assert sorted(jobs.submit_s[added].tolist()) == sorted(expected.tolist())
+    assert np.all(np.diff(jobs.submit_s) >= 0)
+    span = prepare(table, WorkloadSpec(insert_per_h=10, first_jobs=20), flat, seed=3)
+    assert len(span) == 20 and 7 in span.job_id and 42 not in span.job_id
+    assert not same(jobs, prepare(table, WorkloadSpec(insert_per_h=10, insert_run_s=5), flat,
+                                  seed=4))
+    assert WorkloadSpec(insert_per_h=10).random() and not WorkloadSpec().random()

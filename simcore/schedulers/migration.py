@@ -2,7 +2,9 @@
 
 Attempted when the head job is blocked, some unit is free, the free fraction of the
 machine FN_tor >= `fn_tor` and the fraction of free units inside the largest free
-partition FN_max <= `fn_max` ("always migrate": fn_tor=0, fn_max=1). Running jobs are
+partition FN_max <= `fn_max` ("always migrate": fn_tor=0, fn_max=1), and (`on_change`)
+a job was placed or ended since the last attempt (a migration's own re-layout is no new
+state, so a failed attempt is not repeated until the running set changes). Running jobs are
 re-placed largest first (ties: submit order) on an empty machine with the allocator's own
 rule at their allocated size, without growth; a job that cannot be re-placed stays where
 it is and the reassignment of the others restarts around it. The old layout is kept if the
@@ -26,17 +28,19 @@ from simcore.state import (
 
 
 @kernel
-def migrate(m, st, fn_tor, fn_max, t):
-    """Try a migration at time t; return whether one was applied (the new layout is kept
-    when it does not shrink the largest free partition, even if nothing moved)."""
+def migrate(m, st, fn_tor, fn_max, on_change, apply_equal, t):
+    """Try a migration at time t; return whether one was applied (a new layout that does
+    not shrink the largest free partition is kept, even if nothing moved, unless
+    `apply_equal` is false and it does not grow it)."""
     ctr, run = st.ctr, st.run
     free = ctr[FREE_UNITS]
-    if free == 0:
+    if free == 0 or (on_change and st.memo.migration_epoch[0] == ctr[EPOCH]):
         return False
     before = largest_free(m, st, run.occ)
     if free / m.units < fn_tor or before / free > fn_max:
         return False
     ctr[MIGRATIONS_ATTEMPTED] += 1
+    st.memo.migration_epoch[0] = ctr[EPOCH]
     n = active_by_size(st)
     order, stays, moved, tmp = st.scratch.order, st.scratch.stays, st.scratch.moved, st.scratch.tmp
     held, alloc, slot_job = run.held, run.slot_alloc, run.slot_job
@@ -63,7 +67,7 @@ def migrate(m, st, fn_tor, fn_max, t):
             for w in range(words):
                 tmp[w] |= moved[slot, w]
     after = largest_free(m, st, tmp)
-    if after < before:
+    if after < before or (after == before and not apply_equal):
         return False
     for k in range(n):
         slot = order[k]
@@ -72,6 +76,7 @@ def migrate(m, st, fn_tor, fn_max, t):
             log_placement(st, t, slot_job[slot], held[slot])
     copy_into(run.occ, tmp)
     ctr[EPOCH] += 1
+    st.memo.migration_epoch[0] = ctr[EPOCH]  # the new layout is no new state
     if after > before:
         st.out.migration_s[ctr[MIGRATIONS_SUCCESSFUL]] = t
         ctr[MIGRATIONS_SUCCESSFUL] += 1

@@ -32,6 +32,8 @@ class PhasedPolicy(NamedTuple):
     max_growth: int
     fn_tor: float
     fn_max: float
+    migrate_on_change: bool
+    migrate_apply_equal: bool
     start_delay: float
 
 
@@ -42,7 +44,9 @@ def kernel_policy(policy: PolicySpec, n_jobs: int) -> PhasedPolicy:
         "cplant-order" in policy.row.phases, "migrate" in policy.row.phases,
         "backfill" in policy.row.phases,
         values.get("reservation", True), values.get("max_growth", 0),
-        values.get("fn_tor", 0.0), values.get("fn_max", 1.0), values["start_delay_s"])
+        values.get("fn_tor", 0.0), values.get("fn_max", 1.0),
+        values.get("migrate_when") == "changed", values.get("equal_layout") != "keep",
+        values["start_delay_s"])
 
 
 @implements(decide, PhasedPolicy)
@@ -62,8 +66,9 @@ def decide_phased(policy, m, st, jobs, t):
         cause = blocked_cause(m, st, st.queue.jobs[head_pos])
         if cause >= 0:
             ctr[cause] += 1
-    if head_pos < ctr[QLEN] and policy.migrate and migrate(m, st, policy.fn_tor, policy.fn_max,
-                                                           t):
+    if head_pos < ctr[QLEN] and policy.migrate and migrate(
+            m, st, policy.fn_tor, policy.fn_max, policy.migrate_on_change,
+            policy.migrate_apply_equal, t):
         head_pos = fcfs_pass(m, st, jobs, policy.start_delay, t)
     if head_pos < ctr[QLEN] and policy.backfill:
         backfill_pass(m, st, jobs, policy.start_delay, policy.max_growth, policy.reservation,

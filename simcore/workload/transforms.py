@@ -1,6 +1,10 @@
 """From a job table (SWF schema) to `Jobs` for one machine: every transform named and seeded.
 
 In order:
+0. insertion: `insert_per_h` one-processor jobs per hour of the source's arrival span,
+   each running `insert_run_s`, at uniform times drawn from the run's seed, merged into
+   the source in arrival order (re-inserting jobs a cleaned log removed: the NASA iPSC/860
+   log's filter dropped 24,025 one-node jobs of one user and application, 10.9 an hour);
 1. span: skip the first `skip_jobs` jobs, keep the next `first_jobs` (Krevat: 10,000);
 2. sizes: processors per job (allocated, else requested) divided by
    `processors_per_unit`, rounded up (Aridor: CTC-SP2 / 4 onto 128 midplanes), or, with
@@ -15,11 +19,15 @@ In order:
    times; the copies after the first get ids job id + c x 10^k (c = 1, 2, ...; 10^k above
    every id of the span) and arrive up to `replication_jitter_s` later, uniformly, drawn
    per copy id from the run's seed;
-4. load: run and requested times multiplied by `runtime_scale` (Krevat's c, Leung et al.'s
+4. shaking (input shaking, Tsafrir et al. 2007): every arrival moves by a uniform amount
+   in [-`arrival_shake_s`, +`arrival_shake_s`] (not below 0), drawn per job id from the
+   run's seed, so that seeds give the distribution of a result a single trace can only
+   sample once;
+5. load: run and requested times multiplied by `runtime_scale` (Krevat's c, Leung et al.'s
    work multiple), and/or
    arrival times rescaled from the first arrival so that the offered load
    sum(size x run) / (units x arrival span) equals `offered_load` (Aridor);
-5. shapes, on machines that need them: slim/fat shapes with probability `p_fat`, torus
+6. shapes, on machines that need them: slim/fat shapes with probability `p_fat`, torus
    with probability `p_torus` (see `simcore.workload.shapes`); sizes become shape volumes.
 """
 
@@ -37,63 +45,76 @@ from simcore.errors import SpecError
 from simcore.jobs import Jobs
 from simcore.machines.spec import MachineSpec
 from simcore.params import Parameter
-from simcore.swf import header_of
+from simcore.swf import from_columns, header_of
 from simcore.workload.shapes import job_uniforms, synthesize
 
-#: Where a transform is set in an experiment: once (`transforms:`) or as a grid axis.
+#: Where an experiment sets a transform: once (`transforms:`) or as a grid axis (`grid:`).
 FIXED, GRID = "transforms", "grid"
 REPLICA_STREAM = 3  # job_uniforms stream of the copies' arrival jitter (shapes use 1, 2)
+SHAKE_STREAM = 4  # job_uniforms stream of the arrivals' shaking
+INSERT_STREAM = 5  # job_uniforms stream of the inserted jobs' arrival times
 
 
-def _transform(parameter: Parameter, axis: str, shaped: bool = False) -> Field:
+def _transform(parameter: Parameter, shaped: bool = False) -> Field:
     """A WorkloadSpec field defined by `parameter`. `shaped`: it only matters on machines
     whose jobs ask for shapes, and values strictly between 0 and 1 draw random numbers."""
-    return field(default=parameter.default,
-                 metadata={"parameter": parameter, "axis": axis, "shaped": shaped})
+    return field(default=parameter.default, metadata={"parameter": parameter, "shaped": shaped})
 
 
 @dataclass(frozen=True)
 class WorkloadSpec:
     """How a job table becomes the jobs of one simulation (see the module docstring)."""
 
+    insert_per_h: float = _transform(Parameter(
+        "insert_per_h", float, 0.0, "one-processor jobs inserted per hour of the source's "
+        "arrival span at seeded uniform times, before the span is taken (the NASA log's "
+        "24,025 removed one-node jobs: 10.9)", unit="jobs/h", minimum=0.0))
+    insert_run_s: float = _transform(Parameter(
+        "insert_run_s", float, 60.0, "run (and requested) time of each inserted job (the "
+        "NASA log keeps none of the removed jobs' times)",
+        unit="s", minimum=0.0, exclusive_minimum=True))
     skip_jobs: int = _transform(Parameter(
         "skip_jobs", int, 0, "jobs skipped at the start of the source", unit="jobs",
-        minimum=0), FIXED)
+        minimum=0))
     first_jobs: int | None = _transform(Parameter(
         "first_jobs", int, None, "jobs kept after them (Krevat: 10,000); null: all",
-        unit="jobs", minimum=1, optional=True), FIXED)
+        unit="jobs", minimum=1, optional=True))
     processors_per_unit: int = _transform(Parameter(
         "processors_per_unit", int, 1, "processors per allocation unit; sizes are divided "
-        "and rounded up (CTC on BG/L midplanes: 4)", unit="procs/unit", minimum=1), FIXED)
+        "and rounded up (CTC on BG/L midplanes: 4)", unit="procs/unit", minimum=1))
     fit_to_machine: bool = _transform(Parameter(
         "fit_to_machine", bool, False, "sizes mapped onto the machine: processors x machine "
         "units / the workload's MaxProcs, rounded up (any granularity, e.g. a trace at "
-        "node level)"), FIXED)
+        "node level)"))
     replication: int = _transform(Parameter(
         "replication", int, 1, "copies of every job (Leung et al.'s replication factor); "
         "copies after the first arrive up to replication_jitter_s later", unit="copies",
-        minimum=1), GRID)
+        minimum=1))
     replication_jitter_s: float = _transform(Parameter(
         "replication_jitter_s", float, 60.0, "largest arrival delay of a job's copies "
-        "(uniform, seeded)", unit="s", minimum=0.0), FIXED)
+        "(uniform, seeded)", unit="s", minimum=0.0))
+    arrival_shake_s: float = _transform(Parameter(
+        "arrival_shake_s", float, 0.0, "largest move of an arrival, earlier or later "
+        "(uniform, seeded; input shaking: seeds sample how much a result owes to exact "
+        "arrival times)", unit="s", minimum=0.0))
     runtime_scale: float = _transform(Parameter(
         "runtime_scale", float, 1.0, "run and requested times multiplied by this (Krevat's "
         "c, Leung et al.'s work multiple)", unit="factor", minimum=0.0,
-        exclusive_minimum=True), GRID)
+        exclusive_minimum=True))
     offered_load: float | None = _transform(Parameter(
         "offered_load", float, None, "arrivals rescaled so that sum(size x run) / (units x "
         "arrival span) is this (Aridor); null: arrivals kept", unit="fraction", minimum=0.0,
-        exclusive_minimum=True, optional=True), GRID)
+        exclusive_minimum=True, optional=True))
     p_fat: float = _transform(Parameter(
         "p_fat", float, 0.0, "probability that a job's shape is fat (sides >= 2) rather than "
-        "slim (Aridor)", unit="prob", minimum=0.0, maximum=1.0), GRID, shaped=True)
+        "slim (Aridor)", unit="prob", minimum=0.0, maximum=1.0), shaped=True)
     p_torus: float = _transform(Parameter(
         "p_torus", float, 0.0, "probability that a job wants a torus rather than a mesh "
-        "(Aridor)", unit="prob", minimum=0.0, maximum=1.0), GRID, shaped=True)
+        "(Aridor)", unit="prob", minimum=0.0, maximum=1.0), shaped=True)
     oversize: str = _transform(Parameter(
         "oversize", str, "reject", "jobs larger than the machine after size scaling: reject "
         "(an error), drop or clamp (to the machine), counted either way",
-        choices=("reject", "drop", "clamp")), FIXED)
+        choices=("reject", "drop", "clamp")))
 
     def __post_init__(self) -> None:
         for f in fields(self):  # 1 and 1.0 must be one run: one canonical type
@@ -111,13 +132,14 @@ class WorkloadSpec:
         """Whether preparing with this spec draws random numbers (a shape probability
         strictly between 0 and 1, or jittered copies)."""
         return any(f.metadata["shaped"] and 0.0 < getattr(self, f.name) < 1.0
-                   for f in fields(self)) or (self.replication > 1
-                                              and self.replication_jitter_s > 0)
+                   for f in fields(self)) or self.arrival_shake_s > 0 or (
+                       self.insert_per_h > 0) or (
+                       self.replication > 1 and self.replication_jitter_s > 0)
 
 
-def transforms(axis: str | None = None) -> dict[str, Field]:
-    """WorkloadSpec's fields by name (those set on `axis` when given)."""
-    return {f.name: f for f in fields(WorkloadSpec) if axis is None or f.metadata["axis"] == axis}
+def transforms() -> dict[str, Field]:
+    """WorkloadSpec's fields by name."""
+    return {f.name: f for f in fields(WorkloadSpec)}
 
 
 def offered_load(size: np.ndarray, run_s: np.ndarray, submit_s: np.ndarray, units: int) -> float:
@@ -155,15 +177,36 @@ def fit_to_machine(jobs: Jobs, table: pa.Table, spec: WorkloadSpec,
     return dataclasses.replace(jobs, size=size.astype(np.int64))
 
 
+def insert_jobs(table: pa.Table, per_h: float, run_s: float, seed: int) -> pa.Table:
+    """The source with round(per_h x arrival span in hours) one-processor jobs of run time
+    `run_s` added (module docstring, step 0): ids above every id of the source, arrivals
+    uniform over its span, merged after any source job arriving at the same time."""
+    submit = table.column("submit_time").to_numpy()
+    first, last = int(submit.min()), int(submit.max())
+    count = round(per_h * (last - first) / 3600)
+    if count == 0:
+        return table
+    ids = int(table.column("job_number").to_numpy().max()) + 1 + np.arange(count)
+    at = first + np.floor(job_uniforms(seed, INSERT_STREAM, ids) * (last - first + 1))
+    ones, run = np.ones(count, dtype=np.int64), np.full(count, run_s)
+    added = from_columns({"job_number": ids, "submit_time": at,
+                          "run_time": run, "requested_time": run, "allocated_processors": ones,
+                          "requested_processors": ones}, header_of(table))
+    merged = pa.concat_tables([table, added])
+    return merged.take(np.argsort(merged.column("submit_time").to_numpy(), kind="stable"))
+
+
 def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int = 0) -> Jobs:
-    """Apply `spec` to a job table for `machine`; `seed` drives shape synthesis and the
-    copies' arrival jitter."""
+    """Apply `spec` to a job table for `machine`; `seed` drives shape synthesis, inserted
+    jobs, shaking and the copies' arrival jitter."""
     if table.num_rows == 0:
         report = cleaning_report(table)
         removed = ", ".join(f"{rule} {entry['removed']}" for rule, entry in
                             (report or {}).get("rules", {}).items() if entry.get("removed"))
         raise SpecError("the workload holds no jobs" + (
             f": cleaning removed all {report['jobs_in']} ({removed})" if report else ""))
+    if spec.insert_per_h > 0:
+        table = insert_jobs(table, spec.insert_per_h, spec.insert_run_s, seed)
     span = table.slice(spec.skip_jobs, spec.first_jobs)
     if span.num_rows == 0:
         raise SpecError(f"workload span skip_jobs={spec.skip_jobs}, first_jobs="
@@ -186,6 +229,9 @@ def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int
         job_id, submit, run, requested, size = replicate(
             job_id, submit, run, requested, size, spec.replication,
             spec.replication_jitter_s, seed)
+    if spec.arrival_shake_s > 0:
+        move = spec.arrival_shake_s * (2.0 * job_uniforms(seed, SHAKE_STREAM, job_id) - 1.0)
+        submit = np.maximum(submit + move, 0.0)
     run = run * spec.runtime_scale
     requested = np.where(requested > 0, requested * spec.runtime_scale, requested)
     shape = torus = requested_units = None

@@ -4,6 +4,7 @@
 localrules:
     tables,
     figures,
+    reproduction,
     archive,
 
 
@@ -40,12 +41,32 @@ rule figures:
         "simcore figures --tables {input:q} --out {output:q} > {log:q} 2>&1"
 
 
+rule reproduction:
+    # The seeds' published numbers beside this dataset's (config/published.yaml).
+    input:
+        summaries=shard_summaries(),
+        published="config/published.yaml",
+        figures=R(patterns.FIGURES),
+    output:
+        report(
+            R(patterns.REPRODUCTION),
+            caption="../report/reproduction.rst",
+            category="Reproduction",
+        ),
+    log:
+        "logs/reproduction/{dataset}.log",
+    shell:
+        "simcore reproduction --published {input.published:q} --summaries {input.summaries:q}"
+        " --figures figures --out {output:q} > {log:q} 2>&1"
+
+
 rule archive:
     # Not part of the default target: `snakemake archive` packs the dataset for deposit.
     input:
         summaries=shard_summaries(),
         tables=dataset_file(patterns.TABLES),
         figures=dataset_file(patterns.FIGURES),
+        reproduction=dataset_file(patterns.REPRODUCTION),
     output:
         dataset_file(patterns.ARCHIVE),
     params:

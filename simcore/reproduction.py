@@ -1,0 +1,139 @@
+"""The reproduction report: each seed's published numbers beside ours, from the result store.
+
+The papers' numbers are typed in once, in a data file (`config/published.yaml`), each with
+where it comes from (page, figure or table), a query saying which of our runs answer it,
+and a sentence on why the two differ. `report` evaluates every query on a dataset's store
+and writes one Markdown section per seed: what the paper did, our configuration, a table
+of paper / ours / difference / why, and the figures of the seed's experiments. A seed whose
+experiments are not in the store says so. Editing a published number and running again
+changes only the report.
+
+A query selects store rows by column values (`where`) and reduces a metric over them,
+averaging over seeds first:
+
+- `{metric: M}`: the mean of M over the selected runs;
+- `{max: M}`: the largest mean of M over the selected configurations (e.g. the
+  saturation utilization: the highest utilization over the load axis);
+- `{change: M, of: {...}, over: {...}}`: relative change of M from the `over` selection to
+  the `of` selection (both inside `where`), e.g. migration over FCFS;
+- `{ratio: [A, B]}`: mean of A over mean of B (e.g. successful / attempted migrations).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import yaml
+
+from simcore.errors import ConfigError
+from simcore.store import read_summaries
+from simcore.tables import CONFIG_KEYS
+
+QUERY_KINDS = ("metric", "max", "change", "ratio")
+
+
+def load_published(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The published numbers, checked: every seed has a title and claims, every claim a
+    source, a paper value and one query."""
+    try:
+        document = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{path}: cannot read the published numbers ({exc})") from None
+    seeds = (document or {}).get("seeds")
+    if not isinstance(seeds, Mapping) or not seeds:
+        raise ConfigError(f"{path}: expected a mapping 'seeds' of seed names to entries")
+    for name, seed in seeds.items():
+        where = f"{path}: seeds.{name}"
+        for key in ("title", "did", "ours", "experiments", "claims"):
+            if key not in seed:
+                raise ConfigError(f"{where}: missing '{key}'")
+        for i, claim in enumerate(seed["claims"]):
+            at = f"{where}.claims[{i}]"
+            for key in ("what", "source", "paper", "query", "why"):
+                if key not in claim:
+                    raise ConfigError(f"{at}: missing '{key}'")
+            kinds = [k for k in QUERY_KINDS if k in claim["query"]]
+            if len(kinds) != 1:
+                raise ConfigError(f"{at}.query: expected exactly one of {QUERY_KINDS}")
+    return dict(seeds)
+
+
+def _select(runs: pl.DataFrame, where: Mapping[str, Any]) -> pl.DataFrame:
+    for column, value in where.items():
+        if column not in runs.columns:
+            raise ConfigError(f"query: no column {column!r} in the store")
+        runs = runs.filter(pl.col(column).eq_missing(pl.lit(value)))
+    return runs
+
+
+def _configurations(runs: pl.DataFrame, metric: str) -> pl.Series:
+    """The metric's mean per configuration (runs differing only in seed and run key)."""
+    return runs.group_by(list(CONFIG_KEYS)).agg(pl.col(metric).mean())[metric]
+
+
+def evaluate(runs: pl.DataFrame, query: Mapping[str, Any]) -> float | None:
+    """A query's value on store rows; None when no run matches."""
+    selected = _select(runs, query.get("where", {}))
+    if not selected.height:
+        return None
+    if "metric" in query:
+        return float(selected[query["metric"]].mean())
+    if "max" in query:
+        return float(_configurations(selected, query["max"]).max())
+    if "ratio" in query:
+        top, bottom = (float(selected[c].mean()) for c in query["ratio"])
+        return top / bottom if bottom else None
+    metric = query["change"]
+    of, over = _select(selected, query["of"]), _select(selected, query["over"])
+    if not of.height or not over.height:
+        return None
+    base = float(over[metric].mean())
+    return float(of[metric].mean()) / base - 1.0 if base else None
+
+
+def report(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
+           summaries: list[str] | None = None, figures: str = "figures") -> str:
+    """The report as Markdown, from the published numbers and the dataset's store (or the
+    given shard files); figure links are relative to `figures`."""
+    runs = read_summaries(store, summaries)
+    present = set(runs["experiment"].unique().to_list())
+    lines = ["# Reproduction of the seed studies", "",
+             "Each section puts a study's published numbers beside ours, computed from this "
+             "dataset's result store. Differences are ours minus the paper's (fractions in "
+             "points); the last column says why they differ.", ""]
+    for seed in published.values():
+        lines += [f"## {seed['title']}", "", seed["did"].strip(), "",
+                  f"**Our configuration.** {seed['ours'].strip()}", ""]
+        missing = [e for e in seed["experiments"] if e not in present]
+        if missing:
+            lines += [f"*Not in this dataset yet: experiment(s) {', '.join(missing)}.*", ""]
+            continue
+        lines += ["| what | paper (source) | ours | difference | why |", "|---|---|---|---|---|"]
+        for claim in seed["claims"]:
+            ours = evaluate(runs, claim["query"])
+            lines.append(f"| {claim['what']} | {_number(claim['paper'])} ({claim['source']}) "
+                         f"| {_number(ours)} | {_difference(claim['paper'], ours)} "
+                         f"| {' '.join(claim['why'].split())} |")
+        lines.append("")
+        for figure in seed.get("figures", []):
+            lines += [f"![{figure}]({figures}/{figure})", ""]
+    return "\n".join(lines)
+
+
+def _number(value: float | None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{value:.3g}" if abs(value) >= 10 else f"{value:.3f}"
+
+
+def _difference(paper: float, ours: float | None) -> str:
+    if ours is None or math.isnan(paper):
+        return "n/a"
+    delta = ours - paper
+    relative = f" ({100 * delta / paper:+.0f}%)" if paper else ""
+    return f"{delta:+.3f}{relative}"

@@ -1,0 +1,70 @@
+"""The reproduction report: queries on the store, the published file's checks, sections."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from simcore.errors import ConfigError
+from simcore.reproduction import evaluate, load_published, report
+from simcore.store import read_summaries
+from tests.conftest import ROOT
+from tests.test_tables import build_store
+
+TORUS = {"experiment": "krevat", "workload": "nasa", "machine": "torus"}
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    return read_summaries(build_store(tmp_path_factory.mktemp("store")))
+
+
+def test_queries_reduce_the_store(runs):
+    """The synthetic store's values (tests/test_tables.py): utilization of torus/fcfs is
+    0.5 + 0.125 ci + 0.03125 (seed - 2), so 0.5 at c = 1.0 and 0.625 at c = 1.2;
+    migration attempts average 7 and successes 5."""
+    where = {**TORUS, "policy": "fcfs"}
+    assert evaluate(runs, {"metric": "utilization", "where": {**where, "runtime_scale": 1.0}}
+                    ) == 0.5
+    assert evaluate(runs, {"max": "utilization", "where": where}) == 0.625
+    change = evaluate(runs, {"change": "utilization", "of": {"policy": "migration"},
+                             "over": {"policy": "fcfs"},
+                             "where": {**TORUS, "runtime_scale": 1.0}})
+    assert change == pytest.approx(0.5625 / 0.5 - 1)
+    ratio = evaluate(runs, {"ratio": ["migrations_successful", "migrations_attempted"],
+                            "where": {**TORUS, "policy": "migration", "runtime_scale": 1.0}})
+    assert ratio == pytest.approx(5 / 7)
+    assert evaluate(runs, {"metric": "utilization", "where": {"workload": "none"}}) is None
+    with pytest.raises(ConfigError, match="no column 'nope'"):
+        evaluate(runs, {"metric": "utilization", "where": {"nope": 1}})
+
+
+def test_report_sections(tmp_path, runs):
+    published = {"x": {
+        "title": "A study", "did": "It did things.", "ours": "We did them too.",
+        "experiments": ["krevat"], "figures": ["krevat/capacity.png"],
+        "claims": [{"what": "saturation", "source": "p. 1", "paper": 0.6, "why": "Because.",
+                    "query": {"max": "utilization", "where": {**TORUS, "policy": "fcfs"}}}]},
+        "y": {"title": "Another", "did": "d", "ours": "o", "experiments": ["later"],
+              "claims": []}}
+    store = build_store(tmp_path)
+    text = report(published, store)
+    assert "## A study" in text and "**Our configuration.** We did them too." in text
+    assert "| saturation | 0.600 (p. 1) | 0.625 | +0.025 (+4%) | Because. |" in text
+    assert "![krevat/capacity.png](figures/krevat/capacity.png)" in text
+    assert "*Not in this dataset yet: experiment(s) later.*" in text
+    assert report(published, store) == text
+
+
+def test_published_file_is_complete_and_checked(tmp_path):
+    seeds = load_published(ROOT / "config/published.yaml")
+    assert {"krevat2003", "aridor2005", "leung2002", "chu1995", "frachtenberg2003"} <= set(
+        seeds)
+    broken = yaml.safe_load((ROOT / "config/published.yaml").read_text())
+    del broken["seeds"]["krevat2003"]["claims"][0]["source"]
+    path = Path(tmp_path) / "p.yaml"
+    path.write_text(yaml.safe_dump(broken))
+    with pytest.raises(ConfigError, match=r"seeds.krevat2003.claims\[0\]: missing 'source'"):
+        load_published(path)
