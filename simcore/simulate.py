@@ -195,8 +195,7 @@ def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpe
         "bsld": bsld,
         "size": jobs.size,
         "alloc_size": out.alloc,
-        "reserved_s": pa.array(out.reserved_s, mask=np.isnan(out.reserved_s)),  # null: never
-        # reserved (a mask rather than from_pandas, which imports pandas)
+        "reserved_s": pa.array(out.reserved_s, from_pandas=True),  # null: never reserved
     })
     if jobs.shape is not None:
         for column, values in (("requested_units", jobs.requested_units),

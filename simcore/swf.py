@@ -248,8 +248,7 @@ def _convert(text: bytes, path: str, data: bytes, line_numbers: np.ndarray) -> p
         raise  # unreachable: the scan above always finds the token Arrow refused
     columns = []
     for index, name in enumerate(FIELDS):
-        values = pa.concat_arrays(raw.column(name).chunks).to_numpy()  # (a chunked
-        # column's own to_numpy imports pandas)
+        values = raw.column(name).to_numpy()
         limit = np.finfo(np.float64).max if name in FLOAT_FIELDS else 2.0**53
         out_of_range = np.flatnonzero(~(np.abs(values) <= limit))  # also NaN and inf
         if out_of_range.size:
