@@ -148,6 +148,10 @@ def _parser() -> argparse.ArgumentParser:
                               help="only these shard summary files (default: the whole store)")
     reproduction.add_argument("--figures", default="figures",
                               help="where the report links figures, relative to it")
+    reproduction.add_argument("--copy-figures", metavar="DIR",
+                              help="copy the linked figures from this dataset figure directory "
+                                   "to --figures beside the report (for a report kept "
+                                   "outside the dataset, e.g. docs/reproduction.md)")
     reproduction.add_argument("--out", required=True, help="the report (.md)")
     reproduction.set_defaults(handler=_reproduction)
 
@@ -445,11 +449,14 @@ def _tables(args: argparse.Namespace) -> int:
 
 def _reproduction(args: argparse.Namespace) -> int:
     from simcore.atomic import atomic_write_bytes
-    from simcore.reproduction import load_published, report
+    from simcore.reproduction import copy_figures, load_published, report
 
     if args.store is None and not args.summaries:
         raise SpecError("reproduction: give --store or --summaries")
-    text = report(load_published(args.published), args.store, args.summaries, args.figures)
+    published = load_published(args.published)
+    text = report(published, args.store, args.summaries, args.figures)
+    if args.copy_figures:
+        copy_figures(published, args.copy_figures, Path(args.out).parent / args.figures)
     atomic_write_bytes(args.out, text.encode())
     print(args.out)
     return 0

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -123,6 +124,22 @@ def report(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
         for figure in seed.get("figures", []):
             lines += [f"![{figure}]({figures}/{figure})", ""]
     return "\n".join(lines)
+
+
+def copy_figures(published: Mapping[str, Any], source: str | os.PathLike[str],
+                 destination: str | os.PathLike[str]) -> list[Path]:
+    """Copy the figures the report links from a dataset's figure directory, so that a report
+    written outside the dataset (docs/reproduction.md) links files that exist."""
+    copied = []
+    for seed in published.values():
+        for figure in seed.get("figures", []):
+            origin, target = Path(source) / figure, Path(destination) / figure
+            if not origin.is_file():
+                raise ConfigError(f"figure {figure!r}: not found under {source}")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(origin, target)
+            copied.append(target)
+    return copied
 
 
 def _number(value: float | None) -> str:

@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from simcore.errors import ConfigError
-from simcore.reproduction import evaluate, load_published, report
+from simcore.reproduction import copy_figures, evaluate, load_published, report
 from simcore.store import read_summaries
 from tests.conftest import ROOT
 from tests.test_tables import build_store
@@ -56,6 +56,19 @@ def test_report_sections(tmp_path, runs):
     assert "![krevat/capacity.png](figures/krevat/capacity.png)" in text
     assert "*Not in this dataset yet: experiment(s) later.*" in text
     assert report(published, store) == text
+
+
+def test_linked_figures_are_copied_beside_a_report_outside_the_dataset(tmp_path):
+    published = {"x": {"figures": ["krevat/capacity.png"]}, "y": {}}
+    source = tmp_path / "figures"
+    (source / "krevat").mkdir(parents=True)
+    (source / "krevat/capacity.png").write_bytes(b"png")
+    assert copy_figures(published, source, tmp_path / "docs/reproduction") == [
+        tmp_path / "docs/reproduction/krevat/capacity.png"]
+    assert (tmp_path / "docs/reproduction/krevat/capacity.png").read_bytes() == b"png"
+    (source / "krevat/capacity.png").unlink()
+    with pytest.raises(ConfigError, match=r"'krevat/capacity\.png': not found under"):
+        copy_figures(published, source, tmp_path / "elsewhere")
 
 
 def test_published_file_is_complete_and_checked(tmp_path):
