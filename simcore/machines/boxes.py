@@ -272,35 +272,46 @@ def build(spec: MachineSpec, jobs: Jobs) -> tuple[NamedTuple, np.ndarray, np.nda
     return machine, size, size
 
 
+#: How an occupancy relates to the one the free list describes (`relation`).
+SAME, GROWN, OTHER = 0, 1, 2
+
+
+@kernel
+def relation(m, busy):
+    """SAME: the free list describes `busy`; GROWN: `busy` only adds units to what it
+    describes; OTHER: anything else (or nothing listed yet)."""
+    if m.n_listed[0] < 0:
+        return OTHER
+    listed_for = m.listed_for
+    kind = SAME
+    for w in range(busy.shape[0]):
+        if listed_for[w] != busy[w]:
+            if listed_for[w] & ~busy[w]:
+                return OTHER
+            kind = GROWN
+    return kind
+
+
 @kernel
 def listed(m, busy):
     """The boxes free in occupancy `busy`, listed into m.free_list (kept while `busy` stays
     the same); returns how many there are. When `busy` only adds units to the occupancy
     listed last (jobs starting, a migration placing jobs one by one), the boxes free now
     are those of the last list that stay free: the list is filtered, not rebuilt."""
-    listed_for = m.listed_for
-    if m.n_listed[0] >= 0:
-        same = True
-        grown = True
-        for w in range(busy.shape[0]):
-            if listed_for[w] != busy[w]:
-                same = False
-                if listed_for[w] & ~busy[w]:
-                    grown = False
-                    break
-        if same:
-            return m.n_listed[0]
-        if grown:
-            masks, free_list = m.masks, m.free_list
-            n = 0
-            for k in range(m.n_listed[0]):
-                if not intersects(masks[free_list[k]], busy):
-                    free_list[n] = free_list[k]
-                    n += 1
-            copy_into(listed_for, busy)
-            m.n_listed[0] = n
-            return n
-    copy_into(listed_for, busy)
+    kind = relation(m, busy)
+    if kind == SAME:
+        return m.n_listed[0]
+    if kind == GROWN:
+        masks, free_list = m.masks, m.free_list
+        n = 0
+        for k in range(m.n_listed[0]):
+            if not intersects(masks[free_list[k]], busy):
+                free_list[n] = free_list[k]
+                n += 1
+        copy_into(m.listed_for, busy)
+        m.n_listed[0] = n
+        return n
+    copy_into(m.listed_for, busy)
     m.n_listed[0] = free_boxes(m.columns, busy, m.hits, m.free_list)
     return m.n_listed[0]
 
@@ -327,7 +338,12 @@ def place_box(m, st, j, units, busy, growth, forbidden, out):
 @implements(largest_free, BoxMachine)
 @kernel
 def largest_free_box(m, st, busy):
-    """Volume of the largest free box in `busy`."""
+    """Volume of the largest free box in `busy`: from the list when it describes `busy` or
+    a filtering of it does, else by a scan that stops at the first free box, leaving the
+    list to the occupancy placements ask about (backfilling asks this of several
+    hypothetical occupancies per decision)."""
+    if relation(m, busy) == OTHER:
+        return largest_free_volume(m.masks, m.volume, busy)
     n_free = listed(m, busy)
     return m.volume[m.free_list[0]] if n_free > 0 else 0
 
