@@ -15,13 +15,15 @@ from simcore.errors import SimcoreError, SpecError
 from simcore.listing import REGISTRIES
 from simcore.machines.orderings import ORDERINGS
 from simcore.machines.orderings import describe_choices as describe_orderings
-from simcore.machines.registry import ALLOCATORS, KINDS
+from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS
 from simcore.params import Parameter
 from simcore.patterns import CATALOGUE, PUBLISHED, RESULTS
 from simcore.policy import SCHEDULERS
 from simcore.traces import MIRROR_ENV
 from simcore.workload.sources import describe_choices
 from simcore.workload.transforms import transforms
+
+_LISTED_JOBS = 100  # `run --json` lists each job's termination time up to this many jobs
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -81,15 +83,16 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_registry_help())
     run.add_argument("--workload", required=True, help=describe_choices())
     run.add_argument("--jobs", help="jobs to sample from a model")
-    run.add_argument("--machine", required=True,
-                     help="kind:size, e.g. " + ", ".join(k.example for k in KINDS.values()))
+    run.add_argument("--machine",
+                     help="kind:size, e.g. " + ", ".join(k.example for k in KINDS.values())
+                     + " (default for a model of one machine, e.g. fcs:scenario1: its own)")
     run.add_argument("--allocator", choices=ALLOCATORS,
                      help="how units are chosen (default: the machine kind's)")
     run.add_argument("--ordering", help="processor ordering of the curve allocators: "
                      f"{describe_orderings()} (default row-major)")
     run.add_argument("--machine-param", action="append", default=[], metavar="K=V",
-                     help="allocator option, e.g. fallback_span=ring, dilation=0.5 "
-                          "(repeatable)")
+                     help="allocator or failure option, e.g. fallback_span=ring, "
+                          "dilation=0.5, unit_mtbf_s=8.64e6, on_failure=kill (repeatable)")
     run.add_argument("--scheduler", required=True, choices=SCHEDULERS)
     run.add_argument("--param", action="append", default=[], metavar="K=V",
                      help="scheduler parameter, e.g. fn_tor=0.1 (repeatable)")
@@ -202,6 +205,29 @@ def _parser() -> argparse.ArgumentParser:
     links.add_argument("--json", action="store_true", help="print one JSON object")
     links.set_defaults(handler=_bgl_links)
 
+    menus = commands.add_parser("menus", help="Slurm torus3d placement menus: candidates "
+                                "for a workload, and the Pareto set a sweep measured")
+    menu_commands = menus.add_subparsers(dest="menus_command", required=True)
+    candidates = menu_commands.add_parser(
+        "candidates", help="write the candidate menus of a workload (simcore.menus)")
+    candidates.add_argument("--workload", required=True, help=describe_choices())
+    candidates.add_argument("--jobs", help="jobs to sample from a model")
+    candidates.add_argument("--seed", default="0", help="seed of a model's sample")
+    candidates.add_argument("--first-jobs", help="workload transform first_jobs")
+    candidates.add_argument("--processors-per-unit", default="1",
+                            help="workload transform processors_per_unit")
+    candidates.add_argument("--torus", required=True, help="the torus, XxYxZ nodes")
+    candidates.add_argument("--prefix", required=True, help="name prefix of the menus")
+    candidates.add_argument("--out", required=True, help="directory of the menu files")
+    candidates.set_defaults(handler=_menus_candidates)
+    front = menu_commands.add_parser(
+        "pareto", help="utilization vs mean wait of the menus of one experiment, the Pareto "
+                       "set and the recommended menu as a topology.yaml fragment")
+    front.add_argument("--store", required=True, help="a dataset's store directory")
+    front.add_argument("--experiment", required=True)
+    front.add_argument("--out", required=True, help="directory of pareto.md and the fragment")
+    front.set_defaults(handler=_menus_pareto)
+
     leung = commands.add_parser("leung2002", help="Leung et al. (2002) analogues: Table 1 "
                                 "(a job stream on a Cplant) and Figure 1 (from a store)")
     leung_commands = leung.add_subparsers(dest="leung_command", required=True)
@@ -307,7 +333,7 @@ def _run(args: argparse.Namespace) -> int:
             params[name] = getattr(args, flag)
     policy = PolicySpec.from_params(args.scheduler, params)
     machine = MachineSpec.parse(
-        args.machine, args.allocator, ordering=args.ordering,
+        args.machine or _model_machine(args.workload), args.allocator, ordering=args.ordering,
         options=dict(_key_value(p, "--machine-param") for p in args.machine_param))
     seed = _flag_value("--seed", SEED, args.seed)
     jobs = _flag_value("--jobs", JOBS, args.jobs)
@@ -325,7 +351,12 @@ def _run(args: argparse.Namespace) -> int:
     if args.jobs_out:
         with atomic_path(args.jobs_out) as tmp:
             pq.write_table(result.jobs, tmp, compression="zstd")
-    report = {**result.summary, "workload": {"source": args.workload, **json.loads(spec.key())},
+    ends = result.jobs.column("end_s").to_pylist()
+    report = {**result.summary, "turnaround_s": result.summary["makespan_s"],
+              "termination_s": dict(zip(map(str, result.jobs.column("job_id").to_pylist()),
+                                        ends, strict=True)) if len(ends) <= _LISTED_JOBS
+              else None,
+              "workload": {"source": args.workload, **json.loads(spec.key())},
               "timing": result.timing}
     if args.json:
         print(_json(report))
@@ -347,6 +378,17 @@ def _run(args: argparse.Namespace) -> int:
           + (f", locality measured in {result.timing['metrics_s']:.3f} s"
              if "span_ring_mean" in s else ""))
     return 0
+
+
+def _model_machine(workload: str) -> str:
+    """The machine of a model that describes one (`fcs:scenario1` -> flat:128)."""
+    from simcore.workload.synthetic import MODELS
+
+    row = MODELS.get(workload.partition(":")[0])
+    if row is None or row.machine is None:
+        raise SpecError(f"--machine: required for --workload {workload!r} (only a model of "
+                        "one machine, e.g. fcs:scenario1, brings its own)")
+    return row.machine
 
 
 class _ProgressBar:
@@ -383,6 +425,8 @@ def _registry_help() -> str:
     lines += [f"  {a.name:<14}{', '.join(a.kinds)}: {a.summary}"
               + (f" ({', '.join(p.name for p in a.parameters)})" if a.parameters else "")
               for a in ALLOCATORS.values()]
+    lines.append("failure options (any machine; simcore.failures): "
+                 + ", ".join(p.name for p in FAILURE_OPTIONS))
     lines.append("orderings (curve allocators; or a file of 'index rank' lines):")
     lines += [f"  {o.name:<14}{o.summary}" for o in ORDERINGS.values()]
     lines.append("schedulers (parameters):")
@@ -542,6 +586,46 @@ def _plan(args: argparse.Namespace) -> int:
     for row in report["experiments"]:
         print(f"  {row['experiment']:<20} {row['shards']:>4} shards {row['runs']:>6} runs "
               f"{row['cached']:>6} cached")
+    return 0
+
+
+def _menus_candidates(args: argparse.Namespace) -> int:
+    from simcore.experiments import SEED
+    from simcore.machines.spec import MachineSpec
+    from simcore.menus import write_candidates
+    from simcore.workload.sources import load_workload
+    from simcore.workload.synthetic import JOBS
+    from simcore.workload.transforms import WorkloadSpec, prepare
+
+    machine = MachineSpec.parse(f"torus:{args.torus}")
+    if len(machine.dims) != 3:
+        raise SpecError(f"--torus {args.torus!r}: expected XxYxZ")
+    fields = transforms()
+    spec = WorkloadSpec(**{name: _flag_value(_flag(name), fields[name].metadata["parameter"],
+                                             value)
+                           for name, value in (("first_jobs", args.first_jobs),
+                                               ("processors_per_unit",
+                                                args.processors_per_unit))
+                           if value is not None}, oversize="drop")
+    seed = _flag_value("--seed", SEED, args.seed)
+    table = load_workload(args.workload, _flag_value("--jobs", JOBS, args.jobs), seed)
+    jobs = prepare(table, spec, machine, seed)
+    command = " ".join(["simcore menus candidates", *(
+        f"--{flag.replace('_', '-')} {value}" for flag, value in vars(args).items()
+        if flag in ("workload", "jobs", "seed", "first_jobs", "processors_per_unit", "torus",
+                    "prefix") and value is not None)])
+    note = f"for {len(jobs)} jobs of {args.workload}: {command}"
+    for path in write_candidates(args.prefix, jobs.size, jobs.run_s, machine.dims, args.out,
+                                 note):
+        print(path)
+    return 0
+
+
+def _menus_pareto(args: argparse.Namespace) -> int:
+    from simcore.menus import write_pareto
+
+    for path in write_pareto(args.store, args.experiment, args.out):
+        print(path)
     return 0
 
 

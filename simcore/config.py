@@ -18,7 +18,7 @@ import yaml
 
 from simcore.errors import ConfigError
 from simcore.machines.orderings import describe_choices as describe_orderings
-from simcore.machines.registry import ALLOCATORS
+from simcore.machines.registry import ALLOCATORS, KINDS
 from simcore.patterns import NAME
 from simcore.policy import SCHEDULERS
 from simcore.workload.synthetic import MODELS
@@ -33,10 +33,12 @@ def schema(path: str | os.PathLike[str]) -> dict[str, Any]:
         document = yaml.safe_load(handle)
     defs = document.setdefault("$defs", {})
     defs["policy"] = {"oneOf": [_one_policy(row) for row in SCHEDULERS.values()]}
-    options = {p.name: p.schema() for row in ALLOCATORS.values() for p in row.parameters}
+    options = {p.name: p.schema() for row in ALLOCATORS.values() for p in row.options}
     defs["machine"] = {"oneOf": [
-        {"type": "string", "pattern": r"^[a-z][a-z0-9-]*:[0-9]+(x[0-9]+)*$",
-         "description": "kind:size, e.g. torus:4x4x8 (the kind's default allocator)"},
+        {"type": "string", "pattern": r"^[a-z][a-z0-9-]*:\S+$",
+         "description": "kind:size, e.g. torus:4x4x8 (the kind's default allocator), or a "
+                        "kind's own argument, e.g. " + ", ".join(
+                            k.example for k in KINDS.values() if k.grammar is not None)},
         {"type": "object", "additionalProperties": False, "required": ["spec"],
          "properties": {"spec": {"type": "string"},
                         "allocator": {"enum": list(ALLOCATORS)},

@@ -10,6 +10,12 @@ max(0, f(t) - q(t)) and whatever the machine kind integrates itself (wired machi
 cables). After a decision that started jobs, the machine may stretch their run times by
 where they were placed (`dilate`; by default it does not).
 
+Machines that fail (`simcore.failures`) add outage events: at one timestamp they come
+after the completions and before the arrivals, and between events the loop integrates the
+units out of service. A requeued job can wait on a machine with nothing running while
+units are out of service; the loop then waits for the repairs. It stops at the end of the
+outages drawn so far (`OUTAGE_HORIZON`), and its caller draws further and resumes.
+
 The loop knows machines and schedulers only through their operations
 (`simcore.machines.allocate`, `simcore.schedulers.decide`), so it is compiled once per
 machine kind and scheduler struct it meets.
@@ -21,13 +27,18 @@ from typing import NamedTuple
 
 import numpy as np
 
+from simcore.failures import apply_outages
 from simcore.jit import kernel
 from simcore.machines.allocate import dilate, integrate
 from simcore.schedulers import decide
 from simcore.state import (
     ARRIVED,
+    DOWN_UNITS,
+    FAILED_AREA,
     FREE_UNITS,
     N_ACTIVE,
+    OUTAGE_HORIZON,
+    OUTAGE_POS,
     QLEN,
     QUEUED_UNITS,
     STARTS,
@@ -64,24 +75,36 @@ def run_events(policy, m, st, jobs, budget):
     ctr, acc = st.ctr, st.acc
     active, slot_end = st.run.active, st.run.slot_end
     queue, waiting = st.queue.jobs, st.queue.waiting
+    outage_time, outage_domain = st.outages.time, st.outages.domain
     n = submit.shape[0]
     arrived = ctr[ARRIVED]
     t_prev = acc[T_PREV]
     if np.isnan(t_prev):
         t_prev = submit[0] if n else 0.0
-    while (arrived < n or ctr[N_ACTIVE] > 0) and budget > 0:
+    while (arrived < n or ctr[N_ACTIVE] > 0 or ctr[QLEN] > 0) and budget > 0:
         budget -= 1
         t = submit[arrived] if arrived < n else np.inf
         for i in range(ctr[N_ACTIVE]):
             t = min(t, slot_end[active[i]])
+        pos = ctr[OUTAGE_POS]
+        if pos < outage_time.shape[0] and outage_time[pos] <= t:
+            if outage_domain[pos] < 0:  # the end of the outages drawn so far
+                ctr[OUTAGE_HORIZON] = 1
+                break
+            t = outage_time[pos]
+        if t == np.inf:  # jobs wait and nothing can ever change
+            ctr[STATUS] = STATUS_STUCK
+            break
         dt = t - t_prev
         if dt > 0:
             idle = ctr[FREE_UNITS] - ctr[QUEUED_UNITS]
             if idle > 0:
                 acc[UNUSED_AREA] += idle * dt
+            acc[FAILED_AREA] += ctr[DOWN_UNITS] * dt
             integrate(m, st, dt)
         t_prev = t
         finish_jobs(st, t)
+        apply_outages(st, jobs, t)
         while arrived < n and submit[arrived] == t:
             queue[ctr[QLEN]] = arrived
             ctr[QLEN] += 1
@@ -92,9 +115,10 @@ def run_events(policy, m, st, jobs, budget):
         decide(policy, m, st, jobs, t)
         if ctr[STARTS] != starts:
             dilate(m, st, jobs, t)
-        if ctr[QLEN] > 0 and ctr[N_ACTIVE] == 0 and arrived == n:
+        if ctr[QLEN] > 0 and ctr[N_ACTIVE] == 0 and arrived == n and ctr[DOWN_UNITS] == 0:
             ctr[STATUS] = STATUS_STUCK
             break
     ctr[ARRIVED] = arrived
     acc[T_PREV] = t_prev
-    return ctr[STATUS] == STATUS_STUCK or (arrived == n and ctr[N_ACTIVE] == 0)
+    return ctr[STATUS] == STATUS_STUCK or (
+        arrived == n and ctr[N_ACTIVE] == 0 and ctr[QLEN] == 0)

@@ -12,7 +12,7 @@ them with a grid of workload transforms and a list of seeds (see
   normalised away so identical simulations are planned once: shape transforms on machines
   whose jobs have no shapes, parameters needing a capability the allocator lacks (growth
   where jobs never grow), the seed of a run where nothing is drawn at random (a trace
-  without a shape probability strictly between 0 and 1);
+  without a shape probability strictly between 0 and 1, on a machine without failures);
 - a run's key is a hash of everything that determines its result: the workload's content,
   transforms, seed, machine (including its wiring), policy, the source code of every
   simcore module the run can import (`Shard.code_files`) and the result schema version.
@@ -360,7 +360,7 @@ def _runs(source: Source, machine: MachineSpec, grid: Mapping[str, Sequence[Any]
             spec = WorkloadSpec(**settings)
         except SimcoreError as exc:
             raise ConfigError(f"{where}: {exc}") from None
-        random = source.synthetic is not None or spec.random()
+        random = source.synthetic is not None or spec.random() or machine.random()
         for seed in seeds:
             runs[Run(spec, seed if random else 0)] = None
     return tuple(runs)

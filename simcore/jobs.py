@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pyarrow as pa
 
 from simcore.errors import SpecError
 from simcore.swf import job_size
+
+if TYPE_CHECKING:
+    from simcore.timeshare.bsp import BSPJobs
 
 
 @dataclass(frozen=True, eq=False)
@@ -20,7 +24,9 @@ class Jobs:
     (units along x, y, z) and whether it wants a `torus`; a shaped job asks for its
     shape's volume (`size`) and `requested_units` keeps what its trace asked for.
     `oversize_jobs` counts the jobs of the source that were larger than the machine and
-    were dropped or clamped while preparing (see `WorkloadSpec.oversize`).
+    were dropped or clamped while preparing (see `WorkloadSpec.oversize`). `bsp`, when
+    the workload has one, is each job's BSP model for time-sharing schedulers
+    (`simcore.timeshare.bsp`).
     """
 
     job_id: np.ndarray
@@ -32,6 +38,7 @@ class Jobs:
     torus: np.ndarray | None = None
     requested_units: np.ndarray | None = None
     oversize_jobs: int = 0
+    bsp: BSPJobs | None = None
 
     def __post_init__(self) -> None:
         n = self.job_id.shape[0]
@@ -57,10 +64,14 @@ class Jobs:
         order = np.lexsort((self.job_id, self.submit_s))
         if (order != np.arange(n)).any():
             raise SpecError("jobs: not in (submit, job id) order; build them with Jobs.create")
+        if self.bsp is not None:
+            if len(self.bsp) != n:
+                raise SpecError(f"jobs.bsp: expected the model of {n} jobs")
+            self.bsp.check(self.job_id, self.size)
 
     @classmethod
     def create(cls, job_id, submit_s, run_s, requested_s, size, *, shape=None, torus=None,
-               requested_units=None, oversize_jobs: int = 0) -> Jobs:
+               requested_units=None, oversize_jobs: int = 0, bsp=None) -> Jobs:
         """Jobs from arrays in any order (sorted here by submit time, then job id)."""
         job_id = np.asarray(job_id, dtype=np.int64)
         submit_s = np.asarray(submit_s, dtype=np.float64)
@@ -75,12 +86,16 @@ class Jobs:
             job_id[order], submit_s[order], pick(run_s, np.float64),
             pick(requested_s, np.float64), pick(size, np.int64), pick(shape, np.int64),
             pick(torus, np.bool_), pick(requested_units, np.int64), oversize_jobs,
+            None if bsp is None else bsp.take(order),
         )
 
     @classmethod
     def from_swf(cls, table: pa.Table, processors_per_unit: int = 1) -> Jobs:
         """Jobs of an SWF table: size = processors (allocated, else requested), rounded up to
-        whole allocation units of `processors_per_unit` processors."""
+        whole allocation units of `processors_per_unit` processors; the BSP model where the
+        table carries one."""
+        from simcore.timeshare.bsp import BSPJobs
+
         procs = job_size(table)
         return cls.create(
             table.column("job_number").to_numpy(),
@@ -88,7 +103,17 @@ class Jobs:
             table.column("run_time").to_numpy(),
             table.column("requested_time").to_numpy(),
             -(-procs // processors_per_unit),
+            bsp=BSPJobs.from_table(table),
         )
+
+    def select(self, keep: np.ndarray) -> Jobs:
+        """The jobs where the boolean mask `keep` is true, in the same order."""
+        def pick(values):
+            return None if values is None else values[keep]
+
+        return Jobs(self.job_id[keep], self.submit_s[keep], self.run_s[keep],
+                    self.requested_s[keep], self.size[keep], pick(self.shape),
+                    pick(self.torus), pick(self.requested_units), self.oversize_jobs)
 
     def __len__(self) -> int:
         return int(self.job_id.shape[0])

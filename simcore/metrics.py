@@ -6,10 +6,21 @@ max(response, tau) / max(run, tau) with tau = 10 s.
 Per run, over T = max(end) - min(submit) and N machine units:
 - utilization (capacity utilized, eq. 4.1) = sum(s_j * run_j) / (T N), s_j the requested
   size: units added by rounding a size up or growing a job count as lost, not utilized
-  (on wired machines a job requests its shape, so s_j is the shape's volume);
+  (on wired machines a job requests its shape, so s_j is the shape's volume). A job with a
+  BSP model (`simcore.timeshare.bsp`) counts the processor time its processes compute or
+  synchronise in an isolated run instead of s_j * run_j: their waits for the slowest
+  process (load imbalance) are lost capacity, which time-sharing may recover;
+- accepted load = sum(s_j * run_j) / (T N), the work done in the units of the offered
+  load (equal to the utilization for jobs without a BSP model);
 - unused capacity (eq. 4.2) = integral of max(0, f(t) - q(t)) dt / (T N), f free units and
   q units requested by waiting jobs (integrated by the engine);
-- lost capacity (eq. 4.3) = 1 - utilized - unused.
+- lost capacity (eq. 4.3) = 1 - utilized - unused - failed.
+
+On machines that fail (`simcore.failures`), failed capacity = integral of the units out of
+service dt / (T N); units out of service are not free (f excludes them); utilized counts
+the work of every run, including runs a failure cut short (requested units x the time they
+ran), and goodput only the work of the jobs that completed. Without failures, failed = 0
+and goodput = utilized.
 """
 
 from __future__ import annotations
@@ -84,11 +95,25 @@ RUN_METRICS = (
            "sum(size x run) / (units x (last arrival - first arrival))"),
     Column("utilization", float, "fraction", "capacity utilized, Krevat eq. 4.1: "
            "sum(s_j x run_j) / (T x N), s_j the requested units, T = max(end) - min(submit), "
-           "N the machine's units"),
+           "N the machine's units (BSP jobs: their processes' busy time in an isolated run)"),
+    Column("accepted_load", float, "fraction", "sum(s_j x run_j) / (T x N): the load the "
+           "scheduler carried, in the units of the offered load"),
     Column("unused", float, "fraction", "capacity unused, eq. 4.2: integral of max(0, free "
            "units - units requested by waiting jobs) dt / (T x N)"),
-    Column("lost", float, "fraction", "capacity lost, eq. 4.3: 1 - utilized - unused (units "
-           "idle while jobs wait, added by rounding or growth, held during start delays)"),
+    Column("lost", float, "fraction", "capacity lost, eq. 4.3: 1 - utilized - unused - failed "
+           "(units idle while jobs wait, added by rounding or growth, held during start "
+           "delays)"),
+    Column("failed", float, "fraction", "capacity out of service: integral of the units "
+           "failed and not yet repaired dt / (T x N) (0 on machines that never fail)"),
+    Column("goodput", float, "fraction", "work of the jobs that completed, sum(s_j x run_j) / "
+           "(T x N): utilization without the work of runs a failure cut short"),
+    Column("failures", int, "count", "failure events (a failure domain going out of service)"),
+    Column("runs_cut_short", int, "count", "runs a failure cut short (the job requeued or "
+           "killed)"),
+    Column("killed_jobs", int, "jobs", "jobs killed by a failure (on_failure: kill); they "
+           "never complete"),
+    Column("refused_jobs", int, "jobs", "jobs the machine refused (sizes its placement menu "
+           "does not list, unlisted: refuse), left out of the run"),
     Column("mean_wait_s", float, "s", "mean of start - submit"),
     Column("median_wait_s", float, "s", "median wait"),
     Column("p95_wait_s", float, "s", "95th percentile of the wait"),
@@ -97,6 +122,8 @@ RUN_METRICS = (
     Column("median_bsld", float, "ratio", "median bounded slowdown"),
     Column("p95_bsld", float, "ratio", "95th percentile of the bounded slowdown"),
     Column("mean_response_s", float, "s", "mean of end - submit"),
+    Column("median_response_s", float, "s", "median response"),
+    Column("p95_response_s", float, "s", "95th percentile of the response"),
     Column("makespan_s", float, "s", "T = max(end) - min(submit), the span capacity is "
            "measured over"),
     Column("rounded_jobs", int, "jobs", "jobs whose size no partition has, rounded up at "
@@ -118,6 +145,10 @@ RUN_METRICS = (
            "use (wired machines; null elsewhere)"),
     Column("reservations_delayed", int, "count", "conservative backfilling: reservations "
            "moved later because running jobs exceeded their estimates (null elsewhere)"),
+    Column("time_slices", int, "count", "time-sharing: time slices run (gang, FCS; 0 for "
+           "spin-block; null elsewhere)"),
+    Column("context_switches", int, "count", "time-sharing: processors that paid a global "
+           "context switch at a slice start (null elsewhere)"),
     *locality_aggregates(),
 )
 
@@ -143,6 +174,10 @@ JOB_COLUMNS = (
     Column("shape_b", int, "units", "second side of the shape"),
     Column("shape_c", int, "units", "third side of the shape"),
     Column("torus", bool, None, "wired machines: the job wants a torus"),
+    Column("failures_hit", int, "count", "machines that fail: runs of the job a failure cut "
+           "short (null elsewhere)"),
+    Column("killed", bool, None, "machines that fail: the job was killed by a failure and "
+           "its end is the failure's time (null elsewhere)"),
     Column("nodes", list, None, "curve allocators: the job's processors, x + X*y + X*Y*z, "
            "in the order of the machine's ordering"),
     *LOCALITY,
@@ -160,16 +195,24 @@ def span_s(submit_s: np.ndarray, end_s: np.ndarray) -> float:
     return float(end_s.max() - submit_s.min())
 
 
-def capacity(request: np.ndarray, run_s: np.ndarray, submit_s: np.ndarray, end_s: np.ndarray,
-             units: int, unused_area: float) -> tuple[float, float, float]:
-    """(utilized, unused, lost) fractions of the capacity T x N (NaN when T = 0)."""
+def capacity(busy: np.ndarray, submit_s: np.ndarray, end_s: np.ndarray, units: int,
+             unused_area: float, cut_short_work: float = 0.0, failed_area: float = 0.0
+             ) -> tuple[float, float, float, float, float]:
+    """(utilized, unused, lost, failed, goodput) fractions of the capacity T x N (NaN when
+    T = 0). `busy` is the unit-seconds of each job's completed run (s_j x run_j, or its BSP
+    busy time; 0 for a job a failure killed), `cut_short_work` the unit-seconds of runs
+    failures cut short (utilized, not goodput), `failed_area` the unit-seconds out of
+    service."""
     span = span_s(submit_s, end_s)
     if span <= 0:
-        return float("nan"), float("nan"), float("nan")
-    utilized = float((request * run_s).sum()) / (span * units)
+        return (float("nan"),) * 5
+    useful = float(busy.sum()) / (span * units)
+    utilized = useful + cut_short_work / (span * units)
     unused = unused_area / (span * units)
-    lost = 1.0 - utilized - unused
-    return utilized, unused, 0.0 if abs(lost) < 1e-12 else lost  # not -1e-16 by rounding
+    failed = failed_area / (span * units)
+    lost = 1.0 - utilized - unused - failed
+    return (utilized, unused, 0.0 if abs(lost) < 1e-12 else lost,  # not -1e-16 by rounding
+            failed, useful)
 
 
 def summarize(values: np.ndarray, name: str) -> dict[str, float]:

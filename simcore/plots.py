@@ -12,8 +12,10 @@ each experiment, the figures its data supports:
 - migrations-vs-load: migrations attempted, successful and the always-migrate maximum
   (log scale) against the load axis, and the mean time between migrations (migration
   data only);
-- capacity: stacked horizontal bars of capacity utilized, unused and lost, one panel per
-  load value (at most MAX_LOADS, evenly spaced).
+- capacity: stacked horizontal bars of capacity utilized, unused, lost and failed, one panel
+  per load value (at most MAX_LOADS, evenly spaced);
+- response-vs-load: mean and median response time and bounded slowdown against the load
+  axis (log scales), a row of panels per workload (Frachtenberg et al.'s Figure 7).
 
 A curve (or bar) is one machine x policy (its colour), split further by every other
 configuration column that varies within one machine x policy (e.g. p_torus: line style
@@ -50,7 +52,7 @@ from simcore.store import read_verified
 from simcore.tables import CONFIG_KEYS
 
 FIGURES = ("utilization-vs-load", "wait-vs-utilization", "bsld-vs-utilization",
-           "migrations-vs-load", "capacity")
+           "migrations-vs-load", "capacity", "response-vs-load")
 MAX_LOADS = 6
 DPI = 150
 STYLE = {
@@ -72,7 +74,11 @@ _AXIS_SHORT = {"offered_load": "load", "runtime_scale": "c"}
 _UTILIZATION = "utilization (fraction of capacity)"
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
 _CAPACITY = (("utilized_mean", "utilized", "#4c72b0"), ("unused_mean", "unused", "#c7c7c7"),
-             ("lost_mean", "lost", "#dd8452"))
+             ("lost_mean", "lost", "#dd8452"), ("failed_mean", "failed", "#c44e52"))
+_RESPONSE = (("mean_response_s_mean", "mean response (h)", 3600.0),
+             ("mean_bsld_mean", "mean bounded slowdown", 1.0),
+             ("median_response_s_mean", "median response (h)", 3600.0),
+             ("median_bsld_mean", "median bounded slowdown", 1.0))
 _METRICS = (("migrations_attempted_mean", "attempted", "-", "o"),
             ("migrations_successful_mean", "successful", "--", "s"),
             ("max_successful_mean", "max successful (always migrate)", ":", "^"))
@@ -384,8 +390,8 @@ def _pick(values: Sequence[float], limit: int = MAX_LOADS) -> list[float]:
 
 
 def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
-    """Capacity utilized, unused and lost per series: a row of panels per workload (and
-    p_fat), one panel per load value."""
+    """Capacity utilized, unused, lost and failed per series: a row of panels per workload
+    (and p_fat), one panel per load value."""
     rows = rows.filter(pl.all_horizontal(pl.col(c).is_not_null() for c, _, _ in _CAPACITY))
     if not rows.height:
         return None
@@ -424,7 +430,44 @@ def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
                 ax.set_xlabel("fraction of capacity")
     _legend(fig, [Patch(color=color) for _, _, color in _CAPACITY],
             [label for _, label, _ in _CAPACITY])
-    _title(fig, f"Capacity utilized, unused and lost — experiment {experiment}")
+    _title(fig, f"Capacity utilized, unused, lost and failed — experiment {experiment}")
+    return fig
+
+
+def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
+    """Mean and median response time and bounded slowdown (log scales) against the load
+    axis, a column per metric and a row per panel: Frachtenberg et al.'s Figure 7.
+    Metrics without data (a store from before they were recorded) are left out, and so is
+    the figure for an experiment at a single load."""
+    metrics = [m for m in _RESPONSE if rows.filter(pl.col(m[0]) > 0).height]
+    axis = _load_axis(rows)
+    if not metrics or rows[axis].n_unique() < 2:
+        return None
+    panels = _panels(rows)
+    keys = _series(rows, [axis, "workload"])
+    styles = _styles(keys)
+    fig = _new(3.6 * len(metrics), 3.2 * len(panels))
+    grid = fig.subplots(len(panels), len(metrics), squeeze=False)
+    drawn: dict[int, Line2D] = {}
+    for r, (title, panel) in enumerate(panels):
+        for c, (column, label, scale) in enumerate(metrics):
+            ax = grid[r][c]
+            for i, key in enumerate(keys):
+                part = panel.filter(_matches(key) & (pl.col(column) > 0)).sort(axis)
+                if part.height:
+                    ax.plot(part[axis].to_list(), (part[column] / scale).to_list(),
+                            markersize=4, **styles[i])
+                    drawn[i] = Line2D([], [], markersize=5, **styles[i])
+            ax.set_yscale("log")
+            ax.yaxis.set_major_formatter(_LogLabels(minor=False))
+            ax.yaxis.set_minor_formatter(_LogLabels(minor=True))
+            ax.set_title(title)
+            ax.set_ylabel(label)
+            ax.set_xlabel(_AXIS_LABELS[axis])
+    order = sorted(drawn)
+    _legend(fig, [drawn[i] for i in order], [_label(keys[i]) for i in order])
+    _title(fig, f"Response and bounded slowdown vs {_AXIS_NAMES[axis]} — experiment "
+                f"{experiment}", "(means over runs; no error bars)")
     return fig
 
 
@@ -434,6 +477,7 @@ _SOURCES: dict[str, tuple[str, Callable[[str, pl.DataFrame], Figure | None]]] = 
     "bsld-vs-utilization": ("wait_slowdown", bsld_vs_utilization),
     "migrations-vs-load": ("migrations", migrations_vs_load),
     "capacity": ("capacity", capacity),
+    "response-vs-load": ("wait_slowdown", response_vs_load),
 }
 
 

@@ -3,9 +3,11 @@
 A row names the scheduler, its parameters (type, default, meaning, range), the allocator
 capabilities it needs (see `simcore.machines.registry`), the kernel module that builds its
 policy struct and implements `simcore.schedulers.decide` for it, and the phases it
-enables where the module runs several. The command line, the config schema, the result
-columns, the tables and `simcore list` all derive from `SCHEDULERS`; adding a scheduler
-is one kernel module plus one row here.
+enables where the module runs several. Time-sharing schedulers (gang, spin-block, FCS) run
+on an engine of their own (`engine`: "module:function" simulating the whole run, here
+`simcore.timeshare.engine`) instead of the space-sharing event engine. The command line,
+the config schema, the result columns, the tables and `simcore list` all derive from
+`SCHEDULERS`; adding a scheduler is one kernel module plus one row here.
 """
 
 from __future__ import annotations
@@ -46,6 +48,22 @@ EQUAL_LAYOUT = Parameter(
 FN_MAX = Parameter(
     "fn_max", float, 0.7, "... and units of the largest free partition / free units <= "
     "fn_max (Krevat: 0.7; always migrate: 1)", unit="fraction", minimum=0.0, maximum=1.0)
+MPL = Parameter(
+    "mpl", int, 6, "multiprogramming level: rows (time slots) of the Ousterhout matrix, so "
+    "processes a processor holds at most (FCS dynamic study: 6)", unit="jobs", minimum=1)
+QUEUE = Parameter(
+    "queue", str, "easy", "how waiting jobs enter the matrix: 'fcfs', or 'easy' (EASY "
+    "backfilling, estimates x mpl)", choices=("fcfs", "easy"))
+TIME_SLICE = Parameter(
+    "time_slice_s", float, 0.1, "T_slice: time between global context switches (FCS Table "
+    "2: 100 ms)", unit="s", minimum=0.0, exclusive_minimum=True)
+SPIN = Parameter(
+    "spin_s", float, 120e-6, "T_spin: how long a waiting process spins before it blocks "
+    "(FCS Table 2: 120 us)", unit="s", minimum=0.0)
+F_PRIORITY = Parameter(
+    "f_priority", str, "slot", "FCS: F processes are served before the others in their own "
+    "slot ('slot', the paper's Algorithm 1) or in every slot without a CS process "
+    "('always')", choices=("slot", "always"))
 
 
 @dataclass(frozen=True)
@@ -58,6 +76,7 @@ class Scheduler:
     parameters: tuple[Parameter, ...]
     needs: frozenset[str] = frozenset()
     phases: frozenset[str] = frozenset()
+    engine: str | None = None
 
     @property
     def parameter_names(self) -> tuple[str, ...]:
@@ -65,6 +84,8 @@ class Scheduler:
 
 
 _PHASED = "simcore.schedulers.phased"
+_TIMESHARE = "simcore.timeshare.engine"
+_TIMESHARED = frozenset({"counts", "steady"})  # any units; its engine has no failures
 SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
     Scheduler("fcfs", "first come, first served; on tori and meshes Krevat's "
               "largest-free-partition placement, growing a blocked head minimally",
@@ -85,7 +106,7 @@ SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
     Scheduler("conservative", "conservative backfilling: every job gets the earliest "
               "reservation that delays no earlier one; early completions compress the plan",
               "simcore.schedulers.conservative", (START_DELAY, ESTIMATES),
-              needs=frozenset({"counts"})),
+              needs=frozenset({"counts", "steady"})),
     Scheduler("cplant", "Cplant's queue order (Leung et al.): ascending requested "
               "units, then requested time, then arrival; jobs start from the front while "
               "they fit (FCFS placement)", _PHASED, (START_DELAY, ESTIMATES),
@@ -95,6 +116,19 @@ SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
               "depends on sizes only)", _PHASED, (START_DELAY, RESERVATION, MAX_GROWTH,
                                                   ESTIMATES),
               phases=frozenset({"cplant-order", "backfill"})),
+    Scheduler("gang", "gang scheduling: an Ousterhout matrix of mpl rows; each row's jobs "
+              "run alone in its time slice, with a global context switch between slices",
+              _TIMESHARE, (MPL, QUEUE, ESTIMATES, TIME_SLICE), needs=_TIMESHARED,
+              engine=f"{_TIMESHARE}:simulate"),
+    Scheduler("spin-block", "implicit coscheduling: each processor time-shares its "
+              "processes itself; a waiting process spins T_spin, then blocks",
+              _TIMESHARE, (MPL, QUEUE, ESTIMATES, SPIN), needs=_TIMESHARED,
+              engine=f"{_TIMESHARE}:simulate"),
+    Scheduler("fcs", "Flexible CoScheduling: processes classified CS (gang-scheduled), F "
+              "(served first in their slot, else spin-block) or DC (fill the gaps) from "
+              "their measured granularity", _TIMESHARE,
+              (MPL, QUEUE, ESTIMATES, TIME_SLICE, SPIN, F_PRIORITY),
+              needs=_TIMESHARED, engine=f"{_TIMESHARE}:simulate"),
 )}
 
 

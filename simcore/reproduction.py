@@ -16,7 +16,10 @@ averaging over seeds first:
   saturation utilization: the highest utilization over the load axis);
 - `{change: M, of: {...}, over: {...}}`: relative change of M from the `over` selection to
   the `of` selection (both inside `where`), e.g. migration over FCFS;
-- `{ratio: [A, B]}`: mean of A over mean of B (e.g. successful / attempted migrations).
+- `{ratio: [A, B]}`: mean of A over mean of B (e.g. successful / attempted migrations);
+- `{saturation: C}`: column C (`saturation_load` or `at_offered_load`) of the saturation
+  table (`simcore.tables`) of the selected runs, which must be one configuration swept
+  over offered load (e.g. where a scheduler's accepted load stops rising).
 """
 
 from __future__ import annotations
@@ -33,9 +36,9 @@ import yaml
 
 from simcore.errors import ConfigError
 from simcore.store import read_summaries
-from simcore.tables import CONFIG_KEYS
+from simcore.tables import CONFIG_KEYS, saturation
 
-QUERY_KINDS = ("metric", "max", "change", "ratio")
+QUERY_KINDS = ("metric", "max", "change", "ratio", "saturation")
 
 
 def load_published(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -89,6 +92,13 @@ def evaluate(runs: pl.DataFrame, query: Mapping[str, Any]) -> float | None:
     if "ratio" in query:
         top, bottom = (float(selected[c].mean()) for c in query["ratio"])
         return top / bottom if bottom else None
+    if "saturation" in query:
+        table = saturation(selected)
+        if table.height != 1:
+            raise ConfigError(f"query {dict(query)}: expected the runs of one configuration "
+                              f"swept over offered load, found {table.height}")
+        value = table[query["saturation"]][0]
+        return None if value is None else float(value)
     metric = query["change"]
     of, over = _select(selected, query["of"]), _select(selected, query["over"])
     if not of.height or not over.height:

@@ -204,16 +204,19 @@ def warm_kernels(pairs: Sequence[tuple[str, str]] | None = None) -> list[tuple[s
     the pairs it uses. Returns the pairs warmed."""
     from simcore import NUMBA_CACHE
     from simcore.jobs import Jobs
-    from simcore.machines.registry import ALLOCATORS, KINDS
+    from simcore.machines.registry import ALLOCATORS, KINDS, STEADY
     from simcore.policy import SCHEDULERS
     from simcore.simulate import simulate
+    from simcore.timeshare.bsp import RING, BSPJobs
 
-    if pairs is None:
+    if pairs is None:  # machines are steady unless they have a failure process
         pairs = [(a, s) for a in ALLOCATORS for s in SCHEDULERS
-                 if SCHEDULERS[s].needs <= ALLOCATORS[a].capabilities]
+                 if SCHEDULERS[s].needs - {STEADY} <= ALLOCATORS[a].capabilities]
     jobs = Jobs.create([1, 2, 3], [0, 1, 2], [5, 5, 5], [6, 6, 6], [2, 1, 2],
                        shape=np.array([[2, 1, 1], [1, 1, 1], [1, 2, 1]]),
-                       torus=np.array([1, 0, 1], bool))
+                       torus=np.array([1, 0, 1], bool),
+                       bsp=BSPJobs(np.full(3, RING), np.full(3, 1e-3), np.full(3, 2e-3),
+                                   np.ones(3, dtype=np.int64), np.full(3, 5e-5)))
     NUMBA_CACHE.mkdir(parents=True, exist_ok=True)
     warmed = []
     for allocator, scheduler in pairs:

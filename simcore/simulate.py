@@ -15,6 +15,7 @@ import pyarrow as pa
 from simcore.cleaning import clean, cleaning_report
 from simcore.engine import KernelJobs, run_events
 from simcore.errors import SimcoreError, SpecError
+from simcore.failures import FailureProcess, OutagePlan, domains
 from simcore.jobs import Jobs
 from simcore.machines import registry
 from simcore.machines.spec import MachineSpec
@@ -22,12 +23,17 @@ from simcore.metrics import bounded_slowdown, capacity, mean_interval, span_s, s
 from simcore.placements import PlacementLog
 from simcore.policy import PolicySpec
 from simcore.state import (
+    ABORTED,
+    ABORTED_WORK,
     BLOCKED_LINKS,
     BLOCKED_NO_BOX,
     DECISIONS,
+    FAILED_AREA,
+    FAILURES,
     LOG_LEN,
     MIGRATIONS_ATTEMPTED,
     MIGRATIONS_SUCCESSFUL,
+    OUTAGE_HORIZON,
     STARTS,
     STATUS,
     T_PREV,
@@ -79,6 +85,9 @@ def simulate(
     metrics; `timing["metrics_s"]` is what measuring cost. `progress`, if given, is called
     every `progress_step` event times with (jobs started, jobs, simulated seconds so far);
     with a step of 1 it sees every scheduler decision (`simcore bench` times them).
+    Jobs the machine refuses (sizes a placement menu does not list) are left out of the
+    run and counted (`refused_jobs`). A machine with a failure process (`simcore.failures`)
+    draws it from `seed`.
     """
     spec = MachineSpec.parse(machine) if isinstance(machine, str) else machine
     policy = PolicySpec.from_params(policy) if isinstance(policy, str) else policy
@@ -90,28 +99,30 @@ def simulate(
         i = int(too_big[0])
         raise SpecError(f"job {jobs.job_id[i]} requests {jobs.size[i]} units; machine {spec} "
                         f"has {spec.units} ({too_big.size} such jobs)")
-    machine_struct, size, placement_class = registry.build(spec, jobs)
-    classes, dense = np.unique(placement_class, return_inverse=True)
-    estimates = policy.params().get("estimates", "requested")
-    kernel_jobs = KernelJobs(
-        submit=jobs.submit_s, run=jobs.run_s, estimate=jobs.estimates(estimates), size=size,
-        request=jobs.size, placement_class=dense.astype(np.int64).ravel(),
-        n_classes=len(classes))
-    kernel_policy = _module(policy.row.module).kernel_policy(policy, len(jobs))
+    if policy.row.engine is not None:
+        if record_placements:
+            raise SpecError(f"scheduler {policy.scheduler} keeps no placement log; expected "
+                            "record_placements=False")
+        module, function = policy.row.engine.split(":")
+        return getattr(_module(module), function)(jobs, spec, policy, seed)
+    refused = registry.refused(spec, jobs)
+    if refused.all():
+        raise SpecError(f"machine {spec} refuses every job of the workload ({len(jobs)}): "
+                        "no size it runs")
+    if refused.any():
+        jobs = jobs.select(~refused)
     measure = getattr(registry.ALLOCATORS[spec.allocator].implementation(), "job_metrics",
                       None)
     log_capacity = len(jobs) if measure is not None else 0
     if record_placements:  # every start, plus at most every running job per migration
         migrates = "migrates" in policy.row.needs
         log_capacity = len(jobs) + ((2 * len(jobs) + 1) * spec.units if migrates else 0)
-    state = new_state(len(jobs), spec.units, machine_struct.words, len(classes), log_capacity)
-    began = time.perf_counter()
-    step = progress_step if progress is not None else 1 << 62  # else all in one call
-    while not run_events(kernel_policy, machine_struct, state, kernel_jobs, step):
-        if progress is not None:
-            progress(int(state.ctr[STARTS]), len(jobs),
-                     float(state.acc[T_PREV] - jobs.submit_s[0]))
-    elapsed = time.perf_counter() - began
+    while True:
+        machine_struct, kernel_policy, kernel_jobs, state, elapsed = _execute(
+            jobs, spec, policy, seed, log_capacity, progress, progress_step)
+        if not (spec.fails() and log_capacity and state.ctr[LOG_LEN] == log_capacity):
+            break
+        log_capacity *= 2  # jobs cut short were placed again: the log may have overflowed
     if state.ctr[STATUS]:
         raise SimcoreError(f"simulation of {spec} under {policy} stopped: jobs wait on an idle "
                            "machine that can never place them")
@@ -123,6 +134,7 @@ def simulate(
     metrics_s = time.perf_counter() - began
     result = _result(jobs, kernel_jobs, state, spec, policy, seed, elapsed, observed)
     result.summary.update(measured)
+    result.summary["refused_jobs"] = int(refused.sum())
     result.timing["metrics_s"] = metrics_s
     table = result.jobs
     for name, values in columns.items():
@@ -136,8 +148,53 @@ def simulate(
     return dataclasses.replace(result, placements=log)
 
 
+def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int, log_capacity: int,
+             progress: Callable[[int, int, float], None] | None,
+             progress_step: int = PROGRESS_STEP) -> tuple[Any, ...]:
+    """Build the machine, the policy and the state, and run the event loop to its end
+    (drawing the failure process further whenever the run outlasts it); returns the
+    machine and policy structs, the kernel jobs, the state and the kernel's wall time."""
+    machine_struct, size, placement_class = registry.build(spec, jobs)
+    classes, dense = np.unique(placement_class, return_inverse=True)
+    estimates = policy.params().get("estimates", "requested")
+    kernel_jobs = KernelJobs(
+        submit=jobs.submit_s, run=jobs.run_s, estimate=jobs.estimates(estimates), size=size,
+        request=jobs.size, placement_class=dense.astype(np.int64).ravel(),
+        n_classes=len(classes))
+    kernel_policy = _module(policy.row.module).kernel_policy(policy, len(jobs))
+    outages = _outages(spec, machine_struct, jobs, seed)
+    state = new_state(len(jobs), spec.units, machine_struct.words, len(classes), log_capacity,
+                      None if outages is None else outages.initial(machine_struct.words))
+    began = time.perf_counter()
+    step = progress_step if progress is not None else 1 << 62  # else all in one call
+    while not run_events(kernel_policy, machine_struct, state, kernel_jobs, step):
+        if state.ctr[OUTAGE_HORIZON]:
+            state.ctr[OUTAGE_HORIZON] = 0
+            state = state._replace(outages=outages.extended(state.outages))
+        if progress is not None:
+            progress(int(state.ctr[STARTS]), len(jobs),
+                     float(state.acc[T_PREV] - jobs.submit_s[0]))
+    return (machine_struct, kernel_policy, kernel_jobs, state,
+            time.perf_counter() - began)
+
+
 def _module(name: str) -> Any:
     return importlib.import_module(name)
+
+
+def _outages(spec: MachineSpec, struct: Any, jobs: Jobs, seed: int) -> OutagePlan | None:
+    """The machine's failure process for this run (None if it never fails), drawn first
+    up to the span of the arrivals plus the jobs' total run time (a bound on the end of a
+    run without failures)."""
+    process = FailureProcess.of(spec)
+    if process is None:
+        return None
+    module = registry.ALLOCATORS[spec.allocator].implementation()
+    registry.check_memory(f"the failure domains of machine {spec}",
+                          spec.units * struct.words * 8)
+    masks, units = domains(module, struct, spec.units)
+    horizon = float(jobs.submit_s[-1] - jobs.submit_s[0] + jobs.run_s.sum())
+    return OutagePlan(process, masks, units, seed, float(jobs.submit_s[0]), horizon)
 
 
 def _observables(module: str, struct: Any, *args: Any) -> dict[str, Any]:
@@ -147,15 +204,65 @@ def _observables(module: str, struct: Any, *args: Any) -> dict[str, Any]:
     return report(struct, *args) if report is not None else {}
 
 
+def schedule_metrics(jobs: Jobs, start_s: np.ndarray, end_s: np.ndarray, units: int,
+                     unused_area: float, completed: np.ndarray | None = None,
+                     cut_short_work: float = 0.0, failed_area: float = 0.0
+                     ) -> dict[str, float]:
+    """The run metrics every engine derives from its schedule: capacity utilized, unused,
+    lost and failed, goodput, accepted load, wait, bounded slowdown and response
+    statistics, makespan. `completed` marks the jobs that completed (default: all; a job a
+    failure killed did not), `cut_short_work` and `failed_area` are the unit-seconds of runs
+    failures cut short and of units out of service."""
+    response = end_s - jobs.submit_s
+    work = jobs.size * jobs.run_s
+    busy = work if jobs.bsp is None else jobs.bsp.busy_s(jobs.size, jobs.run_s)
+    if completed is not None:
+        work, busy = np.where(completed, work, 0.0), np.where(completed, busy, 0.0)
+    utilized, unused, lost, failed, goodput = capacity(
+        busy, jobs.submit_s, end_s, units, unused_area, cut_short_work, failed_area)
+    span = span_s(jobs.submit_s, end_s)
+    return {
+        "utilization": utilized,
+        "unused": unused,
+        "lost": lost,
+        "failed": failed,
+        "goodput": goodput,
+        "accepted_load": (float(work.sum()) + cut_short_work) / (span * units) if span > 0
+        else float("nan"),
+        **summarize(start_s - jobs.submit_s, "wait_s"),
+        **summarize(bounded_slowdown(response, jobs.run_s), "bsld"),
+        **summarize(response, "response_s"),
+        "makespan_s": span,
+    }
+
+
+def schedule_table(jobs: Jobs, sched_s: np.ndarray, start_s: np.ndarray, end_s: np.ndarray,
+                   estimate_s: np.ndarray, alloc: np.ndarray,
+                   reserved_s: np.ndarray | None = None) -> pa.Table:
+    """The per-job schedule every engine reports (JOB_COLUMNS; null reservations where
+    `reserved_s` is None)."""
+    response = end_s - jobs.submit_s
+    return pa.table({
+        "job_id": jobs.job_id,
+        "submit_s": jobs.submit_s,
+        "sched_s": sched_s,
+        "start_s": start_s,
+        "end_s": end_s,
+        "run_s": jobs.run_s,
+        "estimate_s": estimate_s,
+        "wait_s": start_s - jobs.submit_s,
+        "response_s": response,
+        "bsld": bounded_slowdown(response, jobs.run_s),
+        "size": jobs.size,
+        "alloc_size": alloc,
+        "reserved_s": (pa.nulls(len(jobs), pa.float64()) if reserved_s is None
+                       else pa.array(reserved_s, from_pandas=True)),  # null: never reserved
+    })
+
+
 def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpec,
             seed: int, elapsed: float, observed: dict[str, Any]) -> SimulationResult:
     out = st.out
-    wait = out.start_s - jobs.submit_s
-    response = out.end_s - jobs.submit_s
-    bsld = bounded_slowdown(response, jobs.run_s)
-    utilized, unused, lost = capacity(jobs.size, jobs.run_s, jobs.submit_s, out.end_s,
-                                      spec.units, float(st.acc[UNUSED_AREA]))
-    span = span_s(jobs.submit_s, out.end_s)
     migrations = out.migration_s[: st.ctr[MIGRATIONS_SUCCESSFUL]].copy()
     decisions = int(st.ctr[DECISIONS])
     summary: dict[str, Any] = {
@@ -163,13 +270,12 @@ def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpe
         "policy": {"scheduler": policy.scheduler, **policy.params()},
         "seed": seed,
         "jobs": len(jobs),
-        "utilization": utilized,
-        "unused": unused,
-        "lost": lost,
-        **summarize(wait, "wait_s"),
-        **summarize(bsld, "bsld"),
-        "mean_response_s": float(response.mean()),
-        "makespan_s": span,
+        **schedule_metrics(jobs, out.start_s, out.end_s, spec.units,
+                           float(st.acc[UNUSED_AREA]), ~out.killed, float(st.acc[ABORTED_WORK]),
+                           float(st.acc[FAILED_AREA])),
+        "failures": int(st.ctr[FAILURES]),
+        "runs_cut_short": int(st.ctr[ABORTED]),
+        "killed_jobs": int(out.killed.sum()),
         "rounded_jobs": int((kj.size > jobs.size).sum()),  # no partition of their size exists
         "grown_jobs": int((out.alloc > kj.size).sum()),  # grown to be placed (FCFS, backfill)
         "migrations_attempted": int(st.ctr[MIGRATIONS_ATTEMPTED]),
@@ -180,29 +286,19 @@ def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpe
         "blocked_links": int(st.ctr[BLOCKED_LINKS]),
         "cable_utilization": observed.get("cable_utilization", float("nan")),
         "reservations_delayed": observed.get("reservations_delayed"),
-        "resources_left_busy": int(np.unpackbits(st.run.occ.view(np.uint8)).sum()),
+        "resources_left_busy": int(np.unpackbits(
+            (st.run.occ & ~st.outages.down).view(np.uint8)).sum()),
     }
-    table = pa.table({
-        "job_id": jobs.job_id,
-        "submit_s": jobs.submit_s,
-        "sched_s": out.sched_s,
-        "start_s": out.start_s,
-        "end_s": out.end_s,
-        "run_s": jobs.run_s,
-        "estimate_s": kj.estimate,
-        "wait_s": wait,
-        "response_s": response,
-        "bsld": bsld,
-        "size": jobs.size,
-        "alloc_size": out.alloc,
-        "reserved_s": pa.array(out.reserved_s, from_pandas=True),  # null: never reserved
-    })
+    table = schedule_table(jobs, out.sched_s, out.start_s, out.end_s, kj.estimate, out.alloc,
+                           out.reserved_s)
     if jobs.shape is not None:
         for column, values in (("requested_units", jobs.requested_units),
                                ("shape_a", jobs.shape[:, 0]), ("shape_b", jobs.shape[:, 1]),
                                ("shape_c", jobs.shape[:, 2]), ("torus", jobs.torus)):
             table = table.append_column(column, pa.array(values))
+    if spec.fails():
+        table = table.append_column("failures_hit", pa.array(out.hit))
+        table = table.append_column("killed", pa.array(out.killed))
     timing = {"simulate_s": elapsed,
               "s_per_decision": elapsed / decisions if decisions else float("nan")}
     return SimulationResult(table, summary, migrations, timing)
-

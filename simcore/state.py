@@ -9,7 +9,10 @@ namedtuple of arrays as a struct), grouped by lifetime:
 - `out`: per-job results and the optional placement log, read back after the run;
 - `scratch`: buffers a single decision uses and leaves behind;
 - `memo`: verdicts that hold until the occupancy changes (failed placements per job
-  class, the last backfill pass that started nothing).
+  class, the last backfill pass that started nothing);
+- `outages`: the machine's failure process (`simcore.failures`): when failure domains go
+  out of service and come back, and which units are out now (none on a machine without
+  failures).
 
 Scalar counters sit in `ctr` (int64) and `acc` (float64) at the indices named below.
 """
@@ -39,12 +42,19 @@ STATUS = 11  # 0 ok, 1 stuck: jobs wait on an idle machine with no arrivals left
 LOG_LEN = 12  # entries in the placement log
 STARTS = 13  # jobs started so far
 ARRIVED = 14  # jobs enqueued so far (the event loop's position, so that it can resume)
-N_CTR = 15
+DOWN_UNITS = 15  # units out of service (failed, not yet repaired)
+FAILURES = 16  # failure events applied
+ABORTED = 17  # runs cut short by a failure (the job requeued or killed)
+OUTAGE_POS = 18  # outage events applied so far (the loop's position in outages.time)
+OUTAGE_HORIZON = 19  # 1: stopped at the end of the drawn outages; the caller draws more
+N_CTR = 20
 
 # acc indices
 UNUSED_AREA = 0  # integral of max(0, f(t) - q(t)) dt, unit-seconds
 T_PREV = 1  # time of the last event processed (the loop's clock, so that it can resume)
-N_ACC = 2
+FAILED_AREA = 2  # integral of units out of service dt, unit-seconds
+ABORTED_WORK = 3  # requested units x seconds run by runs a failure cut short
+N_ACC = 4
 
 STATUS_STUCK = 1
 
@@ -85,6 +95,8 @@ class Outputs(NamedTuple):
     log_s: np.ndarray  # (cap,) float64: placement log (empty unless recording): when,
     log_job: np.ndarray  # (cap,) int64: which job,
     log_mask: np.ndarray  # (cap, words) uint64: which resources, from then on
+    hit: np.ndarray  # (jobs,) int64: runs of the job a failure cut short
+    killed: np.ndarray  # (jobs,) bool: the job was killed by a failure (it never completed)
 
 
 class Scratch(NamedTuple):
@@ -105,22 +117,46 @@ class Memo(NamedTuple):
     migration_epoch: np.ndarray  # (1,) int64: epoch of the last migration attempt (-1: none)
 
 
+class Outages(NamedTuple):
+    """Failure and repair events in time order, and the failure domains they name (see
+    `simcore.failures`). An event of domain -1 ends the events drawn so far."""
+
+    time: np.ndarray  # (events,) float64
+    domain: np.ndarray  # (events,) int64
+    repair: np.ndarray  # (events,) bool: the domain comes back (else it fails)
+    draw: np.ndarray  # (events,) float64 in [0, 1): which unit a failure hits where units
+    # have no bits (flat machines)
+    masks: np.ndarray  # (domains, words) uint64: each domain's resources
+    units: np.ndarray  # (domains,) int64: each domain's units
+    down: np.ndarray  # (words,) uint64: resources out of service now
+    requeue: bool  # a job a failure hits goes back to the queue (else it is killed)
+
+
+def no_outages(words: int) -> Outages:
+    """The outages of a machine that never fails."""
+    return Outages(np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_),
+                   np.zeros(0), np.zeros((0, words), dtype=np.uint64),
+                   np.zeros(0, dtype=np.int64), np.zeros(words, dtype=np.uint64), True)
+
+
 class State(NamedTuple):
     run: Running
     queue: Queue
     out: Outputs
     scratch: Scratch
     memo: Memo
+    outages: Outages
     ctr: np.ndarray  # (N_CTR,) int64
     acc: np.ndarray  # (N_ACC,) float64
 
 
 def new_state(n_jobs: int, units: int, words: int, classes: int,
-              log_capacity: int = 0) -> State:
+              log_capacity: int = 0, outages: Outages | None = None) -> State:
     """Fresh state for an idle machine of `units` units and `n_jobs` jobs.
 
     A running job holds a slot; no more jobs than units or than jobs can run at once.
     `log_capacity` > 0 records every placement (start or migration move) for checking.
+    `outages`: the machine's failure process (default: none).
     """
     slots = max(1, min(units, n_jobs))
     ctr = np.zeros(N_CTR, dtype=np.int64)
@@ -148,6 +184,8 @@ def new_state(n_jobs: int, units: int, words: int, classes: int,
             log_s=np.zeros(log_capacity),
             log_job=np.zeros(log_capacity, dtype=np.int64),
             log_mask=np.zeros((log_capacity, words), dtype=np.uint64),
+            hit=np.zeros(n_jobs, dtype=np.int64),
+            killed=np.zeros(n_jobs, dtype=np.bool_),
         ),
         scratch=Scratch(
             tmp=np.zeros(words, dtype=np.uint64),
@@ -164,8 +202,9 @@ def new_state(n_jobs: int, units: int, words: int, classes: int,
             pass_shadow=np.zeros(1),
             migration_epoch=np.full(1, -1, dtype=np.int64),
         ),
+        outages=no_outages(words) if outages is None else outages,
         ctr=ctr,
-        acc=np.array([0.0, np.nan]),
+        acc=np.array([0.0, np.nan, 0.0, 0.0]),
     )
 
 

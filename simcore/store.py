@@ -40,7 +40,7 @@ from simcore.metrics import JOB_COLUMNS, RUN_METRICS, Column
 from simcore.policy import PolicySpec, all_parameters
 from simcore.workload.transforms import WorkloadSpec, offered_load, transforms
 
-RESULT_SCHEMA_VERSION = 3
+RESULT_SCHEMA_VERSION = 5  # 4: time-sharing columns; 5: failed capacity and goodput
 PARTITIONS = ("experiment", "workload", "machine", "policy")
 _ARROW = {int: pa.int64(), float: pa.float64(), str: pa.string(), bool: pa.bool_(),
           list: pa.list_(pa.int64())}

@@ -6,7 +6,9 @@ of one configuration differ only in `seed` (and so in `run_key`). Nulls in key c
 values like any other (Krevat's experiments have no offered_load, unwired machines no
 p_fat), so grouping and joining are null-safe.
 
-Four tables (see `aggregate`): `utilization`, `migrations`, `capacity`, `wait_slowdown`.
+Five tables (see `aggregate`): `utilization`, `migrations`, `capacity`, `wait_slowdown`
+and `saturation` (per configuration swept over offered load, where the accepted load stops
+rising).
 Statistics skip null and NaN values (NaN marks an undefined metric, e.g. the time between
 migrations of a run with fewer than two); `n` counts runs. Sums are `math.fsum`, exactly
 rounded, so every float is independent of row order and of how the store was sharded.
@@ -45,12 +47,21 @@ CONFIG_KEYS = (*PARTITIONS, "machine_spec", "scheduler", *TRANSFORMS, *POLICY_CO
 #: and its migration thresholds.
 ALWAYS_MATCH = tuple(k for k in CONFIG_KEYS if k not in ("policy", "fn_tor", "fn_max"))
 MIGRATING = tuple(name for name, row in SCHEDULERS.items() if "migrates" in row.needs)
+#: What a saturation row shares with the runs it summarises: all but the offered load.
+SATURATION_KEYS = tuple(k for k in CONFIG_KEYS if k != "offered_load")
+#: The accepted load has stopped rising when it rises by less than this fraction of the
+#: offered load's step (past saturation the queue, not the machine, takes the extra load).
+SATURATION_SLOPE = 0.5
 
 STATISTICS = {
     "mean": "mean over replications",
     "std": "sample standard deviation over replications (null below two)",
     "ci95": "half-width of the 95% confidence interval of the mean over replications "
             "(Student t; null below two)",
+    "saturation": "over the configuration's offered-load sweep, the value at the first offered "
+                  "load after which the mean accepted load rises by less than half the "
+                  "offered load's step (null if it never does within the sweep)",
+    "max": "over the configuration's offered-load sweep, the highest mean",
 }
 
 
@@ -93,18 +104,34 @@ TABLE_DEFINITIONS = {t.name: t for t in (
                         "mean_time_between_migrations_s", "mean", "time between"),
               MAX_SUCCESSFUL,
               Statistic("utilization_mean", "utilization", "mean", "utilization"))),
-    Table("capacity", "Capacity utilized, unused and lost (Krevat eqs. 4.1-4.3) as fractions "
-          "of the machine's capacity over the run, means over replications.", (
+    Table("capacity", "Capacity utilized, unused and lost (Krevat eqs. 4.1-4.3) and out of "
+          "service (failed units) as fractions of the machine's capacity over the run, with "
+          "goodput (the work of the jobs that completed), means over replications.", (
               Statistic("utilized_mean", "utilization", "mean", "utilized"),
               Statistic("unused_mean", "unused", "mean", "unused"),
-              Statistic("lost_mean", "lost", "mean", "lost"))),
+              Statistic("lost_mean", "lost", "mean", "lost"),
+              Statistic("failed_mean", "failed", "mean", "failed"),
+              Statistic("goodput_mean", "goodput", "mean", "goodput"))),
     Table("wait_slowdown", "Mean job wait and bounded slowdown over replications, with mean "
           "utilization.", (
               Statistic("mean_wait_s_mean", "mean_wait_s", "mean", "mean wait"),
               Statistic("mean_wait_s_ci95", "mean_wait_s", "ci95", "± 95% CI"),
               Statistic("mean_bsld_mean", "mean_bsld", "mean", "bounded slowdown"),
               Statistic("mean_bsld_ci95", "mean_bsld", "ci95", "± 95% CI"),
-              Statistic("utilization_mean", "utilization", "mean", "utilization"))),
+              Statistic("utilization_mean", "utilization", "mean", "utilization"),
+              Statistic("median_bsld_mean", "median_bsld", "mean", "median slowdown"),
+              Statistic("mean_response_s_mean", "mean_response_s", "mean", "mean response"),
+              Statistic("median_response_s_mean", "median_response_s", "mean",
+                        "median response"),
+              Statistic("accepted_load_mean", "accepted_load", "mean", "accepted load"))),
+    Table("saturation", "Per configuration swept over offered load: where the mean accepted "
+          "load stops rising (it rises by less than half the offered load's next step), the "
+          "accepted and offered loads there (blank if it never stops within the sweep), with "
+          "the highest of the sweep; n counts the sweep's runs.", (
+              Statistic("saturation_load", "accepted_load", "saturation", "saturation load"),
+              Statistic("at_offered_load", "offered_load", "saturation", "at offered load"),
+              Statistic("max_accepted_load", "accepted_load", "max", "max accepted load"),
+              Statistic("max_offered_load", "offered_load", "max", "max offered load"))),
 )}
 TABLES = tuple(TABLE_DEFINITIONS)
 
@@ -128,7 +155,8 @@ def table_columns() -> dict[str, list[tuple[str, str | None, str]]]:
     keys.append(("n", "runs", "runs aggregated (replications: seeds)"))
     out = {}
     for table in TABLE_DEFINITIONS.values():
-        stats = []
+        stats = [] if table.name != "saturation" else [
+            k for k in keys if k[0] in (*SATURATION_KEYS, "n")]
         for stat in table.statistics:
             metric = _COLUMNS[stat.metric]
             meaning = f"{STATISTICS[stat.statistic]} of {stat.metric} ({metric.meaning})"
@@ -137,7 +165,7 @@ def table_columns() -> dict[str, list[tuple[str, str | None, str]]]:
                            "fn_max 1) of the same configuration, Krevat's maximum; blank "
                            "without such runs")
             stats.append((stat.column, metric.unit, meaning))
-        out[table.name] = keys + stats
+        out[table.name] = (keys if table.name != "saturation" else []) + stats
     return out
 
 
@@ -234,10 +262,15 @@ def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
     keys (nulls first). The migrations table holds migrating schedulers' runs only, and
     its max_successful_mean is Krevat's "max successful": the mean successful migrations
     over the runs that share the configuration but for the policy name and thresholds and
-    migrate always (fn_tor=0, fn_max=1); null without such runs."""
+    migrate always (fn_tor=0, fn_max=1); null without such runs. The saturation table
+    (keys SATURATION_KEYS) summarises the wait_slowdown table's accepted loads, see
+    `_saturation`."""
     keys = CONFIG_KEYS
     out = {}
     for table in TABLE_DEFINITIONS.values():
+        if table.name == "saturation":
+            out[table.name] = _saturation(out["wait_slowdown"])
+            continue
         rows = summaries
         stats = [s for s in table.statistics if s is not MAX_SUCCESSFUL]
         if table.name == "migrations":
@@ -253,6 +286,36 @@ def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
                        .sort(list(keys)))
         out[table.name] = reduced
     return out
+
+
+def saturation(summaries: pl.DataFrame) -> pl.DataFrame:
+    """The saturation table of store rows (`read_summaries`) alone."""
+    return _saturation(_reduce(summaries, CONFIG_KEYS,
+                               [("accepted_load_mean", "accepted_load", "mean")]))
+
+
+def _saturation(table: pl.DataFrame) -> pl.DataFrame:
+    """Per configuration swept over offered load (rows of `table` sharing
+    SATURATION_KEYS): where the mean accepted load stops rising, i.e. the first offered
+    load after which it rises by less than SATURATION_SLOPE times the offered load's
+    step, the accepted and offered loads there (null when it never stops within the
+    sweep), and the highest of the sweep; `n` sums the sweep's runs."""
+    swept = table.filter(pl.col("offered_load").is_not_null()
+                         & pl.col("accepted_load_mean").is_not_null())
+    keys = list(SATURATION_KEYS)
+    schema = {**{k: swept.schema[k] for k in keys}, "n": pl.Int64,
+              "saturation_load": pl.Float64, "at_offered_load": pl.Float64,
+              "max_accepted_load": pl.Float64, "max_offered_load": pl.Float64}
+    rows = []
+    for key, group in swept.sort([*keys, "offered_load"]).group_by(keys, maintain_order=True):
+        load, accepted = group["offered_load"].to_list(), group["accepted_load_mean"].to_list()
+        stop = next((i for i in range(len(load) - 1) if accepted[i + 1] - accepted[i]
+                     < SATURATION_SLOPE * (load[i + 1] - load[i])), None)
+        rows.append({**dict(zip(keys, key, strict=True)), "n": int(group["n"].sum()),
+                     "saturation_load": None if stop is None else accepted[stop],
+                     "at_offered_load": None if stop is None else load[stop],
+                     "max_accepted_load": max(accepted), "max_offered_load": load[-1]})
+    return pl.DataFrame(rows, schema=schema).sort(keys)
 
 
 def _cell(value: object, decimals: int | None) -> str:
@@ -288,8 +351,8 @@ def markdown(name: str, table: pl.DataFrame) -> str:
     labels = {s.column: s.label for s in definition.statistics}
     for experiment in sorted(table["experiment"].unique().to_list()):
         rows = table.filter(pl.col("experiment") == experiment)
-        keys = [k for k in CONFIG_KEYS if k not in ("experiment", "machine_spec", "scheduler",
-                                                    *POLICY_COLUMNS)]
+        keys = [k for k in CONFIG_KEYS if k in rows.columns and k not in (
+            "experiment", "machine_spec", "scheduler", *POLICY_COLUMNS)]
         present = [k for k in keys if rows[k].null_count() < rows.height]
         fixed = [k for k in present if rows[k].n_unique() == 1]
         shown = [k for k in present if k not in fixed] + [

@@ -64,3 +64,27 @@ def test_run_on_a_curve_machine(tmp_path):
                   "cplant")
     assert bad.returncode == 2
     assert "--machine-param 'fallback_span'; expected KEY=VALUE" in bad.stderr
+
+
+def test_menus_candidates_writes_loadable_menus(tmp_path):
+    """`simcore menus candidates`: one menu per size set and spacing, each a valid torus3d
+    menu of the torus whose header holds the command that made it."""
+    from pathlib import Path
+
+    from simcore.machines.torus3d_menu import load_menu
+
+    result = simcore("menus", "candidates", "--workload", "lublin:128", "--jobs", "300",
+                     "--seed", "2", "--torus", "8x4x4", "--prefix", "w", "--out",
+                     str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    paths = result.stdout.split()
+    assert sorted(p.rsplit("/", 1)[1] for p in paths) == sorted(
+        f"w-{s}-{g}.yaml" for s in ("pow2", "pow4", "quantiles", "work")
+        for g in ("full", "half"))
+    for path in paths:
+        assert load_menu(path).toruses[0].dims == (8, 4, 4)
+        assert "simcore menus candidates --workload lublin:128 --jobs 300" in \
+            Path(path).read_text()
+    bad = simcore("menus", "candidates", "--workload", "lublin:128", "--jobs", "30",
+                  "--torus", "8x4", "--prefix", "w", "--out", str(tmp_path))
+    assert bad.returncode == 2 and "--torus '8x4': expected XxYxZ" in bad.stderr

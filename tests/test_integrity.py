@@ -67,10 +67,20 @@ def entries(root: Path, shard) -> list[Path]:
     return [cache_path(root, k) for k in keys.to_pylist()]
 
 
-def flip_a_data_bit(path: Path) -> None:
-    """Flip one bit in the middle of the file (data pages, not the footer)."""
+def flip_a_data_bit(path: Path, column: str | None = None) -> None:
+    """Flip one bit of data, not the footer: in the middle of the file, or for a one-row
+    file (whose footer outweighs its data) in the last byte of `column`'s chunk, that
+    column's one plain value."""
     data = bytearray(path.read_bytes())
-    data[len(data) // 3] ^= 0x10
+    at = len(data) // 3
+    if column is not None:
+        group = pq.ParquetFile(path).metadata.row_group(0)
+        chunk = next(group.column(i) for i in range(group.num_columns)
+                     if group.column(i).path_in_schema == column)
+        start = (chunk.dictionary_page_offset if chunk.has_dictionary_page
+                 else chunk.data_page_offset)
+        at = start + chunk.total_compressed_size - 1
+    data[at] ^= 0x10
     path.write_bytes(bytes(data))
 
 
@@ -83,7 +93,7 @@ def test_damaged_cache_entries_are_reported_and_recomputed(tmp_path, cached_shar
     elif damage == "foreign":
         shutil.copy(second, first)  # another run's whole, valid entry
     elif damage == "flip":
-        flip_a_data_bit(first)
+        flip_a_data_bit(first, "utilization")
     elif damage == "delete":
         first.unlink()
     else:
@@ -275,5 +285,5 @@ def test_capacity_identity_has_no_negative_rounding_residue():
 
     size, run, submit, end = (np.array([3]), np.array([0.1]), np.array([0.0]),
                               np.array([0.3]))
-    utilized, unused, lost = capacity(size, run, submit, end, 7, 7 * 0.3 - 3 * 0.1)
+    utilized, unused, lost, _, _ = capacity(size * run, submit, end, 7, 7 * 0.3 - 3 * 0.1)
     assert lost == 0.0 and abs(utilized + unused - 1.0) < 1e-15

@@ -25,7 +25,7 @@ import pytest
 
 from simcore.errors import SimcoreError
 from simcore.store import shard_dir, summary_table, write_table
-from simcore.tables import CONFIG_KEYS, aggregate, t_quantile, write_tables
+from simcore.tables import CONFIG_KEYS, TABLES, aggregate, t_quantile, write_tables
 
 SEEDS = (1, 2, 3)
 T_975_2 = 4.302653  # Student t, 0.975 quantile, 2 degrees of freedom (3 seeds)
@@ -59,6 +59,8 @@ def _krevat_row(machine: str, policy: str, ci: int, seed: int) -> dict[str, obje
         "fn_tor": fn_tor, "fn_max": fn_max,
         "offered_load_actual": 0.5 * (1.0, 1.2)[ci] + 0.001 * seed,
         "utilization": util, "unused": unused, "lost": 1.0 - util - unused,
+        "accepted_load": util,  # jobs without a BSP model: the utilization
+        "failed": 0.0, "goodput": util,
         "mean_wait_s": 3600.0 * (1 + pi + ci) * seed, "mean_bsld": 2.0 + pi + ci + seed,
         "migrations_attempted": (5 + seed + 20 * (fn_tor == 0.0)) if migrating else 0,
         "migrations_successful": successful if migrating else 0,
@@ -76,7 +78,9 @@ def _aridor_row(machine: str, ol: float, p_fat: float, p_torus: float,
         "processors_per_unit": 4, "runtime_scale": 1.0, "offered_load": ol, "p_fat": p_fat,
         "p_torus": p_torus, "start_delay_s": 0.0, "reservation": True, "max_growth": 0,
         "estimates": "requested", "offered_load_actual": ol + 0.0078125 * (seed - 2),
-        "utilization": util, "unused": 0.125, "lost": 0.875 - util,
+        "utilization": util, "unused": 0.125, "lost": 0.875 - util - 0.0625 * (seed == 3),
+        "failed": 0.0625 * (seed == 3), "goodput": util - 0.0625 * (seed == 3),
+        "accepted_load": util,
         "mean_wait_s": 0.0, "mean_bsld": 1.0 + 0.5 * seed,  # no job waits
         "migrations_attempted": 0, "migrations_successful": 0,
         "mean_time_between_migrations_s": math.nan,
@@ -204,6 +208,14 @@ def test_capacity_and_wait_slowdown(tables: dict[str, pl.DataFrame]) -> None:
     cap = _one(tables["capacity"], experiment="krevat", machine="flat", runtime_scale=1.0)
     assert (cap["n"], cap["utilized_mean"], cap["unused_mean"]) == (3, 0.5, 0.25)
     assert cap["lost_mean"] == 0.25
+    assert (cap["failed_mean"], cap["goodput_mean"]) == (0.0, 0.5)
+    aridor = _one(tables["capacity"], experiment="aridor", machine="torus-links",
+                  offered_load=0.6, p_fat=0.0, p_torus=1.0)
+    # seed 3's run lost 1/16 of the capacity to failed units, and that much goodput
+    assert aridor["failed_mean"] == pytest.approx(0.0625 / 3)
+    assert aridor["utilized_mean"] + aridor["unused_mean"] + aridor["lost_mean"] + \
+        aridor["failed_mean"] == pytest.approx(1.0)
+    assert aridor["goodput_mean"] == pytest.approx(aridor["utilized_mean"] - 0.0625 / 3)
     wait = _one(tables["wait_slowdown"], experiment="krevat", machine="torus",
                 policy="migration", runtime_scale=1.2)
     # wait = 3600 (1 + 1 + 1) seed: mean 21600, std 10800; bsld = 4 + seed
@@ -221,8 +233,7 @@ def test_write_tables_deterministic(tmp_path: Path) -> None:
     reversed_store = build_store(tmp_path / "b", reverse=True)
     other = write_tables(reversed_store, tmp_path / "out2")
     names = [p.name for p in first]
-    assert names == [f"{t}.{e}" for t in ("utilization", "migrations", "capacity",
-                                          "wait_slowdown")
+    assert names == [f"{t}.{e}" for t in TABLES
                      for e in ("parquet", "csv", "columns.csv", "md")]
     assert [p.name for p in other] == names and again == first
     for a, b in zip(first, other, strict=True):
@@ -273,7 +284,7 @@ def test_empty_store_is_an_error(tmp_path: Path) -> None:
 
 def test_experiment_without_migrations(tmp_path: Path) -> None:
     paths = write_tables(build_store(tmp_path, experiments=("aridor",)), tmp_path / "out")
-    assert len(paths) == 16  # every table, even the empty one, so outputs stay fixed
+    assert len(paths) == 4 * len(TABLES)  # every table, even the empty one: outputs stay fixed
     assert (tmp_path / "out" / "migrations.md").read_text().endswith("(no rows)\n")
     assert pl.read_csv(tmp_path / "out" / "migrations.csv").height == 0
     assert pl.read_parquet(tmp_path / "out" / "migrations.parquet").height == 0

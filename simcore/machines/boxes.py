@@ -140,10 +140,21 @@ def largest_free_volume(masks, volume, occupied) -> int:
 
 
 @kernel
-def free_boxes(columns, occupied, hits, out) -> int:
-    """Write the indices of boxes disjoint from `occupied` to `out`, in table order, from
-    the word-major masks: per word, one branch-free pass over every box (which the
-    compiler vectorises; `hits` is scratch), then the free ones."""
+def free_boxes(masks, occupied, out) -> int:
+    """Write the indices of boxes disjoint from `occupied` to `out`, in table order."""
+    n = 0
+    for i in range(masks.shape[0]):
+        if not intersects(masks[i], occupied):
+            out[n] = i
+            n += 1
+    return n
+
+
+@kernel
+def free_boxes_by_word(columns, occupied, hits, out) -> int:
+    """`free_boxes` from the word-major masks (`columns`): per word, one branch-free pass
+    over every box (which the compiler vectorises; `hits` is scratch), then the free
+    ones. Much faster where the table is listed often (the largest-free allocator)."""
     n = columns.shape[1]
     for i in range(n):
         hits[i] = 0
@@ -312,7 +323,7 @@ def listed(m, busy):
         m.n_listed[0] = n
         return n
     copy_into(m.listed_for, busy)
-    m.n_listed[0] = free_boxes(m.columns, busy, m.hits, m.free_list)
+    m.n_listed[0] = free_boxes_by_word(m.columns, busy, m.hits, m.free_list)
     return m.n_listed[0]
 
 

@@ -32,6 +32,13 @@ def build(spec: MachineSpec, jobs: Jobs) -> tuple[FlatMachine, np.ndarray, np.nd
     return FlatMachine(spec.units, 1, True), jobs.size, np.zeros(len(jobs), dtype=np.int64)
 
 
+def failure_domains(struct: FlatMachine) -> tuple[np.ndarray, np.ndarray]:
+    """One domain per unit, without bits (units have no identity): a failure takes one
+    unit of the pool (see simcore.failures)."""
+    return (np.zeros((struct.units, struct.words), dtype=np.uint64),
+            np.ones(struct.units, dtype=np.int64))
+
+
 @implements(place, FlatMachine)
 @kernel
 def place_flat(m, st, j, units, busy, growth, forbidden, out):

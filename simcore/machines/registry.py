@@ -8,7 +8,11 @@ kernels run on (`build(spec, jobs)`), states what its tables cost (`memory_bytes
 and implements the operations of `simcore.machines.allocate` for its struct. Adding one
 is a module plus a row here (docs/extending.md).
 
-Allocators offer capabilities that schedulers may need (`Scheduler.needs`):
+Every machine, whatever its allocator, also takes the options of a failure process
+(`FAILURE_OPTIONS`, see `simcore.failures`).
+
+Allocators offer capabilities that schedulers may need (`Scheduler.needs`); `steady` is a
+machine's rather than an allocator's: it holds unless the machine has a failure process:
 """
 
 from __future__ import annotations
@@ -28,7 +32,9 @@ CAPABILITIES = {
     "partitions": "jobs get contiguous partitions and the largest free one is known",
     "grows": "a job may get more units than it asked for (Krevat's growth)",
     "migrates": "running jobs can be re-placed (Krevat's migration)",
+    "steady": "units never fail (the machine has no failure process)",
 }
+STEADY = "steady"
 __doc__ += "".join(f"\n- {name}: {meaning};" for name, meaning in CAPABILITIES.items())
 
 #: Largest tables an allocator may build for one machine.
@@ -40,7 +46,10 @@ MAX_UNITS = 2**40
 @dataclass(frozen=True)
 class MachineKind:
     """A topology. `wired` kinds read their wiring from `<name>.yaml` (any such file makes
-    a machine of that name); `shaped_jobs`: jobs ask for shapes (p_fat, p_torus apply)."""
+    a machine of that name); `shaped_jobs`: jobs ask for shapes (p_fat, p_torus apply).
+    `grammar`: a module reading the kind's own spec argument (`kind:ARGUMENT`, instead of
+    `kind:AxBxC`) with `parse_argument(argument) -> dims` and `argument_key(argument)`
+    (the content hash of a file it names, or "")."""
 
     name: str
     summary: str
@@ -51,6 +60,11 @@ class MachineKind:
     wraps: bool = False
     wired: bool = False
     shaped_jobs: bool = False
+    grammar: str | None = None
+
+    def grammar_module(self) -> ModuleType:
+        assert self.grammar is not None
+        return importlib.import_module(self.grammar)
 
 
 @dataclass(frozen=True)
@@ -72,6 +86,12 @@ class Allocator:
     def implementation(self) -> ModuleType:
         return importlib.import_module(self.module)
 
+    @property
+    def options(self) -> tuple[Parameter, ...]:
+        """What a machine using this allocator may set: its parameters and the failure
+        process."""
+        return self.parameters + FAILURE_OPTIONS
+
 
 FALLBACK_SPAN = Parameter(
     "fallback_span", str, "linear", "when no free interval of the ordering holds the job: the "
@@ -90,7 +110,32 @@ SEARCH = Parameter(
 #: Largest box table `search: auto` builds (8x8x8 has 185,193 boxes); larger machines use
 #: maximal free boxes, which are faster there (measured by `simcore bench`).
 TABLE_MAX_BOXES = 200_000
+UNLISTED = Parameter(
+    "unlisted", str, "round-up", "a job whose size no placement has: 'round-up' to the "
+    "smallest larger placement size (the extra nodes lost capacity) or 'refuse' it (Slurm's "
+    "behaviour; left out of the run and counted)", choices=("round-up", "refuse"))
+SEGMENTS = Parameter(
+    "segments", bool, False, "a job larger than the largest placement runs as segments of "
+    "that size, each placed by the rule (Slurm's --segment; with unlisted=refuse only if "
+    "the size divides the job)")
 _CURVES = "simcore.machines.curves"
+_CUBES = "simcore.machines.cubes"
+
+#: A failure process, on any machine (simcore.failures).
+FAILURE_OPTIONS = (
+    Parameter("unit_mtbf_s", float, None, "mean time between failures of one unit: a failure "
+              "domain of k units (a unit, a cube) fails at rate k / unit_mtbf_s, up times "
+              "exponential, drawn from the run's seed; null: no drawn failures", unit="s",
+              minimum=0.0, exclusive_minimum=True, optional=True),
+    Parameter("repair_s", float, 14400.0, "time a failed domain stays out of service",
+              unit="s", minimum=0.0, exclusive_minimum=True),
+    Parameter("failure_trace", str, None, "a file of outages instead, one per line "
+              "'time_s domain repair_s' (time from the first arrival); null: none",
+              optional=True),
+    Parameter("on_failure", str, "requeue", "a job running on a unit that fails: 'requeue' "
+              "(back to the queue at its arrival position, to run again from the start) or "
+              "'kill' (it ends there)", choices=("requeue", "kill")),
+)
 
 WIRED = "wired"
 KINDS: dict[str, MachineKind] = {row.name: row for row in (
@@ -100,6 +145,13 @@ KINDS: dict[str, MachineKind] = {row.name: row for row in (
                 "torus:4x4x8", "largest-free", max_dims=None, wraps=True),
     MachineKind("mesh", "units on a mesh: partitions do not wrap", "mesh:8x8x5",
                 "largest-free", max_dims=None),
+    MachineKind("slurm-torus3d", "tori whose jobs take an anchor box of a placement of their "
+                "size from a Slurm topology/torus3d menu: a topology.yaml, by path or in "
+                "config/machines/torus3d/", "slurm-torus3d:example-8x4x4.yaml", "torus3d-menu",
+                max_dims=1, grammar="simcore.machines.torus3d_menu"),
+    MachineKind("cubes", "AxBxC cubes of SxSxS chips joined by optical circuit switches "
+                "(TPU v4-style pods); jobs ask for chip shapes", "cubes:4x4x4:4", "any-cubes",
+                min_dims=3, grammar="simcore.machines.cubes"),
     MachineKind(WIRED, "BG/L-style midplanes with per-line switches and cables, described "
                 "by a file <name>.yaml (config/machines/)", "bgl:8x4x4", "two-phase",
                 min_dims=3, wired=True, shaped_jobs=True),
@@ -115,6 +167,17 @@ ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
     Allocator("two-phase", "Aridor et al.'s two-phase allocation: a free box of midplanes "
               "for the job's shape, then per line the link set with the fewest cables",
               (WIRED,), "simcore.machines.links", frozenset()),
+    Allocator("torus3d-menu", "Slurm's topology/torus3d rule: a free anchor box of a "
+              "placement of the job's size; ties: lower fragmentation of the next larger "
+              "placement, then the torus with fewer idle nodes, then the first found",
+              ("slurm-torus3d",), "simcore.machines.torus3d", frozenset(),
+              (UNLISTED, SEGMENTS)),
+    Allocator("any-cubes", "optically switched cubes: a job of one cube or more takes any "
+              "free whole cubes; a smaller job a box in the fullest cube it fits in",
+              ("cubes",), _CUBES, frozenset()),
+    Allocator("cube-boxes", "the same cubes wired as a static AxBxC torus: a job of one cube "
+              "or more takes a box of whole cubes of its shape (Krevat's rule among them); "
+              "a smaller job as with any-cubes", ("cubes",), _CUBES, frozenset()),
     Allocator("free-list", "Cplant 1.9: the first p free processors of the ordering",
               ("torus", "mesh"), _CURVES, frozenset({"counts"}), (DILATION,), ordered=True,
               max_dims=3),
@@ -151,6 +214,10 @@ def check_compatible(machine: Any, needs: frozenset[str], what: str) -> None:
     """`what` (e.g. "scheduler migration") needs the allocator capabilities `needs`;
     raise a SpecError naming what is missing and which allocators have it."""
     allocator = ALLOCATORS[machine.allocator]
+    if STEADY in needs and machine.fails():
+        raise SpecError(f"{what} needs a machine whose units never fail; machine {machine} "
+                        "has a failure process")
+    needs = needs - {STEADY}
     missing = sorted(needs - allocator.capabilities)
     if not missing:
         return
@@ -160,6 +227,14 @@ def check_compatible(machine: Any, needs: frozenset[str], what: str) -> None:
         f"{what} needs an allocator where {'; '.join(CAPABILITIES[c] for c in missing)}; "
         f"machine {machine} uses {allocator.name}, which does not"
         + (f" (these do: {', '.join(offer)})" if offer else ""))
+
+
+def refused(machine: Any, jobs: Any) -> np.ndarray:
+    """Which jobs the machine refuses to run (bool per job): its allocator module's
+    `refused(spec, jobs)` if it has one (a placement menu without their size), else
+    none."""
+    rule = getattr(ALLOCATORS[machine.allocator].implementation(), "refused", None)
+    return np.zeros(len(jobs), dtype=bool) if rule is None else rule(machine, jobs)
 
 
 def build(machine: Any, jobs: Any) -> tuple[Any, np.ndarray, np.ndarray]:

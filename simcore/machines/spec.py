@@ -10,6 +10,11 @@ Allocators that pack jobs along a processor ordering (`simcore.machines.ordering
 the ordering's name or an ordering file (`ordering`, default row-major; a file's content
 hash is part of the key), and an allocator's options (its registry row's parameters) are
 set per machine: `mesh:8x8x5 allocator=best-fit ordering=hilbert fallback_span=ring`.
+Kinds with a grammar of their own (`slurm-torus3d:MENU.yaml`, `cubes:AxBxC:S`) keep the
+text after the colon as the spec's `argument`; their registry row's grammar module turns
+it into dimensions and adds the content hash of a file it names to the key. Every machine
+also takes the options of a failure process (`unit_mtbf_s`, `failure_trace`, ...; see
+`simcore.failures`); a failure trace's content hash is part of the key.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from simcore.errors import SpecError
 from simcore.machines.orderings import DEFAULT_ORDERING, ORDERINGS, file_hash, order_of
 from simcore.machines.registry import (
     ALLOCATORS,
+    FAILURE_OPTIONS,
     KINDS,
     MAX_UNITS,
     WIRED,
@@ -36,13 +42,15 @@ from simcore.patterns import MACHINE_DESCRIPTIONS
 
 MACHINES_ENV = "TORUS_SWEEP_MACHINES"
 _SPEC = re.compile(r"^([a-z][a-z0-9-]*):(\d+(?:x\d+)*)$")
+_HEAD = re.compile(r"^([a-z][a-z0-9-]*):(\S+)$")
 
 
 @dataclass(frozen=True)
 class MachineSpec:
     """A machine: its kind, dimensions in units, wiring file (wired kinds), allocator
     (empty: the kind's default), processor ordering (allocators that use one; None: the
-    default) and allocator options as sorted (name, value) pairs (defaults filled in)."""
+    default), allocator options as sorted (name, value) pairs (defaults filled in) and,
+    for kinds with a grammar of their own, the argument of `kind:ARGUMENT`."""
 
     kind: str
     dims: tuple[int, ...]
@@ -50,6 +58,7 @@ class MachineSpec:
     allocator: str = ""
     ordering: str | None = None
     options: tuple[tuple[str, Any], ...] = ()
+    argument: str = ""
 
     def __post_init__(self) -> None:
         row = self.row
@@ -93,21 +102,40 @@ class MachineSpec:
             ordered = [a.name for a in ALLOCATORS.values() if a.ordered]
             raise SpecError(f"machine {self}: allocator {self.allocator} uses no processor "
                             f"ordering; expected one of the allocators {ordered} with it")
-        values = convert_all(allocator.parameters, dict(self.options),
+        values = convert_all(allocator.options, dict(self.options),
                              f"machine {self}: allocator {self.allocator}")
         object.__setattr__(self, "options", tuple(sorted(values.items())))
+        if values["unit_mtbf_s"] is not None and values["failure_trace"] is not None:
+            raise SpecError(f"machine {self}: unit_mtbf_s and failure_trace both set; "
+                            "expected one failure process")
+        if values["failure_trace"] is not None:
+            from simcore.failures import read_trace
+
+            read_trace(values["failure_trace"])
 
     @classmethod
     def parse(cls, text: str, allocator: str | None = None,
               machines_dir: str | os.PathLike[str] | None = None,
               ordering: str | None = None,
               options: Mapping[str, Any] | None = None) -> MachineSpec:
-        """Parse `kind:AxBxC`; wired kinds find `<kind>.yaml` (see module docstring)."""
+        """Parse `kind:AxBxC`; wired kinds find `<kind>.yaml`, kinds with a grammar read
+        their own argument (see module docstring)."""
+        head = _HEAD.match(text.strip()) if isinstance(text, str) else None
+        row = KINDS.get(head.group(1)) if head else None
+        if row is not None and row.grammar is not None:
+            argument = head.group(2)
+            try:
+                dims = tuple(row.grammar_module().parse_argument(argument))
+            except SpecError as exc:
+                raise SpecError(f"machine {text.strip()!r}: {exc}") from None
+            return cls(row.name, dims, None, allocator or "", ordering,
+                       tuple(sorted((options or {}).items())), argument)
         match = _SPEC.match(text.strip()) if isinstance(text, str) else None
         if not match:
             raise SpecError(
                 f"machine {text!r}: expected kind:size such as flat:128, torus:4x4x8, "
-                "mesh:8x8x5 or bgl:8x4x4"
+                "mesh:8x8x5 or bgl:8x4x4, or " + ", ".join(
+                    k.example for k in KINDS.values() if k.grammar is not None)
             )
         kind, size = match.groups()
         dims = tuple(int(d) for d in size.split("x"))
@@ -124,8 +152,8 @@ class MachineSpec:
         if isinstance(value, Mapping) and isinstance(value.get("spec"), str):
             allocator = value.get("allocator")
             row = get_allocator(allocator) if allocator is not None else None
-            known = ["spec", "allocator", "ordering",
-                     *(p.name for p in (row.parameters if row else ()))]
+            known = ["spec", "allocator", "ordering", *(p.name for p in (
+                row.options if row else FAILURE_OPTIONS))]
             unknown = sorted(set(value) - set(known))
             if unknown:
                 raise SpecError(f"unknown key(s) {unknown}; expected {', '.join(known)}")
@@ -137,7 +165,7 @@ class MachineSpec:
 
     def to_config(self) -> str | dict[str, Any]:
         """The inverse of `from_config` (options at their defaults left out)."""
-        text = f"{self.kind}:{'x'.join(map(str, self.dims))}"
+        text = self.head
         if self.allocator == self.row.default_allocator and self.ordering is None \
                 and not self.changed_options():
             return text
@@ -152,8 +180,23 @@ class MachineSpec:
 
     def changed_options(self) -> dict[str, Any]:
         """The allocator options that differ from their defaults."""
-        defaults = {p.name: p.default for p in get_allocator(self.allocator).parameters}
+        defaults = {p.name: p.default for p in get_allocator(self.allocator).options}
         return {k: v for k, v in self.options if k in defaults and v != defaults[k]}
+
+    def fails(self) -> bool:
+        """Whether the machine has a failure process (drawn or from a trace)."""
+        options = dict(self.options)
+        return options.get("unit_mtbf_s") is not None or \
+            options.get("failure_trace") is not None
+
+    def random(self) -> bool:
+        """Whether simulating on it draws random numbers (its failure process)."""
+        return self.fails()
+
+    @property
+    def head(self) -> str:
+        """`kind:AxBxC`, or `kind:ARGUMENT` for kinds with a grammar of their own."""
+        return f"{self.kind}:{self.argument or 'x'.join(map(str, self.dims))}"
 
     @property
     def row_name(self) -> str:
@@ -190,17 +233,23 @@ class MachineSpec:
             from simcore.machines.wiring import load_wiring
 
             key += f"#{load_wiring(self.wiring).key()[:16]}"
+        if self.argument:
+            described = self.row.grammar_module().argument_key(self.argument)
+            key += f"#{described[:16]}" if described else ""
         if self.ordering is not None and self.ordering not in ORDERINGS:
             key += f"#ordering:{file_hash(self.ordering)[:16]}"
+        trace = dict(self.options).get("failure_trace")
+        if trace is not None:
+            key += f"#failures:{file_hash(trace)[:16]}"
         return key
 
     def __str__(self) -> str:
-        text = f"{self.kind}:{'x'.join(map(str, self.dims))}"
+        text = self.head
         if self.allocator and self.allocator != self.row.default_allocator:
             text += f" allocator={self.allocator}"
         if self.ordering is not None:
             text += f" ordering={self.ordering}"
-        defaults = {p.name: p.default for p in ALLOCATORS[self.allocator].parameters} \
+        defaults = {p.name: p.default for p in ALLOCATORS[self.allocator].options} \
             if self.allocator in ALLOCATORS else {}
         text += "".join(f" {k}={v}" for k, v in self.options if defaults.get(k, v) != v)
         return text

@@ -5,16 +5,17 @@ machine FN_tor >= `fn_tor` and the fraction of free units inside the largest fre
 partition FN_max <= `fn_max` ("always migrate": fn_tor=0, fn_max=1), and (`on_change`)
 a job was placed or ended since the last attempt (a migration's own re-layout is no new
 state, so a failed attempt is not repeated until the running set changes). Running jobs are
-re-placed largest first (ties: submit order) on an empty machine with the allocator's own
-rule at their allocated size, without growth; a job that cannot be re-placed stays where
-it is and the reassignment of the others restarts around it. The old layout is kept if the
-largest free partition would shrink. A migration is successful if it grew. Needs an
-allocator that migrates (the registry refuses others).
+re-placed largest first (ties: submit order) on an empty machine (but for units out of
+service, `simcore.failures`) with the allocator's own rule at their allocated size,
+without growth; a job that cannot be re-placed stays where it is and the reassignment of
+the others restarts around it. The old layout is kept if the largest free partition would
+shrink. A migration is successful if it grew. Needs an allocator that migrates (the
+registry refuses others).
 """
 
 from __future__ import annotations
 
-from simcore.bitset import clear, copy_into
+from simcore.bitset import copy_into
 from simcore.jit import kernel
 from simcore.machines.allocate import largest_free, place
 from simcore.state import (
@@ -50,7 +51,7 @@ def migrate(m, st, fn_tor, fn_max, on_change, apply_equal, t):
         stays[order[k]] = False
     placed_all = False
     while not placed_all:  # each failed pass leaves one more job in place
-        clear(tmp)
+        copy_into(tmp, st.outages.down)
         for k in range(n):
             if stays[order[k]]:
                 for w in range(words):

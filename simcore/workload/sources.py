@@ -71,8 +71,10 @@ def _model(value: str, jobs: int | None) -> SyntheticSpec | None:
     name, sep, _ = value.partition(":")
     if not sep or name not in MODELS:
         return None
-    if jobs is None:
+    if MODELS[name].sized and jobs is None:
         raise SpecError(f"--workload {value}: a model needs --jobs, the number of jobs to sample")
+    if not MODELS[name].sized and jobs is not None:
+        raise SpecError(f"--jobs: model {name} has its own jobs; expected no --jobs")
     return SyntheticSpec.parse(value, jobs)
 
 

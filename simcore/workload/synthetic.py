@@ -4,7 +4,9 @@ the same path as traces.
 A model is named on the command line as `<model>:<argument>` (`lublin:128`: the
 Lublin-Feitelson model for 128 processors) with `--jobs` and `--seed`, and in a config as
 `synthetic: {model: lublin, max_procs: 128, jobs: 2000, ...}`. A row names the model, its
-parameters (the first is the argument after the colon) and the function that samples it.
+parameters (the first is the argument after the colon), the function that samples it and,
+for models of a particular machine, that machine (the command line's default).
+Models with a `jobs` parameter need `--jobs`; others (`fcs:scenario2`) fix their jobs.
 """
 
 from __future__ import annotations
@@ -18,7 +20,10 @@ import pyarrow as pa
 
 from simcore.errors import ConfigError, SpecError
 from simcore.params import Parameter, convert_all
-from simcore.swf import SWFHeader, from_columns
+from simcore.swf import FIELDS, SWFHeader, from_columns
+from simcore.timeshare.bsp import COLUMNS as BSP_COLUMNS
+from simcore.timeshare.scenarios import MACHINE as FCS_MACHINE
+from simcore.timeshare.scenarios import SCENARIOS as FCS_SCENARIOS
 from simcore.workload.io import with_source
 
 JOBS = Parameter("jobs", int, None, "jobs to sample", unit="jobs", minimum=1)
@@ -27,12 +32,19 @@ JOBS = Parameter("jobs", int, None, "jobs to sample", unit="jobs", minimum=1)
 @dataclass(frozen=True)
 class Model:
     """A registered workload model: `sample(params, seed)` in `function` ("module:name")
-    returns SWF columns and header lines."""
+    returns SWF columns (and BSP model columns, `simcore.timeshare.bsp.COLUMNS`) and header
+    lines. `machine`: the machine the model describes, if it is one."""
 
     name: str
     summary: str
     parameters: tuple[Parameter, ...]  # the first is the argument of `<model>:<argument>`
     function: str
+    machine: str | None = None
+
+    @property
+    def sized(self) -> bool:
+        """Whether the number of jobs is a parameter (`jobs`)."""
+        return any(p.name == JOBS.name for p in self.parameters)
 
     def sampler(self) -> Callable[[Mapping[str, Any], int], tuple[dict, list[str]]]:
         module, name = self.function.split(":")
@@ -48,6 +60,10 @@ MODELS: dict[str, Model] = {row.name: row for row in (
                   "interactive, both superposed (mixed) or the typeless whole-sample fit",
                   choices=("batch", "interactive", "mixed", "typeless")),
     ), "simcore.workload.lublin:sample"),
+    Model("fcs", "Frachtenberg et al.'s four synthetic scenarios of BSP jobs (FCS, section "
+          "3): 2 or 3 jobs of 128 processes arriving together", (
+              Parameter("scenario", str, None, "which scenario", choices=FCS_SCENARIOS),
+          ), "simcore.timeshare.scenarios:sample", machine=FCS_MACHINE),
 )}
 
 
@@ -80,11 +96,16 @@ class SyntheticSpec:
 
     @classmethod
     def parse(cls, text: str, jobs: int | None) -> SyntheticSpec | None:
-        """`<model>:<argument>` with `jobs` jobs, or None when `text` names no model."""
+        """`<model>:<argument>` with `jobs` jobs (models whose number of jobs is a
+        parameter), or None when `text` names no model."""
         name, sep, argument = text.partition(":")
         if not sep or name not in MODELS:
             return None
-        return cls.create(name, {MODELS[name].parameters[0].name: argument, "jobs": jobs})
+        row = MODELS[name]
+        values = {row.parameters[0].name: argument}
+        if row.sized or jobs is not None:
+            values[JOBS.name] = jobs
+        return cls.create(name, values)
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, **dict(self.params)}
@@ -102,4 +123,9 @@ def synthesize(spec: SyntheticSpec, seed: int) -> pa.Table:
     columns, header = MODELS[spec.model].sampler()(dict(spec.params), seed)
     source = {"kind": "synthetic", **spec.to_dict(), "seed": seed}
     lines = ("; Version: 2.2", "; Computer: synthetic", *header)
-    return with_source(from_columns(columns, SWFHeader(lines)), source)
+    table = from_columns({k: v for k, v in columns.items() if k in FIELDS}, SWFHeader(lines))
+    for name, values in columns.items():
+        if name not in FIELDS:
+            table = table.append_column(pa.field(name, BSP_COLUMNS[name]),
+                                        pa.array(values, BSP_COLUMNS[name]))
+    return with_source(table, source)

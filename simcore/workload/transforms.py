@@ -28,7 +28,10 @@ In order:
    arrival times rescaled from the first arrival so that the offered load
    sum(size x run) / (units x arrival span) equals `offered_load` (Aridor);
 6. shapes, on machines that need them: slim/fat shapes with probability `p_fat`, torus
-   with probability `p_torus` (see `simcore.workload.shapes`); sizes become shape volumes.
+   with probability `p_torus` (see `simcore.workload.shapes`); sizes become shape volumes;
+7. the BSP job model time-sharing schedulers need, drawn per job by the model `bsp_model`
+   names (see `simcore.timeshare.bsp`), for sources that carry none (copies of a job
+   share its model).
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ from simcore.jobs import Jobs
 from simcore.machines.spec import MachineSpec
 from simcore.params import Parameter
 from simcore.swf import from_columns, header_of
+from simcore.timeshare.bsp import MODELS as BSP_MODELS
+from simcore.timeshare.bsp import BSPJobs
 from simcore.workload.shapes import job_uniforms, synthesize
 
 #: Where an experiment sets a transform: once (`transforms:`) or as a grid axis (`grid:`).
@@ -55,10 +60,12 @@ SHAKE_STREAM = 4  # job_uniforms stream of the arrivals' shaking
 INSERT_STREAM = 5  # job_uniforms stream of the inserted jobs' arrival times
 
 
-def _transform(parameter: Parameter, shaped: bool = False) -> Field:
+def _transform(parameter: Parameter, shaped: bool = False, draws: bool = False) -> Field:
     """A WorkloadSpec field defined by `parameter`. `shaped`: it only matters on machines
-    whose jobs ask for shapes, and values strictly between 0 and 1 draw random numbers."""
-    return field(default=parameter.default, metadata={"parameter": parameter, "shaped": shaped})
+    whose jobs ask for shapes, and values strictly between 0 and 1 draw random numbers.
+    `draws`: any value but null draws random numbers."""
+    return field(default=parameter.default,
+                 metadata={"parameter": parameter, "shaped": shaped, "draws": draws})
 
 
 @dataclass(frozen=True)
@@ -115,6 +122,10 @@ class WorkloadSpec:
         "oversize", str, "reject", "jobs larger than the machine after size scaling: reject "
         "(an error), drop or clamp (to the machine), counted either way",
         choices=("reject", "drop", "clamp")))
+    bsp_model: str | None = _transform(Parameter(
+        "bsp_model", str, None, "BSP job model (pattern, granularity, imbalance) drawn for "
+        "each job, for time-sharing schedulers: 'random' (docs/timesharing.md); null: the "
+        "source's own, if any", choices=tuple(BSP_MODELS), optional=True), draws=True)
 
     def __post_init__(self) -> None:
         for f in fields(self):  # 1 and 1.0 must be one run: one canonical type
@@ -130,8 +141,10 @@ class WorkloadSpec:
 
     def random(self) -> bool:
         """Whether preparing with this spec draws random numbers (a shape probability
-        strictly between 0 and 1, or jittered copies)."""
-        return any(f.metadata["shaped"] and 0.0 < getattr(self, f.name) < 1.0
+        strictly between 0 and 1, jittered copies, shaking, inserted jobs or a BSP
+        model)."""
+        return any((f.metadata["shaped"] and 0.0 < getattr(self, f.name) < 1.0)
+                   or (f.metadata["draws"] and getattr(self, f.name) is not None)
                    for f in fields(self)) or self.arrival_shake_s > 0 or (
                        self.insert_per_h > 0) or (
                        self.replication > 1 and self.replication_jitter_s > 0)
@@ -198,7 +211,7 @@ def insert_jobs(table: pa.Table, per_h: float, run_s: float, seed: int) -> pa.Ta
 
 def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int = 0) -> Jobs:
     """Apply `spec` to a job table for `machine`; `seed` drives shape synthesis, inserted
-    jobs, shaking and the copies' arrival jitter."""
+    jobs, shaking, the copies' arrival jitter and the BSP model."""
     if table.num_rows == 0:
         report = cleaning_report(table)
         removed = ", ".join(f"{rule} {entry['removed']}" for rule, entry in
@@ -206,6 +219,9 @@ def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int
         raise SpecError("the workload holds no jobs" + (
             f": cleaning removed all {report['jobs_in']} ({removed})" if report else ""))
     if spec.insert_per_h > 0:
+        if BSPJobs.from_table(table) is not None:
+            raise SpecError(f"workload transform insert_per_h={spec.insert_per_h}: the "
+                            "source carries a BSP model the inserted jobs lack; expected 0")
         table = insert_jobs(table, spec.insert_per_h, spec.insert_run_s, seed)
     span = table.slice(spec.skip_jobs, spec.first_jobs)
     if span.num_rows == 0:
@@ -225,10 +241,18 @@ def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int
     size = np.minimum(jobs.size, machine.units)[keep]
     job_id, submit = jobs.job_id[keep], jobs.submit_s[keep]
     run, requested = jobs.run_s[keep], jobs.requested_s[keep]
+    bsp = None if jobs.bsp is None else jobs.bsp.take(keep)
+    if spec.bsp_model is not None:
+        if bsp is not None:
+            raise SpecError(f"workload transform bsp_model={spec.bsp_model!r}: the source "
+                            "carries its own BSP model; expected bsp_model: null")
+        bsp = BSP_MODELS[spec.bsp_model](job_id, size, seed)
     if spec.replication > 1:
         job_id, submit, run, requested, size = replicate(
             job_id, submit, run, requested, size, spec.replication,
             spec.replication_jitter_s, seed)
+        if bsp is not None:
+            bsp = bsp.take(np.tile(np.arange(len(bsp)), spec.replication))
     if spec.arrival_shake_s > 0:
         move = spec.arrival_shake_s * (2.0 * job_uniforms(seed, SHAKE_STREAM, job_id) - 1.0)
         submit = np.maximum(submit + move, 0.0)
@@ -243,4 +267,5 @@ def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int
         factor = offered_load(size, run, submit, machine.units) / spec.offered_load
         submit = first + (submit - first) * factor
     return Jobs.create(job_id, submit, run, requested, size, shape=shape, torus=torus,
-                       requested_units=requested_units, oversize_jobs=int(oversize.sum()))
+                       requested_units=requested_units, oversize_jobs=int(oversize.sum()),
+                       bsp=bsp)

@@ -1,0 +1,505 @@
+"""The time-sharing engine: gang scheduling, spin-block and FCS on the BSP job model.
+
+Time moves from event to event: arrivals, completions and, for gang scheduling and FCS,
+the ends of time slices. Every slice the matrix's next non-empty row becomes active (a
+round robin over the rows holding jobs; spin-block has no slices). A processor pays the
+global context switch `SWITCH_COST_S` at a slice start when what it runs changes from
+something to something else (`simcore.timeshare.rates.slice_mode`: one job's exclusive
+process to another's, or to FCS's local scheduling, or back); a processor keeping its
+process, starting from none or staying in local scheduling pays nothing, so a job alone
+runs in exactly its isolated time. Between events every
+job's progress is linear in time at the rates of `simcore.timeshare.rates`, computed
+once per row and configuration (residents, processes with work, FCS classes) and reused
+while they last. Once a whole round of slices has run in one configuration and can
+repeat unchanged (no arrival, completion or class change in sight), the engine moves
+over as many rounds as it safely can at once.
+
+Jobs are admitted by `simcore.timeshare.matrix` at arrivals and completions, and FCS
+re-classifies the processes of the active row's jobs at the end of each slice
+(`simcore.timeshare.fcs`). Per run: capacity utilized counts each job's isolated run
+time, so every overhead of time-sharing (context switches, spinning, blocking,
+imbalance, idle cells) shows as lost capacity; unused capacity is the integral of
+max(0, empty processors - processes of waiting jobs).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, NamedTuple
+
+import numpy as np
+import pyarrow as pa
+
+from simcore.errors import SimcoreError, SpecError
+from simcore.jit import kernel
+from simcore.jobs import Jobs
+from simcore.machines.spec import MachineSpec
+from simcore.policy import PolicySpec
+from simcore.timeshare import fcs
+from simcore.timeshare.matrix import admit, leave
+from simcore.timeshare.rates import FCS, GANG, NOTHING, SPIN_BLOCK, phase_rates, slice_mode
+from simcore.timeshare.state import (
+    ACTIVE,
+    DECISIONS,
+    EPOCH,
+    N_RESIDENT,
+    QLEN,
+    QUEUED_UNITS,
+    SLICE_END,
+    SLICE_EPOCH,
+    SLICES,
+    STATUS,
+    STATUS_STUCK,
+    STEADY,
+    SWITCHES,
+    UNUSED_AREA,
+    new_state,
+)
+
+#: Cost of a global context switch on a processor whose process changes, derived once
+#: from scenario 1 under gang scheduling (120 s of work end at 124 s with two jobs
+#: alternating every 100 ms slice): 0.1 s x (1 - 120 / 124).
+SWITCH_COST_S = 0.1 * (1 - 120 / 124)
+MODES = {"gang": GANG, "spin-block": SPIN_BLOCK, "fcs": FCS}
+_ROUNDING = 1e-9  # relative work left that counts as done (sums of rate x time round)
+CLASSES = ("CS", "F", "DC")
+
+
+class TimeSharePolicy(NamedTuple):
+    mode: int  # GANG, SPIN_BLOCK or FCS
+    easy: bool  # queue: EASY backfilling (else FCFS)
+    slice_s: float  # T_slice
+    spin_s: float  # T_spin
+    switch_s: float  # global context switch cost
+    f_always: bool  # FCS: F processes served first in every local slot
+
+
+class TimeShareJobs(NamedTuple):
+    """Per-job arrays in priority order, as the kernels read them."""
+
+    submit: np.ndarray  # float64 s
+    estimate: np.ndarray  # float64 s: estimated run time x mpl
+    size: np.ndarray  # int64 processes
+    sync: np.ndarray  # bool: the processes wait for each other
+    n_iter: np.ndarray  # float64: iterations in all (never-waiting jobs: work / compute)
+    r_ded: np.ndarray  # float64: iterations/s on dedicated processors
+    even_s: np.ndarray  # float64: compute per iteration, even blocks
+    odd_s: np.ndarray  # float64: odd blocks
+    block: np.ndarray  # int64: processes per block (0: balanced)
+
+
+@kernel
+def _free_processors(st):
+    free = 0
+    for p in range(st.cells.load.shape[0]):
+        if st.cells.load[p] == 0:
+            free += 1
+    return free
+
+
+@kernel
+def _rotation(st, a):
+    """The non-empty rows from row `a` on, cyclically, into scratch.rows; their count."""
+    rows, row_free = st.scratch.rows, st.cells.row_free
+    total = row_free.shape[0]
+    procs = st.cells.job.shape[1]
+    count = 0
+    for k in range(total):
+        r = (a + k) % total
+        if row_free[r] < procs:
+            rows[count] = r
+            count += 1
+    return count
+
+
+@kernel
+def _next_row(st, a):
+    """The first non-empty row after row `a`, cyclically (-1: none)."""
+    total = st.cells.row_free.shape[0]
+    for k in range(1, total + 1):
+        r = (a + k) % total
+        if st.cells.row_free[r] < st.cells.job.shape[1]:
+            return r
+    return -1
+
+
+@kernel
+def _previous_row(st, a):
+    """The last non-empty row before row `a`, cyclically (a itself when alone)."""
+    total = st.cells.row_free.shape[0]
+    for k in range(1, total + 1):
+        r = (a - k) % total
+        if st.cells.row_free[r] < st.cells.job.shape[1]:
+            return r
+    return a
+
+
+@kernel
+def _switches(old, new):
+    """Whether a processor going from slice mode `old` to `new` pays the switch."""
+    return old != NOTHING and new != NOTHING and old != new
+
+
+@kernel
+def _start_slice(pol, st, jobs, t):
+    """Make the next non-empty row active for a slice from t; cost the switches."""
+    cells, ctr = st.cells, st.ctr
+    a = _next_row(st, ctr[ACTIVE])
+    ctr[ACTIVE] = a
+    prev = _previous_row(st, a)
+    steady = True
+    for p in range(cells.job.shape[1]):
+        new = slice_mode(pol, st, jobs, a, p)
+        if cells.assigned[p] != slice_mode(pol, st, jobs, prev, p):
+            steady = False
+        cells.switched[p] = _switches(cells.assigned[p], new)
+        if cells.switched[p]:
+            ctr[SWITCHES] += 1
+        cells.assigned[p] = new
+    ctr[STEADY] = 1 if steady else 0
+    ctr[SLICE_EPOCH] = ctr[EPOCH]
+    ctr[SLICES] += 1
+    st.acc[SLICE_END] = t + pol.slice_s
+
+
+@kernel
+def _rates(pol, st, jobs, a):
+    """The cache index of the rates while row `a` is active (spin-block: the last),
+    computed if the cache has none for this epoch. Entries computed from a switch pattern
+    that later visits of the row will not repeat are used once and not kept."""
+    cache, ctr = st.cache, st.ctr
+    index = a if a >= 0 else cache.epoch.shape[0] - 1
+    if cache.epoch[index] != ctr[EPOCH]:
+        keep = a < 0 or (ctr[STEADY] == 1 and ctr[SLICE_EPOCH] == ctr[EPOCH])
+        phase_rates(pol, st, jobs, a, cache.rate[index], cache.share[index])
+        cache.epoch[index] = ctr[EPOCH] if keep else -1
+    return index
+
+
+@kernel
+def _next_completion(st, jobs, index):
+    """Time until the first resident job completes at the rates of cache entry `index`."""
+    runs, cells = st.runs, st.cells
+    rate, share = st.cache.rate[index], st.cache.share[index]
+    soonest = np.inf
+    for i in range(st.ctr[N_RESIDENT]):
+        j = runs.resident[i]
+        if jobs.sync[j]:
+            if rate[j] > 0.0:
+                soonest = min(soonest, (jobs.n_iter[j] - runs.done[j]) / rate[j])
+            continue
+        if runs.procs_left[j] == 0:
+            return 0.0
+        r = runs.row[j]
+        for p in range(cells.job.shape[1]):
+            if cells.job[r, p] == j and cells.left[r, p] > 0.0 and share[r, p] > 0.0:
+                soonest = min(soonest, cells.left[r, p] / share[r, p])
+    return soonest
+
+
+@kernel
+def _advance(st, jobs, index, dt):
+    """Integrate progress over dt at the rates of cache entry `index`."""
+    runs, cells = st.runs, st.cells
+    rate, share = st.cache.rate[index], st.cache.share[index]
+    for i in range(st.ctr[N_RESIDENT]):
+        j = runs.resident[i]
+        if jobs.sync[j]:
+            if rate[j] > 0.0:
+                runs.done[j] += rate[j] * dt
+                runs.iters[j] += rate[j] * dt
+                runs.busy[j] += dt
+            continue
+        r = runs.row[j]
+        for p in range(cells.job.shape[1]):
+            if cells.job[r, p] == j and cells.left[r, p] > 0.0 and share[r, p] > 0.0:
+                cells.left[r, p] -= share[r, p] * dt
+                if cells.left[r, p] <= _ROUNDING * jobs.n_iter[j] * max(jobs.even_s[j],
+                                                                        jobs.odd_s[j]):
+                    cells.left[r, p] = 0.0
+                    runs.procs_left[j] -= 1
+                    st.ctr[EPOCH] += 1  # its processor's others get its share
+    free = _free_processors(st)
+    idle = free - st.ctr[QUEUED_UNITS]
+    if idle > 0:
+        st.acc[UNUSED_AREA] += idle * dt
+
+
+@kernel
+def _complete(st, jobs, t):
+    """Complete the jobs whose work is done (to rounding) at t; return whether any were."""
+    runs = st.runs
+    any_done = False
+    i = 0
+    while i < st.ctr[N_RESIDENT]:
+        j = runs.resident[i]
+        if jobs.sync[j]:
+            finished = jobs.n_iter[j] - runs.done[j] <= _ROUNDING * jobs.n_iter[j]
+        else:
+            finished = runs.procs_left[j] == 0
+        if finished:
+            leave(st, jobs, j, t)
+            any_done = True
+        else:
+            i += 1
+    return any_done
+
+
+@kernel
+def _rotation_deltas(pol, st, jobs, a):
+    """Progress of every resident job over one steady rotation starting with row a, and
+    until the end of its own slot in it (scratch.d_*, scratch.part_*), from the rates the
+    stepwise loop cached for this epoch; returns (rotation time, rows, unused area per
+    rotation), the time 0 if some row's rates are not cached yet."""
+    sc, runs, cells, cache = st.scratch, st.runs, st.cells, st.cache
+    count = _rotation(st, a)
+    n = st.ctr[N_RESIDENT]
+    for i in range(n):
+        j = runs.resident[i]
+        sc.d_iters[j] = 0.0
+        sc.d_busy[j] = 0.0
+        sc.part_iters[j] = 0.0
+        sc.part_busy[j] = 0.0
+    for r in range(cells.job.shape[0]):
+        for p in range(cells.job.shape[1]):
+            sc.d_left[r, p] = 0.0
+    for k in range(count):
+        r = sc.rows[k]
+        if cache.epoch[r] != st.ctr[EPOCH]:
+            return 0.0, count, 0.0
+        rate, share = cache.rate[r], cache.share[r]
+        for i in range(n):
+            j = runs.resident[i]
+            if jobs.sync[j]:
+                if rate[j] > 0.0:
+                    sc.d_iters[j] += rate[j] * pol.slice_s
+                    sc.d_busy[j] += pol.slice_s
+            else:
+                row = runs.row[j]
+                for p in range(cells.job.shape[1]):
+                    if cells.job[row, p] == j and cells.left[row, p] > 0.0:
+                        sc.d_left[row, p] += share[row, p] * pol.slice_s
+            if runs.row[j] == r:
+                sc.part_iters[j] = sc.d_iters[j]
+                sc.part_busy[j] = sc.d_busy[j]
+    unused = max(0, _free_processors(st) - st.ctr[QUEUED_UNITS]) * pol.slice_s * count
+    return pol.slice_s * count, count, unused
+
+
+@kernel
+def _try_jump(pol, st, jobs, t, next_arrival):
+    """At the start of a steady slice, once every row's rates are cached for this
+    configuration: move over as many whole rotations as leave every arrival, completion
+    and class change to the stepwise loop; return the new time."""
+    runs, cells, sc = st.runs, st.cells, st.scratch
+    a = st.ctr[ACTIVE]
+    period, count, unused = _rotation_deltas(pol, st, jobs, a)
+    if period == 0.0:
+        return t  # a row not visited since the configuration changed
+    limit = np.inf
+    if next_arrival < np.inf:
+        limit = np.floor((next_arrival - t) / period) - 1
+    n = st.ctr[N_RESIDENT]
+    moving = False
+    for i in range(n):
+        j = runs.resident[i]
+        if jobs.sync[j]:
+            if sc.d_iters[j] > 0.0:
+                moving = True
+                limit = min(limit, np.floor((jobs.n_iter[j] - runs.done[j]) / sc.d_iters[j])
+                            - 1)
+        else:
+            r = runs.row[j]
+            for p in range(cells.job.shape[1]):
+                if cells.job[r, p] == j and sc.d_left[r, p] > 0.0:
+                    moving = True
+                    limit = min(limit, np.floor(cells.left[r, p] / sc.d_left[r, p]) - 1)
+    if not moving and limit == np.inf:
+        st.ctr[STATUS] = STATUS_STUCK
+        return t
+    if limit < 1:
+        return t
+    rounds = np.int64(min(limit, 2.0**52))
+    if pol.mode == FCS:
+        for i in range(n):
+            j = runs.resident[i]
+            rounds = fcs.stable_rotations(st, jobs, j, sc.part_iters[j], sc.part_busy[j],
+                                          sc.d_iters[j], sc.d_busy[j], rounds)
+            if rounds < 1:
+                return t
+    for i in range(n):
+        j = runs.resident[i]
+        runs.done[j] += rounds * sc.d_iters[j]
+        runs.iters[j] += rounds * sc.d_iters[j]
+        runs.busy[j] += rounds * sc.d_busy[j]
+        runs.tslots[j] += rounds
+        for group in range(2):
+            runs.cslots[j, group] += rounds
+        if not jobs.sync[j]:
+            r = runs.row[j]
+            for p in range(cells.job.shape[1]):
+                if cells.job[r, p] == j:
+                    cells.left[r, p] -= rounds * sc.d_left[r, p]
+    switches = 0
+    for p in range(cells.job.shape[1]):
+        for k in range(count):
+            if _switches(slice_mode(pol, st, jobs, sc.rows[(k + count - 1) % count], p),
+                         slice_mode(pol, st, jobs, sc.rows[k], p)):
+                switches += 1
+    st.ctr[SWITCHES] += rounds * switches
+    st.ctr[SLICES] += rounds * count
+    st.acc[UNUSED_AREA] += rounds * unused
+    st.acc[SLICE_END] += rounds * period
+    return t + rounds * period
+
+
+@kernel
+def run_timeshare(pol, st, jobs):
+    """Simulate every job; results are left in `st` (see the module docstring).
+
+    At one time: the ending slice's FCS evaluation, then arrivals, then a queue pass (if
+    anything arrived or completed), then the next slice; then progress to the next event.
+    """
+    ctr, acc, queue, waiting = st.ctr, st.acc, st.queue.jobs, st.queue.waiting
+    submit, size = jobs.submit, jobs.size
+    n = submit.shape[0]
+    slicing = pol.mode != SPIN_BLOCK
+    arrived = 0
+    finished = 0
+    t = submit[0] if n else 0.0
+    changed = False
+    while finished < n:
+        if slicing and t >= acc[SLICE_END]:
+            if pol.mode == FCS:
+                _end_of_slot(st, jobs, ctr[ACTIVE])
+            acc[SLICE_END] = np.inf
+        while arrived < n and submit[arrived] <= t:
+            queue[ctr[QLEN]] = arrived
+            ctr[QLEN] += 1
+            waiting[arrived] = True
+            ctr[QUEUED_UNITS] += size[arrived]
+            arrived += 1
+            changed = True
+        if changed and ctr[QLEN] > 0:
+            admit(pol, st, jobs, t)
+        changed = False
+        next_arrival = submit[arrived] if arrived < n else np.inf
+        if ctr[N_RESIDENT] == 0:
+            if arrived == n:
+                ctr[STATUS] = STATUS_STUCK
+                return
+            idle = _free_processors(st) - ctr[QUEUED_UNITS]
+            if idle > 0:
+                acc[UNUSED_AREA] += idle * (next_arrival - t)
+            t = next_arrival
+            acc[SLICE_END] = np.inf
+            continue
+        fresh_slice = slicing and acc[SLICE_END] == np.inf
+        if fresh_slice:
+            _start_slice(pol, st, jobs, t)
+        index = _rates(pol, st, jobs, ctr[ACTIVE] if slicing else -1)
+        if fresh_slice and ctr[STEADY] == 1:
+            jumped = _try_jump(pol, st, jobs, t, next_arrival)
+            if ctr[STATUS] == STATUS_STUCK:
+                return
+            if jumped > t:
+                t = jumped
+                continue
+        step = min(_next_completion(st, jobs, index), next_arrival - t)
+        if slicing:
+            step = min(step, acc[SLICE_END] - t)
+        if step == np.inf:
+            ctr[STATUS] = STATUS_STUCK
+            return
+        _advance(st, jobs, index, step)
+        if slicing and step == acc[SLICE_END] - t:
+            t = acc[SLICE_END]
+        elif step == next_arrival - t:
+            t = next_arrival
+        else:
+            t = t + step
+        before = ctr[N_RESIDENT]
+        if _complete(st, jobs, t):
+            finished += before - ctr[N_RESIDENT]
+            changed = True
+
+
+@kernel
+def _end_of_slot(st, jobs, a):
+    """FCS: the slot of row a ended: re-evaluate the processes of its jobs."""
+    runs = st.runs
+    changed = False
+    for i in range(st.ctr[N_RESIDENT]):
+        j = runs.resident[i]
+        if runs.row[j] == a and fcs.end_of_slot(st, jobs, j):
+            changed = True
+    if changed:
+        st.ctr[EPOCH] += 1
+
+
+def kernel_jobs(jobs: Jobs, policy: PolicySpec) -> TimeShareJobs:
+    """The kernel's view of `jobs` under `policy` (estimates x mpl)."""
+    bsp = jobs.bsp
+    if bsp is None:
+        raise SpecError(f"scheduler {policy.scheduler} needs each job's BSP model "
+                        "(pattern, compute, communication): use a workload that carries one "
+                        "(fcs:scenario1..4) or the workload transform bsp_model=random")
+    iteration = bsp.iteration_s(jobs.size)
+    return TimeShareJobs(
+        submit=jobs.submit_s, estimate=jobs.estimates(policy.estimates) * policy.mpl,
+        size=jobs.size, sync=bsp.synchronising(jobs.size), n_iter=jobs.run_s / iteration,
+        r_ded=1.0 / iteration, even_s=bsp.even_s, odd_s=bsp.odd_s, block=bsp.block)
+
+
+def kernel_policy(policy: PolicySpec) -> TimeSharePolicy:
+    """The struct of a time-sharing policy."""
+    values = policy.params()
+    return TimeSharePolicy(
+        MODES[policy.scheduler], values["queue"] == "easy",
+        values.get("time_slice_s", fcs.T_SLICE_S), values.get("spin_s", fcs.T_SPIN_S),
+        SWITCH_COST_S, values.get("f_priority") == "always")
+
+
+def run(jobs: Jobs, machine: MachineSpec, policy: PolicySpec) -> tuple[Any, float]:
+    """The kernel's final state for `jobs` on `machine` under `policy`, and its run time."""
+    kernel = kernel_jobs(jobs, policy)
+    state = new_state(len(jobs), policy.mpl, machine.units)
+    began = time.perf_counter()
+    run_timeshare(kernel_policy(policy), state, kernel)
+    elapsed = time.perf_counter() - began
+    if state.ctr[STATUS]:
+        raise SimcoreError(f"time-sharing simulation of {machine} under {policy} stopped: "
+                           "resident jobs can make no progress")
+    return state, elapsed
+
+
+def simulate(jobs: Jobs, machine: MachineSpec, policy: PolicySpec, seed: int) -> Any:
+    """`simcore.simulate` for time-sharing schedulers: the schedule, the usual run
+    metrics, and per job the FCS class of its even- and odd-block processes at its end."""
+    from simcore.simulate import SimulationResult, schedule_metrics, schedule_table
+
+    state, elapsed = run(jobs, machine, policy)
+    out = state.out
+    estimate = jobs.estimates(policy.estimates) * policy.mpl
+    slices = int(state.ctr[SLICES])
+    summary = {
+        "machine": str(machine),
+        "policy": {"scheduler": policy.scheduler, **policy.params()}, "seed": seed,
+        "jobs": len(jobs),
+        **schedule_metrics(jobs, out.start_s, out.end_s, machine.units,
+                           float(state.acc[UNUSED_AREA])),
+        "failures": 0, "runs_cut_short": 0, "killed_jobs": 0, "refused_jobs": 0,
+        "rounded_jobs": 0, "grown_jobs": 0, "migrations_attempted": 0,
+        "migrations_successful": 0, "mean_time_between_migrations_s": float("nan"),
+        "decisions": int(state.ctr[DECISIONS]), "blocked_no_box": 0, "blocked_links": 0,
+        "cable_utilization": float("nan"), "reservations_delayed": None,
+        "resources_left_busy": int(state.cells.load.sum()),
+        "time_slices": slices, "context_switches": int(state.ctr[SWITCHES]),
+    }
+    table = schedule_table(jobs, out.start_s, out.start_s, out.end_s, estimate, jobs.size)
+    for group, name in enumerate(("even", "odd")):
+        classes = [CLASSES[c] if c >= 0 else None for c in out.final_cls[:, group]]
+        table = table.append_column(f"fcs_class_{name}", pa.array(classes, pa.string()))
+    timing = {"simulate_s": elapsed, "s_per_decision": elapsed / max(1, int(
+        state.ctr[DECISIONS]))}
+    return SimulationResult(table, summary, np.zeros(0), timing)

@@ -1,0 +1,539 @@
+"""Time-sharing (Frachtenberg et al., FCS): the BSP job model, hand-checked schedules, FCS's
+classification, the paper's scenarios, a plain-Python reference and real-trace invariants."""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simcore.cleaning import clean
+from simcore.cli import main
+from simcore.errors import SpecError
+from simcore.jobs import Jobs
+from simcore.machines.spec import MachineSpec
+from simcore.policy import PolicySpec
+from simcore.simulate import simulate
+from simcore.swf import read_swf
+from simcore.timeshare import bsp, fcs, rates, scenarios
+from simcore.timeshare.engine import SWITCH_COST_S
+from simcore.workload.sources import load_workload as resolve
+from simcore.workload.transforms import WorkloadSpec, prepare
+from tests import timeshare_reference as reference
+
+TIME_SHARING = ("gang", "spin-block", "fcs")
+W, C = 1e-3, 50e-6  # the building block: 1 ms compute, 50 us synchronisation
+SPIN, BETA, Q = fcs.T_SPIN_S, rates.BLOCK_COST_S, rates.QUANTUM_S
+
+
+def bsp_jobs(rows):
+    """rows: (submit, run, size, pattern, even_s, odd_s, block, comm_s); ids 1..n."""
+    columns = (np.array(c) for c in zip(*rows, strict=True))
+    submit, run, size, pattern, even, odd, block, comm = columns
+    return Jobs.create(np.arange(1, len(rows) + 1), submit, run, run, size,
+                       bsp=bsp.BSPJobs(pattern, even, odd, block, comm))
+
+
+def ends(result):
+    return result.jobs.column("end_s").to_pylist()
+
+
+# --- the job model ----------------------------------------------------------------------
+
+def test_iteration_time_is_the_heaviest_block_plus_synchronisation():
+    model = bsp.BSPJobs([bsp.RING, bsp.RING, bsp.NONE, bsp.BARRIER], [1e-3, 2e-3, 0.0, 1e-3],
+                        [3e-3, 1e-3, 1.0, 5e-3], [4, 4, 4, 4], [5e-5, 5e-5, 0.0, 1e-4])
+    size = np.array([8, 8, 8, 4])  # the last job is one block: its odd compute never runs
+    assert model.iteration_s(size) == pytest.approx([3.05e-3, 2.05e-3, 1.0, 1.1e-3])
+    # busy time of an isolated run: every process computes its own, then synchronises
+    run = np.array([3.05, 2.05, 10.0, 1.1])  # 1000 iterations, 10 "iterations" of 1 s
+    assert model.busy_s(size, run) == pytest.approx(
+        [1000 * (4 * 1e-3 + 4 * 3e-3 + 8 * 5e-5), 1000 * (4 * 2e-3 + 4 * 1e-3 + 8 * 5e-5),
+         10 * 4 * 1.0, 1000 * 4 * (1e-3 + 1e-4)])
+    assert list(model.process_compute_s(0, 10)) == [1e-3] * 4 + [3e-3] * 4 + [1e-3] * 2
+
+
+def test_jobs_refuse_an_impossible_model_naming_the_job():
+    model = bsp.BSPJobs([bsp.RING], [0.0], [0.0], [0], [5e-5])
+    with pytest.raises(SpecError, match=r"job 7: BSP model pattern 1, compute 0.0 / 0.0 s"):
+        Jobs.create([7], [0.0], [1.0], [1.0], [4], bsp=model)
+
+
+def test_a_table_carries_all_bsp_columns_or_none():
+    table = resolve("fcs:scenario1")
+    assert bsp.BSPJobs.from_table(table.drop_columns(list(bsp.COLUMNS))) is None
+    with pytest.raises(SpecError, match=r"lacks \['bsp_comm_s'\]"):
+        bsp.BSPJobs.from_table(table.drop_columns(["bsp_comm_s"]))
+
+
+def test_random_model_is_per_job_and_follows_its_distributions():
+    ids = np.arange(1, 5001)
+    size = np.where(ids % 5 == 0, 1, 16)
+    model = bsp.draw_random(ids, size, seed=3)
+    again = bsp.draw_random(ids[::-1][:100], size[::-1][:100], seed=3)  # other jobs around
+    assert np.array_equal(again.even_s, model.even_s[::-1][:100])
+    assert (model.pattern[size == 1] == bsp.NONE).all()
+    parallel = size > 1
+    shares = np.bincount(model.pattern[parallel], minlength=3) / parallel.sum()
+    assert shares == pytest.approx(bsp.RANDOM_PATTERN_P, abs=0.03)
+    assert model.even_s.min() >= 1e-3 and model.even_s.max() <= 1.0
+    assert np.median(model.even_s) == pytest.approx(math.sqrt(1e-3), rel=0.15)  # log-uniform
+    imbalanced = model.block > 0
+    assert imbalanced.mean() == pytest.approx(0.5, abs=0.03)
+    assert np.allclose(model.odd_s[imbalanced], 2 * model.even_s[imbalanced])
+    barrier = model.pattern == bsp.BARRIER
+    assert np.allclose(model.comm_s[barrier], 50e-6 * np.ceil(np.log2(size[barrier])))
+
+
+def test_bsp_model_transform_refuses_a_source_with_its_own():
+    with pytest.raises(SpecError, match="carries its own BSP model"):
+        prepare(resolve("fcs:scenario1"), WorkloadSpec(bsp_model="random"),
+                MachineSpec.parse("flat:128"))
+
+
+def test_copies_of_a_replicated_job_share_its_bsp_model():
+    machine = MachineSpec.parse("flat:128")
+    one = prepare(resolve("fcs:scenario2"), WorkloadSpec(), machine)
+    three = prepare(resolve("fcs:scenario2"), WorkloadSpec(replication=3), machine)
+    assert len(three) == 3 * len(one)
+    original = dict(zip(one.job_id.tolist(), one.bsp.odd_s.tolist(), strict=True))
+    stride = 10  # ids 1 and 2: copies are id + 10, id + 20
+    for job_id, odd_s in zip(three.job_id.tolist(), three.bsp.odd_s.tolist(), strict=True):
+        assert odd_s == original[job_id % stride]
+    lublin = resolve("lublin:32", 20, 1)
+    drawn = prepare(lublin, WorkloadSpec(bsp_model="random", replication=2),
+                    MachineSpec.parse("flat:32"), seed=1)
+    by_id = dict(zip(drawn.job_id.tolist(), drawn.bsp.even_s.tolist(), strict=True))
+    stride = 10 ** len(str(int(lublin.column("job_number").to_numpy().max())))
+    assert all(by_id[i + stride] == by_id[i] for i in by_id if i < stride)
+
+
+def test_inserting_jobs_into_a_source_with_a_bsp_model_is_refused():
+    with pytest.raises(SpecError, match=r"insert_per_h=5\.0: the source carries a BSP model"):
+        prepare(resolve("fcs:scenario1"), WorkloadSpec(insert_per_h=5.0),
+                MachineSpec.parse("flat:128"))
+
+
+def test_time_sharing_needs_a_bsp_model():
+    jobs = Jobs.create([1], [0.0], [1.0], [1.0], [2])
+    with pytest.raises(SpecError, match="scheduler fcs needs each job's BSP model"):
+        simulate(jobs, "flat:4", "fcs")
+
+
+# --- hand-checked schedules ---------------------------------------------------------------
+
+LONE = [
+    (bsp.RING, W, W, 0, C),  # the building block
+    (bsp.BARRIER, 3e-3, 3e-3, 0, 2e-4),
+    (bsp.RING, W, 2 * W + C, 2, C),  # imbalanced: light processes wait every iteration
+    (bsp.NONE, 0.0, 0.5, 2, 0.0),  # never synchronises, half its processes idle
+]
+
+
+@pytest.mark.parametrize("scheduler", ["fcfs", "backfill", *TIME_SHARING])
+@pytest.mark.parametrize("model", LONE)
+@pytest.mark.parametrize("size", [8, 5])
+def test_a_lone_job_runs_in_its_isolated_time(scheduler, model, size):
+    """Under every scheduler a job alone takes its isolated run time: exclusive, or the
+    only process on each of its processors; with one row nothing is ever switched."""
+    pattern, even, odd, block, comm = model
+    result = simulate(bsp_jobs([(3.0, 7.3, size, pattern, even, odd, block, comm)]),
+                      "flat:8", scheduler)
+    assert result.jobs.column("start_s").to_pylist() == [3.0]
+    assert ends(result)[0] == pytest.approx(10.3, rel=1e-9)
+    assert result.summary.get("context_switches", 0) == 0
+
+
+@pytest.mark.parametrize("scheduler", TIME_SHARING)
+def test_jobs_side_by_side_in_one_row_run_in_isolated_time(scheduler):
+    rows = [(0.0, 2.0, 4, bsp.RING, W, W, 0, C), (0.5, 1.0, 4, bsp.RING, W, W, 0, C)]
+    result = simulate(bsp_jobs(rows), "flat:8", scheduler)
+    assert ends(result) == pytest.approx([2.0, 1.5], rel=1e-9)
+
+
+def test_gang_alternates_slices_and_pays_each_switch():
+    """Two 1 s jobs on the whole machine. Job 1's first slice switches nothing; every
+    later slice switches every processor and loses c = SWITCH_COST_S of its 0.1 s. Job 1,
+    after 0.1 + 9 x (0.1 - c), ends 0.03 s into its 11th slice (t = 2.03); its row's slice
+    then idles to 2.1, when job 2, with 10 x (0.1 - c) done, runs alone and unswitched."""
+    c = SWITCH_COST_S
+    assert c == pytest.approx(0.1 * 4 / 124)
+    rows = [(0.0, 1.0, 4, bsp.RING, W, W, 0, C)] * 2
+    result = simulate(bsp_jobs(rows), "flat:4", "gang")
+    first_left = 1.0 - 0.1 - 9 * (0.1 - c)  # done at 1 - c / 0.1 of full speed
+    second_end = 2.1 + (1.0 - 10 * (0.1 - c))
+    assert ends(result) == pytest.approx([2.03, second_end], rel=1e-9)
+    assert first_left / (1 - c / 0.1) == pytest.approx(0.03)
+    assert result.summary["context_switches"] == 4 * 20
+    assert result.summary["time_slices"] == 22
+
+
+def test_spin_block_balanced_pair_blocks_every_iteration():
+    """Two balanced jobs on each processor: each computes, spins T_spin, blocks (cost
+    beta) and waits out the other's burst: an iteration every 2 (w + T_spin + beta)."""
+    rows = [(0.0, 1.05, 4, bsp.RING, W, W, 0, C)] * 2
+    iterations = 1.05 / (W + C)
+    result = simulate(bsp_jobs(rows), "flat:4", "spin-block")
+    assert ends(result) == pytest.approx([iterations * 2 * (W + SPIN + BETA)] * 2, rel=1e-9)
+
+
+def test_spin_block_complementing_pair_packs_light_into_heavy():
+    """Scenario 2's shape on 4 processors: each processor has one job's light process
+    (w) and the other's heavy one (2w + c): a round is both bursts."""
+    heavy = 2 * W + C
+    rows = [(0.0, 2.1, 4, bsp.RING, W, heavy, 2, C), (0.0, 2.1, 4, bsp.RING, heavy, W, 2, C)]
+    iterations = 2.1 / (heavy + C)
+    result = simulate(bsp_jobs(rows), "flat:4", "spin-block")
+    expected = iterations * (W + heavy + 2 * (SPIN + BETA))
+    assert ends(result) == pytest.approx([expected] * 2, rel=1e-9)
+
+
+def test_processes_that_never_wait_share_round_robin():
+    """Three such jobs on one machine get a quantum each per round: a third each; with a
+    synchronising job instead of one of them, a round is Q + Q + (w + T_spin + beta)."""
+    hog = (0.0, 1.0, 2, bsp.NONE, 1.0, 1.0, 0, 0.0)
+    result = simulate(bsp_jobs([hog] * 3), "flat:2", "spin-block")
+    assert ends(result) == pytest.approx([3.0] * 3, rel=1e-9)
+    sync = (0.0, 0.105, 2, bsp.RING, W, W, 0, C)  # 100 iterations
+    result = simulate(bsp_jobs([hog, hog, sync]), "flat:2", "spin-block")
+    round_s = 2 * Q + W + SPIN + BETA
+    assert ends(result)[2] == pytest.approx(100 * round_s, rel=1e-9)
+    hog_share = Q / round_s
+    done = 100 * round_s * hog_share  # each hog's work by then; then they halve the machine
+    assert ends(result)[0] == pytest.approx(100 * round_s + 2 * (1.0 - done), rel=1e-9)
+
+
+def test_fcs_serves_f_processes_first_in_their_slot_or_always():
+    """Scenario 3: job 3's light processes (F) share their processors with two jobs that
+    never wait (DC). Served first only in job 3's slot, job 3 runs at full speed a third
+    of the time; served first in every slot, it runs at full speed throughout."""
+    result = simulate(resolve_scenario("scenario3"), "flat:128", "fcs")
+    classes = result.jobs.select(["fcs_class_even", "fcs_class_odd"]).to_pylist()
+    assert classes[2] == {"fcs_class_even": "DC", "fcs_class_odd": "F"}
+    always = simulate(resolve_scenario("scenario3"), "flat:128",
+                      PolicySpec("fcs", f_priority="always"))
+    assert ends(always)[2] < ends(result)[2] - 40  # priority in every slot: job 3 flies
+
+
+# --- FCS's classification ----------------------------------------------------------------
+
+def decision_tree(cls, cslots, tslots, g, cpu):
+    """Figure 1 / Algorithm 2, as the paper writes it."""
+    if cslots < 20:
+        return cls
+    if tslots % 32768 == 0 or g < 2e-3:
+        return fcs.CS
+    if g < 1.0 and cpu < 0.85 * 2e-3:
+        return fcs.F
+    return fcs.DC
+
+
+@pytest.mark.parametrize(("cslots", "tslots", "g", "cpu", "expected"), [
+    (19, 40, 10.0, 10.0, fcs.CS),  # too young to be evaluated: stays
+    (20, 40, 1.9e-3, 1.0e-3, fcs.CS),  # fine-grained
+    (20, 40, 2.1e-3, 1.0e-3, fcs.F),  # synchronises often but waits: frustrated
+    (20, 40, 2.1e-3, 1.8e-3, fcs.DC),  # computes most of its granularity
+    (20, 40, 1.5, 1.0e-3, fcs.DC),  # coarse
+    (20, 40, math.inf, math.inf, fcs.DC),  # never synchronises
+    (20, 32768, 0.5, 1.0e-3, fcs.CS),  # age expired: back to CS
+])
+def test_constructed_processes_land_in_the_decision_trees_class(cslots, tslots, g, cpu,
+                                                                expected):
+    assert fcs.classify(fcs.CS, cslots, tslots, g, cpu) == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from([fcs.CS, fcs.F, fcs.DC]), st.integers(0, 40), st.integers(1, 70000),
+       st.floats(0, 3, allow_nan=False), st.floats(0, 3e-3, allow_nan=False))
+def test_classify_is_the_decision_tree(cls, cslots, tslots, g, cpu):
+    assert fcs.classify(cls, cslots, tslots, g, cpu) == decision_tree(cls, cslots, tslots, g,
+                                                                      cpu)
+
+
+def test_classes_are_measured_while_coscheduled_and_kept_per_group():
+    """A job of 1 ms light and 2.05 ms heavy processes, gang-scheduled at first: g = 2.1 ms
+    for both, so after 20 of its slots the light ones are F and the heavy ones DC."""
+    jobs = bsp_jobs([(0.0, 20.0, 8, bsp.RING, W, 2 * W + C, 2, C),
+                     (0.0, 20.0, 8, bsp.RING, 2 * W + C, W, 2, C)])
+    result = simulate(jobs, "flat:8", "fcs")
+    assert result.jobs.column("fcs_class_even").to_pylist() == ["F", "DC"]
+    assert result.jobs.column("fcs_class_odd").to_pylist() == ["DC", "F"]
+
+
+# --- the paper's scenarios ----------------------------------------------------------------
+
+@functools.cache
+def resolve_scenario(name):
+    return prepare(resolve(f"fcs:{name}"), WorkloadSpec(), MachineSpec.parse("flat:128"))
+
+
+def test_scenarios_are_the_papers_jobs():
+    for name, isolated in (("scenario1", [60, 60]), ("scenario2", [120, 120]),
+                           ("scenario3", [60, 60, 180]), ("scenario4", [120, 120, 60])):
+        jobs = resolve_scenario(name)
+        assert list(jobs.run_s) == isolated and set(jobs.size) == {128}
+        assert (jobs.submit_s == 0).all()
+        iterations = jobs.run_s / jobs.bsp.iteration_s(jobs.size)
+        sync = jobs.bsp.synchronising(jobs.size)
+        assert iterations[sync] == pytest.approx(60 / 1.05e-3)  # one iteration k x 1.05 ms
+
+
+#: Termination times of every job (s), as this model gives them (docs/timesharing.md).
+EXPECTED = {
+    ("scenario1", "fcfs"): [60.0, 120.0], ("scenario1", "gang"): [123.9, 124.0],
+    ("scenario1", "spin-block"): [130.29, 130.29], ("scenario1", "fcs"): [123.9, 124.0],
+    ("scenario2", "fcfs"): [120.0, 240.0], ("scenario2", "gang"): [247.9, 248.0],
+    ("scenario2", "spin-block"): [190.29, 190.29], ("scenario2", "fcs"): [191.21, 191.22],
+    ("scenario3", "fcfs"): [60.0, 120.0, 300.0], ("scenario3", "gang"): [185.8, 185.9, 306.0],
+    ("scenario3", "spin-block"): [148.5, 148.5, 249.75],
+    ("scenario3", "fcs"): [160.54, 160.54, 232.47],
+    ("scenario4", "fcfs"): [120.0, 240.0, 300.0],
+    ("scenario4", "gang"): [309.89, 310.0, 186.0],
+    ("scenario4", "spin-block"): [255.43, 255.43, 255.43],
+    ("scenario4", "fcs"): [255.15, 255.15, 186.0],
+}
+
+
+@pytest.mark.parametrize(("name", "scheduler"), sorted(EXPECTED))
+def test_scenario_termination_times(name, scheduler):
+    result = simulate(resolve_scenario(name), "flat:128", scheduler)
+    assert ends(result) == pytest.approx(EXPECTED[name, scheduler], abs=0.006)
+
+
+def test_frozen_costs_reproduce_the_runs_they_were_derived_from():
+    """The switch cost from scenario 1 under gang scheduling (turnaround 124 s), the block
+    cost from scenario 1 under spin-block (126 and 134 s: least squares 130 s) and the
+    quantum from scenario 3 under spin-block (least squares of 144, 142 and 244 s)."""
+    paper = scenarios.PAPER
+    assert max(EXPECTED["scenario1", "gang"]) == pytest.approx(paper["scenario1"]["gang"][2],
+                                                               abs=0.1)
+    assert EXPECTED["scenario1", "spin-block"][0] == pytest.approx(130, abs=0.5)
+    errors = np.subtract(EXPECTED["scenario3", "spin-block"], paper["scenario3"]["spin-block"][:3])
+    assert np.sqrt((errors ** 2).mean()) < 6
+
+
+def test_scenario_classes_are_the_papers():
+    classes = {}
+    for name in scenarios.SCENARIOS:
+        table = simulate(resolve_scenario(name), "flat:128", "fcs").jobs
+        classes[name] = list(zip(table.column("fcs_class_even").to_pylist(),
+                                 table.column("fcs_class_odd").to_pylist(), strict=True))
+    assert classes == {
+        "scenario1": [("CS", "CS")] * 2,
+        "scenario2": [("F", "DC"), ("DC", "F")],  # F,F,F,F,DC,DC,DC,DC,... and reversed
+        "scenario3": [("DC", "DC"), ("DC", "DC"), ("DC", "F")],  # job 3's fast nodes: F
+        "scenario4": [("F", "DC"), ("DC", "F"), ("CS", "CS")],
+    }
+
+
+def test_scenario_table_beside_the_paper():
+    text = scenarios.table("scenario2", {"fcs": [191.2, 191.2]})
+    assert "| fcs | 191 (197) | 191 (197) | 191 (197) | 191 (197) |" in text
+
+
+def test_cli_runs_a_scenario_on_its_own_machine(capsys):
+    assert main(["run", "--workload", "fcs:scenario2", "--scheduler", "fcs", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["machine"] == "flat:128"
+    assert report["turnaround_s"] == pytest.approx(191.22, abs=0.006)
+    assert report["mean_response_s"] == pytest.approx(191.215, abs=0.006)
+    assert report["termination_s"] == pytest.approx({"1": 191.21, "2": 191.22}, abs=0.006)
+    assert main(["run", "--workload", "fcs:scenario2", "--jobs", "3", "--scheduler",
+                 "fcs"]) == 2
+    assert "model fcs has its own jobs" in capsys.readouterr().err
+
+
+# --- the engine against the plain-Python reference ------------------------------------------
+
+COMPUTES = (0.7e-3, 1.3e-3, 3.1e-3, 17e-3, 0.23)  # none near the thresholds' sums
+JOB = st.tuples(
+    st.integers(0, 40), st.integers(1, 60), st.integers(1, 4),
+    st.sampled_from([bsp.NONE, bsp.RING, bsp.BARRIER]), st.sampled_from(COMPUTES),
+    st.sampled_from(COMPUTES), st.integers(0, 2), st.sampled_from([0.0, 37e-6, 90e-6]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(JOB, min_size=1, max_size=5), st.sampled_from(TIME_SHARING),
+       st.integers(1, 3), st.sampled_from(["fcfs", "easy"]),
+       st.sampled_from(["slot", "always"]), st.sampled_from([0.05, 0.1]))
+def test_engine_agrees_with_the_reference(rows, scheduler, mpl, queue, priority, slice_s):
+    """Submits on a 0.0531 s grid and runs in multiples of 0.0913 s keep events off slice
+    boundaries (where rounding could send a completion either side)."""
+    compare_with_reference(rows, scheduler, mpl, queue, priority, slice_s)
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.lists(JOB, min_size=2, max_size=3), st.sampled_from(["gang", "fcs"]),
+       st.integers(2, 3), st.sampled_from(["slot", "always"]))
+def test_engine_agrees_with_the_reference_over_long_runs(rows, scheduler, mpl, priority):
+    """Runs of 10 to 30 s with 50 ms slices: jobs live through hundreds of slots, FCS
+    re-classifies them while whole rotations are skipped."""
+    rows = [(a, 110 + 5 * r, *rest) for a, r, *rest in rows]
+    compare_with_reference(rows, scheduler, mpl, "easy", priority, 0.05)
+
+
+def compare_with_reference(rows, scheduler, mpl, queue, priority, slice_s):
+    processors = 4
+    rows = [(0.0531 * a, 0.0913 * r, min(s, processors), p, e, o, b, c)
+            for a, r, s, p, e, o, b, c in rows]
+    jobs = bsp_jobs(rows)
+    params = {"mpl": mpl, "queue": queue}
+    if scheduler != "spin-block":
+        params["time_slice_s"] = slice_s
+    if scheduler == "fcs":
+        params["f_priority"] = priority
+    policy = PolicySpec.from_params(scheduler, params)
+    result = simulate(jobs, f"flat:{processors}", policy)
+    model = jobs.bsp
+    ref_jobs = [reference.Job(float(jobs.submit_s[i]), float(jobs.run_s[i]), int(jobs.size[i]),
+                              bool(model.synchronising(jobs.size)[i]), float(model.even_s[i]),
+                              float(model.odd_s[i]), int(model.block[i]),
+                              float(model.comm_s[i]), float(jobs.run_s[i]) * mpl)
+                for i in range(len(jobs))]
+    done, unused = reference.simulate(
+        ref_jobs, processors, scheduler, mpl, queue == "easy", params.get("time_slice_s", 0.1),
+        SPIN, priority == "always", SWITCH_COST_S, Q, BETA,
+        {"cslots_min": fcs.CSLOTS_MIN, "tslots_max": fcs.TSLOTS_MAX, "cs": fcs.CS_THRESH_S,
+         "dc": fcs.DC_THRESH_S, "f": fcs.F_THRESH_S})
+    assert result.jobs.column("start_s").to_pylist() == pytest.approx(
+        [j.start for j in done], rel=1e-9, abs=1e-9)
+    assert ends(result) == pytest.approx([j.end for j in done], rel=1e-7)
+    span = max(j.end for j in done) - min(j.submit for j in done)
+    assert result.summary["unused"] == pytest.approx(unused / (span * processors), abs=1e-7)
+    if scheduler == "fcs":
+        even = result.jobs.column("fcs_class_even").to_pylist()
+        assert even == [fcs_name(j.cls[0]) for j in done]
+
+
+def fcs_name(cls):
+    return ("CS", "F", "DC")[cls]
+
+
+# --- invariants on a real trace -----------------------------------------------------------
+
+@functools.cache
+def trace_jobs(path):
+    """SDSC-SP2's first 300 jobs with run times scaled to a hundredth (hours become
+    minutes) and arrivals to an offered load of 1.1, BSP models drawn, on the
+    128-processor machine."""
+    return prepare(clean(read_swf(path)), WorkloadSpec(first_jobs=300, runtime_scale=0.01,
+                                                       offered_load=1.1, bsp_model="random"),
+                   MachineSpec.parse("flat:128"), seed=5)
+
+
+@pytest.mark.parametrize("scheduler", TIME_SHARING)
+@pytest.mark.parametrize("params", [{}, {"queue": "fcfs", "mpl": 2}])
+def test_real_trace_invariants(scheduler, params, trace_path):
+    jobs = trace_jobs(str(trace_path("SDSC-SP2-1998-4.2-cln")))
+    policy = PolicySpec.from_params(scheduler, params)
+    result = simulate(jobs, "flat:128", policy)
+    table = result.jobs
+    start, end = table.column("start_s").to_numpy(), table.column("end_s").to_numpy()
+    assert (start >= jobs.submit_s).all()
+    assert (end - start >= jobs.run_s * (1 - 1e-9)).all()  # never faster than dedicated
+    s = result.summary
+    assert s["mean_wait_s"] > 0 and (end - start > 1.5 * jobs.run_s).mean() > 0.1  # contended
+    assert s["utilization"] + s["unused"] + s["lost"] == pytest.approx(1, abs=1e-12)
+    assert 0 < s["utilization"] <= 1 and s["unused"] >= 0 and s["lost"] >= -1e-12
+    assert s["resources_left_busy"] == 0
+    mpl = policy.mpl
+    for t in np.unique(start):  # jobs in the matrix at t fit its mpl rows
+        inside = (start <= t) & (end > t)
+        assert jobs.size[inside].sum() <= mpl * 128
+    if params.get("queue") == "fcfs":
+        assert (np.diff(start) >= 0).all()  # first come, first served
+    again = simulate(jobs, "flat:128", policy)
+    assert again.jobs.equals(table)
+    assert json.dumps(again.summary, sort_keys=True) == json.dumps(s, sort_keys=True)
+
+
+def test_time_sharing_results_fit_the_store(tmp_path):
+    from simcore.store import SUMMARY_SCHEMA, summary_table
+
+    result = simulate(resolve_scenario("scenario2"), "flat:128", "fcs")
+    row = summary_table([result.summary])
+    assert row.schema == SUMMARY_SCHEMA
+    assert row.column("context_switches").to_pylist() == [result.summary["context_switches"]]
+    assert row.column("utilization")[0].as_py() <= 1
+
+
+# --- tables and figures of a load sweep ---------------------------------------------------
+
+def sweep_rows():
+    """Store rows of two policies over offered loads 0.5..0.9 (and a trace run without
+    any): fcfs saturates at an accepted load of 0.7, fcs keeps rising to 0.87."""
+    import polars as pl
+
+    from simcore.store import summary_table
+
+    accepted = {"fcfs": (0.5, 0.6, 0.7, 0.7, 0.69), "fcs": (0.5, 0.6, 0.7, 0.8, 0.87)}
+    rows = []
+    for policy, values in accepted.items():
+        for load, value in zip((0.5, 0.6, 0.7, 0.8, 0.9), values, strict=True):
+            for seed in (1, 2):
+                rows.append({"run_key": f"{policy}-{load}-{seed}", "seed": seed,
+                             "scheduler": policy, "machine_spec": "flat:32",
+                             "runtime_scale": 1.0, "offered_load": load,
+                             "accepted_load": value + 0.01 * (seed - 1),
+                             "mean_response_s": 100 * load, "median_response_s": 10 * load,
+                             "mean_bsld": 5 * load, "median_bsld": 1 + load,
+                             "utilization": value, "unused": 0.1, "lost": 0.9 - value})
+    rows.append({"run_key": "trace", "seed": 1, "scheduler": "fcs", "machine_spec": "flat:32",
+                 "runtime_scale": 1.0, "accepted_load": 0.3, "utilization": 0.3,
+                 "mean_response_s": 50.0})
+    table = pl.from_arrow(summary_table(rows))
+    names = [("fcs-study", "lublin", "flat", row["scheduler"]) for row in rows]
+    names[-1] = ("trace-run", "sdsc", "flat", "fcs")
+    partitions = pl.DataFrame(names, schema=["experiment", "workload", "machine", "policy"],
+                              orient="row")
+    return partitions.hstack(table)
+
+
+def test_saturation_is_where_accepted_load_stops_rising():
+    """fcfs's accepted load rises by 0.1 per 0.1 of offered load up to 0.7, then by 0: it
+    saturates at 0.705 (the mean over seeds); fcs's last step still rises by 0.07 per
+    0.1, more than half the step, so it does not saturate within the grid."""
+    from simcore.tables import aggregate
+
+    table = aggregate(sweep_rows())["saturation"]
+    assert table.select("policy", "n", "saturation_load", "at_offered_load",
+                        "max_accepted_load", "max_offered_load").rows() == [
+        ("fcfs", 10, pytest.approx(0.705), 0.7, pytest.approx(0.705), 0.9),
+        ("fcs", 10, None, None, pytest.approx(0.875), 0.9)]
+    wait = aggregate(sweep_rows())["wait_slowdown"]
+    row = wait.filter((wait["policy"] == "fcs") & (wait["offered_load"] == 0.8)).row(0,
+                                                                                     named=True)
+    assert row["median_response_s_mean"] == pytest.approx(8.0)
+    assert row["accepted_load_mean"] == pytest.approx(0.805)
+
+
+def test_reproduction_query_of_a_saturation_load():
+    from simcore.errors import ConfigError
+    from simcore.reproduction import evaluate
+
+    runs = sweep_rows()
+    fcfs = {"experiment": "fcs-study", "policy": "fcfs"}
+    query = {"saturation": "saturation_load", "where": fcfs}
+    assert evaluate(runs, query) == pytest.approx(0.705)
+    assert evaluate(runs, {**query, "saturation": "at_offered_load"}) == 0.7
+    assert evaluate(runs, {**query, "where": {**fcfs, "policy": "fcs"}}) is None  # no stop
+    with pytest.raises(ConfigError, match="one configuration swept over offered load, found 2"):
+        evaluate(runs, {**query, "where": {"experiment": "fcs-study"}})
+
+
+def test_response_vs_load_figure(tmp_path):
+    from simcore.plots import write_figures
+    from simcore.store import write_table
+    from simcore.tables import aggregate
+
+    for name, table in aggregate(sweep_rows()).items():
+        write_table(table.to_arrow(), tmp_path / "tables" / f"{name}.parquet")
+    paths = write_figures(tmp_path / "tables", tmp_path / "figures")
+    names = {f"{p.parent.name}/{p.name}" for p in paths}
+    assert {"fcs-study/response-vs-load.png", "fcs-study/response-vs-load.svg"} <= names
+    assert "trace-run/response-vs-load.png" not in names  # one load: no curve to draw
