@@ -312,14 +312,20 @@ def listed(m, busy):
     kind = relation(m, busy)
     if kind == SAME:
         return m.n_listed[0]
-    if kind == GROWN:
-        masks, free_list = m.masks, m.free_list
-        n = 0
-        for k in range(m.n_listed[0]):
-            if not intersects(masks[free_list[k]], busy):
-                free_list[n] = free_list[k]
-                n += 1
-        copy_into(m.listed_for, busy)
+    if kind == GROWN:  # keep the boxes that miss the added units, word by word
+        columns, free_list, listed_for = m.columns, m.free_list, m.listed_for
+        n = m.n_listed[0]
+        for w in range(busy.shape[0]):
+            added = busy[w] & ~listed_for[w]
+            if added:
+                column = columns[w]
+                kept = 0
+                for k in range(n):
+                    box = free_list[k]
+                    free_list[kept] = box
+                    kept += (column[box] & added) == 0
+                n = kept
+        copy_into(listed_for, busy)
         m.n_listed[0] = n
         return n
     copy_into(m.listed_for, busy)
