@@ -27,6 +27,11 @@ CASES = [("torus:4x4x8", s) for s in ("fcfs", "backfill", "migration", "bm")] + 
     ("flat:128", s) for s in ("fcfs", "backfill")
 ]
 LFP_DIMS = [(4, 4, 8), (8, 8, 8), (16, 16, 16)]
+#: Node-level BG/L (and Blue Gene/Q's 5D shape): Lublin-Feitelson jobs of the machine's
+#: size, placed by the maximal-box search; FCFS decisions are timed one by one.
+NODE_JOBS = 10_000
+NODE_CASES = [("torus:64x32x32", "fcfs"), ("torus:64x32x32", "backfill"),
+              ("torus:16x16x16x12x2", "fcfs")]
 #: Leung et al.'s setting: Sandia Ross (5,000 jobs, > 320 processors dropped) on 8x8x5,
 #: Cplant's queue order, each curve allocator along the Hilbert curve; locality measured.
 CPLANT_JOBS = 5_000
@@ -57,10 +62,43 @@ def bench_cplant(trace: Path, repeat: int = 3) -> list[dict[str, object]]:
     return rows
 
 
+def bench_node_level(jobs: int = NODE_JOBS) -> list[dict[str, object]]:
+    """Simulation time of NODE_CASES (one run each, after a short one that loads or
+    compiles the kernels) and, for FCFS, the wall time of every decision (one event time
+    per kernel call, so each includes a call from Python: an upper bound)."""
+    from simcore.machines.spec import MachineSpec
+    from simcore.simulate import simulate
+    from simcore.workload.sources import load_workload
+    from simcore.workload.transforms import WorkloadSpec, prepare
+
+    rows = []
+    for machine, scheduler in NODE_CASES:
+        spec = MachineSpec.parse(machine)
+        table = load_workload(f"lublin:{spec.units}", jobs=jobs, seed=1)
+        work = prepare(table, WorkloadSpec(), spec)
+        simulate(prepare(table, WorkloadSpec(first_jobs=20), spec), spec, scheduler)
+        row: dict[str, object] = {"case": f"lublin-{jobs // 1000}k {machine} {scheduler}",
+                                  "jobs": len(work)}
+        if scheduler == "fcfs":
+            stamps: list[float] = []
+            simulate(work, spec, scheduler, progress_step=1,
+                     progress=lambda *_, tick=stamps.append: tick(time.perf_counter()))
+            per = np.diff(np.array(stamps)) * 1e3
+            row.update(decision_ms_median=float(np.median(per)),
+                       decision_ms_p99=float(np.percentile(per, 99)),
+                       decision_ms_max=float(per.max()))
+        result = simulate(work, spec, scheduler)
+        row.update(simulate_s=result.timing["simulate_s"],
+                   jobs_per_s=len(work) / result.timing["simulate_s"],
+                   decisions=result.summary["decisions"])
+        rows.append(row)
+    return rows
+
+
 def run_bench(trace: Path, repeat: int = 3, occupancies: int = 5,
-              ross: Path | None = None) -> dict[str, object]:
+              ross: Path | None = None, node_level: bool = True) -> dict[str, object]:
     """Benchmark the simulator on SDSC-SP2 (`trace`), the curve allocators on Sandia Ross
-    (`ross`, when given) and the LFP methods."""
+    (`ross`, when given), node-level machines (`node_level`) and the LFP methods."""
     from simcore.cleaning import clean
     from simcore.machines.spec import MachineSpec
     from simcore.simulate import simulate
@@ -91,6 +129,8 @@ def run_bench(trace: Path, repeat: int = 3, occupancies: int = 5,
                     "simulate_s": best, "jobs_per_s": len(whole) / best})
     if ross is not None:
         results += bench_cplant(ross, repeat)
+    if node_level:
+        results += bench_node_level()
     return {
         "trace": str(trace),
         "parse_s": parse_s,

@@ -35,10 +35,38 @@ def kernel_sources() -> list[Path]:
 
 
 def sources_digest() -> str:
-    """sha256 over the path and bytes of every kernel source file."""
+    """sha256 over the path and bytes of every kernel source file.
+
+    Finding those files parses every module, a large part of a short run's start-up, so
+    the digest is remembered in the cache under a stamp of the package's files (path,
+    size, modification time): any edit gives a new stamp and a fresh computation."""
+    import hashlib
+    import json
+
     from simcore.fingerprint import digest
 
-    return digest(kernel_sources())
+    stamp = hashlib.sha256()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        info = path.stat()
+        stamp.update(f"{path}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    memo = cache_dir() / "kernel-digests.json"
+    try:
+        known = json.loads(memo.read_text())
+    except (OSError, ValueError):
+        known = {}
+    key = stamp.hexdigest()
+    if not isinstance(known, dict):
+        known = {}
+    if not isinstance(known.get(key), str):  # keep a few: checkouts may share the cache
+        known = {**dict(list(known.items())[-7:]), key: digest(kernel_sources())}
+        try:
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            tmp = memo.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(known))
+            tmp.replace(memo)
+        except OSError:  # a read-only cache: compute it every time
+            pass
+    return known[key]
 
 
 def configure_numba() -> Path:

@@ -322,8 +322,8 @@ def _run(args: argparse.Namespace) -> int:
 
     from simcore.atomic import atomic_path
     from simcore.cleaning import CleaningOptions
-    from simcore.experiments import SEED
     from simcore.machines.spec import MachineSpec
+    from simcore.params import SEED
     from simcore.policy import PolicySpec
     from simcore.simulate import simulate
     from simcore.workload.sources import load_workload
@@ -748,6 +748,9 @@ def _bench(args: argparse.Namespace) -> int:
         measured = f" + locality {row['metrics_s']:.4f} s" if "metrics_s" in row else ""
         print(f"  {row['case']:<40} {row['jobs']:>6} jobs {row['simulate_s']:8.4f} s"
               f"{measured} {row['jobs_per_s']:>12,.0f} jobs/s")
+        if "decision_ms_median" in row:
+            print(f"  {'':<40} decisions: median {row['decision_ms_median']:.3f} ms, p99 "
+                  f"{row['decision_ms_p99']:.2f} ms, max {row['decision_ms_max']:.1f} ms")
     print("largest free partition, mean time per call on random 50% occupancies:")
     for row in report["largest_free_partition"]:
         cost = ("n/a: " + row["note"]) if row["s_per_call"] is None else \

@@ -34,7 +34,7 @@ from simcore.errors import ConfigError, SimcoreError
 from simcore.fingerprint import closure, digest
 from simcore.machines.registry import ALLOCATORS, check_compatible
 from simcore.machines.spec import MachineSpec
-from simcore.params import Parameter
+from simcore.params import SEED, Parameter
 from simcore.policy import PolicySpec
 from simcore.store import RESULT_SCHEMA_VERSION
 from simcore.workload.synthetic import SyntheticSpec
@@ -43,8 +43,6 @@ from simcore.workload.transforms import FIXED, GRID, WorkloadSpec, transforms
 #: The module whose import closure (with the scheduler's and the allocator's modules) is
 #: the code a run depends on: it reads workloads, simulates and writes cache entries.
 RUN_MODULE = "simcore.runner"
-SEED = Parameter("seed", int, 0, "seed of every random draw of a run (synthetic workloads, "
-                 "shapes)", minimum=0)
 DEFAULT_DATASET = "torus-sweep"
 
 

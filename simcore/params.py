@@ -160,3 +160,8 @@ def convert_all(parameters: tuple[Parameter, ...], values: dict[str, Any],
         except SpecError as exc:
             raise SpecError(f"{where}: {exc}") from None
     return out
+
+
+#: The seed of a run (an experiment's `seeds`, `simcore run --seed`).
+SEED = Parameter("seed", int, 0, "seed of every random draw of a run (synthetic workloads, "
+                 "shapes)", minimum=0)

@@ -77,6 +77,7 @@ def simulate(
     seed: int = 0,
     record_placements: bool = False,
     progress: Callable[[int, int, float], None] | None = None,
+    progress_step: int = PROGRESS_STEP,
 ) -> SimulationResult:
     """Simulate `jobs` on `machine` under `policy`.
 
@@ -89,7 +90,8 @@ def simulate(
     placements (a module function `job_metrics(struct, state, jobs)`, e.g. the curve
     allocators' locality) always keep one entry per job and add per-job columns and run
     metrics; `timing["metrics_s"]` is what measuring cost. `progress`, if given, is called
-    every PROGRESS_STEP event times with (jobs started, jobs, simulated seconds so far).
+    every `progress_step` event times with (jobs started, jobs, simulated seconds so far);
+    with a step of 1 it sees every scheduler decision (`simcore bench` times them).
     Jobs the machine refuses (sizes a placement menu does not list) are left out of the
     run and counted (`refused_jobs`). A machine with a failure process (`simcore.failures`)
     draws it from `seed`.
@@ -124,7 +126,7 @@ def simulate(
         log_capacity = len(jobs) + ((2 * len(jobs) + 1) * spec.units if migrates else 0)
     while True:
         machine_struct, kernel_policy, kernel_jobs, state, elapsed = _execute(
-            jobs, spec, policy, seed, log_capacity, progress)
+            jobs, spec, policy, seed, log_capacity, progress, progress_step)
         if not (spec.fails() and log_capacity and state.ctr[LOG_LEN] == log_capacity):
             break
         log_capacity *= 2  # jobs cut short were placed again: the log may have overflowed
@@ -154,7 +156,8 @@ def simulate(
 
 
 def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int, log_capacity: int,
-             progress: Callable[[int, int, float], None] | None) -> tuple[Any, ...]:
+             progress: Callable[[int, int, float], None] | None,
+             progress_step: int = PROGRESS_STEP) -> tuple[Any, ...]:
     """Build the machine, the policy and the state, and run the event loop to its end
     (drawing the failure process further whenever the run outlasts it); returns the
     machine and policy structs, the kernel jobs, the state and the kernel's wall time."""
@@ -170,7 +173,7 @@ def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int, log_c
     state = new_state(len(jobs), spec.units, machine_struct.words, len(classes), log_capacity,
                       None if outages is None else outages.initial(machine_struct.words))
     began = time.perf_counter()
-    step = PROGRESS_STEP if progress is not None else 1 << 62  # else all in one call
+    step = progress_step if progress is not None else 1 << 62  # else all in one call
     while not run_events(kernel_policy, machine_struct, state, kernel_jobs, step):
         if state.ctr[OUTAGE_HORIZON]:
             state.ctr[OUTAGE_HORIZON] = 0

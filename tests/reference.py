@@ -305,3 +305,56 @@ def locality_of(nodes, order, sides, wrap):
         "components": components,
         "mean_hops": hops / len(pairs) if pairs else 0.0,
     }
+
+
+def box_units(base, shape, dims):
+    """Unit indices (row-major) of the box at `base` of `shape`, wrapping around."""
+    from itertools import product
+
+    strides = [int(np.prod(dims[k + 1:])) for k in range(len(dims))]
+    return frozenset(sum(((b + o) % d) * s for b, o, d, s in zip(base, off, dims, strides,
+                                                                  strict=True))
+                     for off in product(*[range(n) for n in shape]))
+
+
+def boxes_of_volume(q, dims, wrap):
+    """Every distinct box of volume q, by shape then base (both lexicographic)."""
+    from itertools import product
+
+    for shape in product(*[range(1, d + 1) for d in dims]):
+        if int(np.prod(shape)) != q:
+            continue
+        bases = [[0] if wrap and s == d else range(d if wrap else d - s + 1)
+                 for s, d in zip(shape, dims, strict=True)]
+        for base in product(*bases):
+            yield box_units(base, shape, dims)
+
+
+def largest_free_box(free, dims, wrap):
+    """Volume of the largest box within the unit set `free`, by checking every box."""
+    for q in range(len(free), 0, -1):
+        if any(box <= free for box in boxes_of_volume(q, dims, wrap)):
+            return q
+    return 0
+
+
+def krevat_place(busy, dims, wrap, units, growth, forbidden=frozenset()):
+    """Krevat's largest-free-partition rule by brute force: (units allocated, unit set) or
+    (-1, None). Among the free boxes of the smallest volume from `units` to `units +
+    growth` that has one avoiding `forbidden`, the first (shape, then base) leaving the
+    largest free box largest."""
+    free = frozenset(range(int(np.prod(dims)))) - busy
+    ceiling = largest_free_box(free, dims, wrap)
+    for q in range(units, min(units + growth, ceiling) + 1):
+        best, best_left = None, -1
+        for box in boxes_of_volume(q, dims, wrap):
+            if not box <= free or box & forbidden:
+                continue
+            left = largest_free_box(free - box, dims, wrap)
+            if left > best_left:
+                best, best_left = box, left
+                if left == ceiling:
+                    break
+        if best is not None:
+            return q, best
+    return -1, None

@@ -45,14 +45,17 @@ def one_job():
     return Jobs.create([1], [0.0], [1.0], [1.0], [1])
 
 
-@pytest.mark.parametrize(("machine", "message"), [
-    ("mesh:100000", r"machine mesh:100000 would take \d+\.\d GiB"),
-    ("torus:16x16x16", r"machine torus:16x16x16 would take 6\.9 GiB; machine tables are "
-                       r"limited to 512 MiB"),
+@pytest.mark.parametrize(("machine", "search", "message"), [
+    ("mesh:100000", "table", r"machine mesh:100000 search=table would take \d+\.\d GiB"),
+    ("torus:16x16x16", "table", r"machine torus:16x16x16 search=table would take 6\.9 GiB; "
+                                r"machine tables are limited to 512 MiB"),
+    ("torus:64x4096x4096", "auto", r"machine torus:64x4096x4096 would take \d+\.\d GiB"),
+    ("mesh:100000", "auto", r"needs one side of at most 64 units"),
 ])
-def test_oversized_machines_are_refused_before_anything_is_allocated(machine, message):
+def test_oversized_machines_are_refused_before_anything_is_allocated(machine, search, message):
+    spec = MachineSpec.parse(machine, options={"search": search})
     with pytest.raises(SpecError, match=message):
-        simulate(one_job(), machine, "fcfs")
+        simulate(one_job(), spec, "fcfs")
 
 
 def test_huge_flat_machine_needs_no_tables():

@@ -1,10 +1,11 @@
 """Box tables of torus and mesh machines, and placement by the largest-free-partition rule.
 
-A box is a contiguous rectangular partition: a base unit and a size per dimension, wrapping
-around in every dimension of a torus (a full-length extent has one base only, as all bases
-give the same set). The table lists every distinct box as a bitmask over the machine's units
-(unit (x, y, z) is bit (x*Y + y)*Z + z), ordered by volume, largest first, and within a
-volume by shape (a, b, c) then base (x, y, z), both lexicographic. That one order serves
+A box is a contiguous rectangular partition of a machine of any number of dimensions: a base
+unit and a size per dimension, wrapping around in every dimension of a torus (a full-length
+extent has one base only, as all bases give the same set). The table lists every distinct
+box as a bitmask over the machine's units (units are numbered row-major: in 3D, unit
+(x, y, z) is bit (x*Y + y)*Z + z), ordered by volume, largest first, and within a volume by
+shape (a, b, c, ...) then base (x, y, z, ...), both lexicographic. That one order serves
 both questions the schedulers ask:
 
 - the largest free partition is the volume of the first box that does not intersect the
@@ -31,8 +32,9 @@ from numba import njit
 from simcore.bitset import copy_into, intersects, n_words
 from simcore.jit import implements, kernel
 from simcore.jobs import Jobs
+from simcore.machines import maximal
 from simcore.machines.allocate import blocked_cause, largest_free, place
-from simcore.machines.registry import check_memory
+from simcore.machines.registry import TABLE_MAX_BOXES, check_memory
 from simcore.machines.spec import MachineSpec
 from simcore.state import BLOCKED_NO_BOX
 
@@ -41,18 +43,23 @@ from simcore.state import BLOCKED_NO_BOX
 class BoxTable:
     """All distinct boxes of a machine, as arrays for numba kernels."""
 
-    dims: tuple[int, int, int]
+    dims: tuple[int, ...]
     wrap: bool
     masks: np.ndarray  # (n_boxes, n_words) uint64
     volume: np.ndarray  # (n_boxes,) int64, non-increasing
-    shape: np.ndarray  # (n_boxes, 3) int64
-    base: np.ndarray  # (n_boxes, 3) int64
+    shape: np.ndarray  # (n_boxes, dims) int64
+    base: np.ndarray  # (n_boxes, dims) int64
     volume_lo: np.ndarray  # (units + 1,) int64: boxes of volume v are volume_lo[v]:volume_hi[v]
     volume_hi: np.ndarray
 
+    @functools.cached_property
+    def columns(self) -> np.ndarray:
+        """The masks word-major: (n_words, n_boxes)."""
+        return np.ascontiguousarray(self.masks.T)
+
     @property
     def units(self) -> int:
-        return self.dims[0] * self.dims[1] * self.dims[2]
+        return int(np.prod(self.dims))
 
     @property
     def feasible(self) -> np.ndarray:
@@ -73,33 +80,23 @@ def extents(length: int, wrap: bool) -> list[tuple[int, int]]:
 
 
 @functools.lru_cache(maxsize=16)
-def box_table(dims: tuple[int, int, int], wrap: bool) -> BoxTable:
+def box_table(dims: tuple[int, ...], wrap: bool) -> BoxTable:
     """Build (once per process) the box table of a machine of `dims` units."""
-    per_dim = [extents(d, wrap) for d in dims]
     count = n_boxes(dims, wrap)
-    units = dims[0] * dims[1] * dims[2]
+    units = int(np.prod(dims))
     words = n_words(units)
     check_memory(f"the box table of a {'x'.join(map(str, dims))} machine ({count} boxes)",
                  count * words * 8)
-    shape = np.empty((count, 3), dtype=np.int64)
-    base = np.empty((count, 3), dtype=np.int64)
-    i = 0
-    # Lexicographic shape, then lexicographic base: the candidate order within a volume.
-    for a in range(1, dims[0] + 1):
-        for b in range(1, dims[1] + 1):
-            for c in range(1, dims[2] + 1):
-                for xa, x in per_dim[0]:
-                    if xa != a:
-                        continue
-                    for yb, y in per_dim[1]:
-                        if yb != b:
-                            continue
-                        for zc, z in per_dim[2]:
-                            if zc != c:
-                                continue
-                            shape[i] = (a, b, c)
-                            base[i] = (x, y, z)
-                            i += 1
+    # Every combination of one extent per dimension, ordered by shape, then base (both
+    # lexicographic: the candidate order within a volume), then stably by volume, largest
+    # first.
+    per_dim = [np.array(extents(d, wrap), dtype=np.int64).reshape(-1, 2) for d in dims]
+    grids = np.meshgrid(*[np.arange(len(e)) for e in per_dim], indexing="ij")
+    index = [g.ravel() for g in grids]
+    shape = np.stack([e[i, 0] for e, i in zip(per_dim, index, strict=True)], axis=1)
+    base = np.stack([e[i, 1] for e, i in zip(per_dim, index, strict=True)], axis=1)
+    order = np.lexsort([*base.T[::-1], *shape.T[::-1]])
+    shape, base = shape[order], base[order]
     volume = shape.prod(axis=1)
     order = np.argsort(-volume, kind="stable")
     shape, base, volume = shape[order], base[order], volume[order]
@@ -108,20 +105,29 @@ def box_table(dims: tuple[int, int, int], wrap: bool) -> BoxTable:
     counts = np.bincount(volume, minlength=units + 1)
     volume_hi = np.cumsum(counts[::-1])[::-1].astype(np.int64)  # boxes with volume >= v
     volume_lo = volume_hi - counts
-    return BoxTable(dims, wrap, masks, volume, shape, base, volume_lo, volume_hi)
+    return BoxTable(tuple(dims), wrap, masks, volume, shape, base, volume_lo, volume_hi)
 
 
 @njit(cache=True)
 def _fill_masks(masks, shape, base, dims):
+    n = dims.shape[0]
+    offset = np.zeros(n, dtype=np.int64)
     for i in range(masks.shape[0]):
-        for dx in range(shape[i, 0]):
-            x = (base[i, 0] + dx) % dims[0]
-            for dy in range(shape[i, 1]):
-                y = (base[i, 1] + dy) % dims[1]
-                for dz in range(shape[i, 2]):
-                    z = (base[i, 2] + dz) % dims[2]
-                    u = (x * dims[1] + y) * dims[2] + z
-                    masks[i, u >> 6] |= np.uint64(1) << np.uint64(u & 63)
+        offset[:] = 0
+        while True:  # every offset within the box, last dimension fastest
+            u = 0
+            for k in range(n):
+                u = u * dims[k] + (base[i, k] + offset[k]) % dims[k]
+            masks[i, u >> 6] |= np.uint64(1) << np.uint64(u & 63)
+            k = n - 1
+            while k >= 0:
+                offset[k] += 1
+                if offset[k] < shape[i, k]:
+                    break
+                offset[k] = 0
+                k -= 1
+            if k < 0:
+                break
 
 
 @kernel
@@ -142,6 +148,27 @@ def free_boxes(masks, occupied, out) -> int:
             out[n] = i
             n += 1
     return n
+
+
+@kernel
+def free_boxes_by_word(columns, occupied, hits, out) -> int:
+    """`free_boxes` from the word-major masks (`columns`): per word, one branch-free pass
+    over every box (which the compiler vectorises; `hits` is scratch), then the free
+    ones. Much faster where the table is listed often (the largest-free allocator)."""
+    n = columns.shape[1]
+    for i in range(n):
+        hits[i] = 0
+    for w in range(columns.shape[0]):
+        word = occupied[w]
+        if word:
+            column = columns[w]
+            for i in range(n):
+                hits[i] |= column[i] & word
+    count = 0
+    for i in range(n):
+        out[count] = i
+        count += hits[i] == 0
+    return count
 
 
 @kernel
@@ -181,6 +208,8 @@ def best_box(masks, volume, free, n_free, p, forbidden) -> int:
             continue
         left = 0
         for m in range(n_free):
+            if volume[free[m]] <= best_left:
+                break  # whatever it leaves, it does not beat the best candidate so far
             if not intersects(masks[free[m]], candidate):
                 left = volume[free[m]]
                 break
@@ -200,9 +229,12 @@ class BoxMachine(NamedTuple):
     words: int
     counts_only: bool
     masks: np.ndarray  # (boxes, words) uint64, volume-descending
+    columns: np.ndarray  # (words, boxes) uint64: the same masks word by word, so that
+    # listing the free boxes is one vectorised pass per word
     volume: np.ndarray  # (boxes,) int64
     feasible: np.ndarray  # (units + 1,) bool: some box has this volume
     free_list: np.ndarray  # (boxes,) int64 scratch: boxes free in `listed_for`
+    hits: np.ndarray  # (boxes,) uint64 scratch: where each box meets the occupancy
     listed_for: np.ndarray  # (words,) uint64: the occupancy free_list describes
     n_listed: np.ndarray  # (1,) int64: entries of free_list, -1 before the first listing
 
@@ -217,39 +249,87 @@ def n_boxes(dims: tuple[int, ...], wrap: bool) -> int:
     return total
 
 
+def uses_table(spec: MachineSpec) -> bool:
+    """Whether the machine's search is the box table (option `search`; `auto`: up to
+    TABLE_MAX_BOXES boxes) rather than maximal free boxes."""
+    search = spec.option("search")
+    return search == "table" or (search == "auto"
+                                 and n_boxes(spec.dims, spec.wrap) <= TABLE_MAX_BOXES)
+
+
 def memory_bytes(spec: MachineSpec) -> int:
-    """Bytes of the box table and its scratch."""
-    boxes = n_boxes(spec.dims3, spec.wrap)
+    """Bytes of the box table and its scratch (or of the maximal-box search)."""
+    if not uses_table(spec):
+        return maximal.memory_bytes(spec)
+    boxes = n_boxes(spec.dims, spec.wrap)
     return boxes * (n_words(spec.units) * 8 + 16) + spec.units
 
 
-def build(spec: MachineSpec, jobs: Jobs) -> tuple[BoxMachine, np.ndarray, np.ndarray]:
+def build(spec: MachineSpec, jobs: Jobs) -> tuple[NamedTuple, np.ndarray, np.ndarray]:
     """The machine struct, each job's size rounded up at arrival to the smallest volume some
-    box has, and its placement class (jobs of one rounded size place alike)."""
-    table = box_table(spec.dims3, spec.wrap)
+    box has, and its placement class (jobs of one rounded size place alike); machines
+    beyond the box table's size get the maximal-box search (`uses_table`)."""
+    if not uses_table(spec):
+        return maximal.build(spec, jobs)
+    table = box_table(spec.dims, spec.wrap)
     words = n_words(spec.units)
-    machine = BoxMachine(spec.units, words, False, table.masks, table.volume, table.feasible,
-                         np.zeros(table.volume.shape[0], dtype=np.int64),
-                         np.zeros(words, dtype=np.uint64), np.full(1, -1, dtype=np.int64))
+    count = table.volume.shape[0]
+    machine = BoxMachine(spec.units, words, False, table.masks, table.columns, table.volume,
+                         table.feasible, np.zeros(count, dtype=np.int64),
+                         np.zeros(count, dtype=np.uint64), np.zeros(words, dtype=np.uint64),
+                         np.full(1, -1, dtype=np.int64))
     feasible = np.flatnonzero(table.feasible)
     size = feasible[np.searchsorted(feasible, jobs.size)]
     return machine, size, size
 
 
+#: How an occupancy relates to the one the free list describes (`relation`).
+SAME, GROWN, OTHER = 0, 1, 2
+
+
+@kernel
+def relation(m, busy):
+    """SAME: the free list describes `busy`; GROWN: `busy` only adds units to what it
+    describes; OTHER: anything else (or nothing listed yet)."""
+    if m.n_listed[0] < 0:
+        return OTHER
+    listed_for = m.listed_for
+    kind = SAME
+    for w in range(busy.shape[0]):
+        if listed_for[w] != busy[w]:
+            if listed_for[w] & ~busy[w]:
+                return OTHER
+            kind = GROWN
+    return kind
+
+
 @kernel
 def listed(m, busy):
     """The boxes free in occupancy `busy`, listed into m.free_list (kept while `busy` stays
-    the same); returns how many there are."""
-    if m.n_listed[0] >= 0:
-        same = True
+    the same); returns how many there are. When `busy` only adds units to the occupancy
+    listed last (jobs starting, a migration placing jobs one by one), the boxes free now
+    are those of the last list that stay free: the list is filtered, not rebuilt."""
+    kind = relation(m, busy)
+    if kind == SAME:
+        return m.n_listed[0]
+    if kind == GROWN:  # keep the boxes that miss the added units, word by word
+        columns, free_list, listed_for = m.columns, m.free_list, m.listed_for
+        n = m.n_listed[0]
         for w in range(busy.shape[0]):
-            if m.listed_for[w] != busy[w]:
-                same = False
-                break
-        if same:
-            return m.n_listed[0]
+            added = busy[w] & ~listed_for[w]
+            if added:
+                column = columns[w]
+                kept = 0
+                for k in range(n):
+                    box = free_list[k]
+                    free_list[kept] = box
+                    kept += (column[box] & added) == 0
+                n = kept
+        copy_into(listed_for, busy)
+        m.n_listed[0] = n
+        return n
     copy_into(m.listed_for, busy)
-    m.n_listed[0] = free_boxes(m.masks, busy, m.free_list)
+    m.n_listed[0] = free_boxes_by_word(m.columns, busy, m.hits, m.free_list)
     return m.n_listed[0]
 
 
@@ -275,7 +355,12 @@ def place_box(m, st, j, units, busy, growth, forbidden, out):
 @implements(largest_free, BoxMachine)
 @kernel
 def largest_free_box(m, st, busy):
-    """Volume of the largest free box in `busy`."""
+    """Volume of the largest free box in `busy`: from the list when it describes `busy` or
+    a filtering of it does, else by a scan that stops at the first free box, leaving the
+    list to the occupancy placements ask about (backfilling asks this of several
+    hypothetical occupancies per decision)."""
+    if relation(m, busy) == OTHER:
+        return largest_free_volume(m.masks, m.volume, busy)
     n_free = listed(m, busy)
     return m.volume[m.free_list[0]] if n_free > 0 else 0
 

@@ -72,7 +72,8 @@ class MachineKind:
 class Allocator:
     """A rule choosing units on machines of `kinds`, implemented by `module`. `ordered`:
     it packs jobs along a processor ordering (`simcore.machines.orderings`), which
-    machines using it name; `parameters` are options set per machine."""
+    machines using it name; `parameters` are options set per machine; `max_dims`: the most
+    dimensions it handles (None: any)."""
 
     name: str
     summary: str
@@ -82,6 +83,7 @@ class Allocator:
     parameters: tuple[Parameter, ...] = ()
     ordered: bool = False
     example: str = ""  # a machine it runs on, where its kinds' examples do not
+    max_dims: int | None = None
 
     @property
     def machine_example(self) -> str:
@@ -106,6 +108,14 @@ DILATION = Parameter(
     "dilation", float, 0.0, "run-time dilation model: a job runs run x (1 + dilation x "
     "max(0, h / h_compact - 1)), h its mean pairwise hop distance and h_compact that of the "
     "most compact placement of its size; 0: run times as given", unit="factor", minimum=0.0)
+SEARCH = Parameter(
+    "search", str, "auto", "how the largest-free rule finds boxes (same schedules either "
+    "way): 'table' lists every box (fast on small machines, memory grows as units^2), "
+    "'maximal' keeps the maximal free boxes (any size), 'auto' the table up to "
+    "TABLE_MAX_BOXES boxes", choices=("auto", "table", "maximal"))
+#: Largest box table `search: auto` builds (8x8x8 has 185,193 boxes); larger machines use
+#: maximal free boxes, which are faster there (measured by `simcore bench`).
+TABLE_MAX_BOXES = 200_000
 UNLISTED = Parameter(
     "unlisted", str, "round-up", "a job whose size no placement has: 'round-up' to the "
     "smallest larger placement size (the extra nodes lost capacity) or 'refuse' it (Slurm's "
@@ -138,9 +148,9 @@ KINDS: dict[str, MachineKind] = {row.name: row for row in (
     MachineKind("flat", "N fully connected units", "flat:128", "any-free",
                 max_dims=1),
     MachineKind("torus", "units on a torus: partitions wrap around in every dimension",
-                "torus:4x4x8", "largest-free", wraps=True),
+                "torus:4x4x8", "largest-free", max_dims=None, wraps=True),
     MachineKind("mesh", "units on a mesh: partitions do not wrap", "mesh:8x8x5",
-                "largest-free"),
+                "largest-free", max_dims=None),
     MachineKind("slurm-torus3d", "tori whose jobs take an anchor box of a placement of their "
                 "size from a Slurm topology/torus3d menu: a topology.yaml, by path or in "
                 "config/machines/torus3d/", "slurm-torus3d:example-8x4x4.yaml", "torus3d-menu",
@@ -159,7 +169,7 @@ ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
     Allocator("largest-free", "Krevat's rule: the box of the job's size (else the smallest "
               "larger one) that leaves the largest free partition, from the box table",
               ("torus", "mesh"), "simcore.machines.boxes",
-              frozenset({"partitions", "grows", "migrates"})),
+              frozenset({"partitions", "grows", "migrates"}), (SEARCH,)),
     Allocator("two-phase", "Aridor et al.'s two-phase allocation: a free box of midplanes "
               "for the job's shape, then per line the link set with the fewest cables",
               (WIRED,), "simcore.machines.links", frozenset()),
@@ -209,20 +219,21 @@ ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
               "or more takes a box of whole cubes of its shape (Krevat's rule among them); "
               "a smaller job as with any-cubes", ("cubes",), _CUBES, frozenset()),
     Allocator("free-list", "Cplant 1.9: the first p free processors of the ordering",
-              ("torus", "mesh"), _CURVES, frozenset({"counts"}), (DILATION,), ordered=True),
+              ("torus", "mesh"), _CURVES, frozenset({"counts"}), (DILATION,), ordered=True,
+              max_dims=3),
     Allocator("first-fit", "the first interval of consecutive free ranks that holds the job "
               "(its p lowest ranks), else the span fallback (Leung et al.)",
               ("torus", "mesh"), _CURVES, frozenset({"counts"}), (FALLBACK_SPAN, DILATION),
-              ordered=True),
+              ordered=True, max_dims=3),
     Allocator("best-fit", "the shortest interval of consecutive free ranks that holds the job "
               "(ties: the earliest), else the span fallback (Leung et al.)",
               ("torus", "mesh"), _CURVES, frozenset({"counts"}), (FALLBACK_SPAN, DILATION),
-              ordered=True),
+              ordered=True, max_dims=3),
     Allocator("sum-of-squares", "the interval minimising the sum over lengths i of N(i)^2 "
               "after placement, N(i) the free intervals of length i (ties: the earliest), "
               "else the span fallback (Leung et al.)",
               ("torus", "mesh"), _CURVES, frozenset({"counts"}), (FALLBACK_SPAN, DILATION),
-              ordered=True),
+              ordered=True, max_dims=3),
 )}
 
 

@@ -77,6 +77,10 @@ class MachineSpec:
             usable = [a.name for a in ALLOCATORS.values() if self.row_name in a.kinds]
             raise SpecError(f"machine {self}: allocator {self.allocator} works on "
                             f"{', '.join(allocator.kinds)} machines; expected one of {usable}")
+        if allocator.max_dims is not None and len(self.dims) > allocator.max_dims:
+            raise SpecError(f"machine {self}: allocator {self.allocator} handles at most "
+                            f"{allocator.max_dims} dimensions; expected a machine such as "
+                            f"{row.example}, or allocator {row.default_allocator}")
         if row.wired:
             if self.wiring is None:
                 raise SpecError(f"machine {self}: a wired machine needs its description file")

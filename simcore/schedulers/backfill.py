@@ -20,7 +20,7 @@ import numpy as np
 
 from simcore.bitset import copy_into
 from simcore.jit import kernel
-from simcore.machines.allocate import place
+from simcore.machines.allocate import largest_free, place
 from simcore.state import (
     EPOCH,
     FAIL_BACKFILL,
@@ -39,15 +39,108 @@ from simcore.state import (
 
 @kernel
 def shadow_time(m, st, jobs, head):
-    """Reservation for the head job: (time, units); st.scratch.reserved gets its partition."""
+    """Reservation for the head job: (time, units); st.scratch.reserved gets its partition.
+
+    The reservation is at the first estimated end of running jobs by which enough of them
+    have ended for the head to be placed. Where the machine knows its largest free
+    partition, the head (placed with unbounded growth) fits exactly when that partition
+    holds it, and ending more jobs never makes it smaller, so that first end is found by
+    galloping then bisection over the ends: a few partition searches instead of one per
+    running job.
+    """
     n = active_by_estimated_end(st)
-    order, tmp, held = st.scratch.order, st.scratch.tmp, st.run.held
-    est_end, slot_alloc = st.run.slot_est_end, st.run.slot_alloc
-    copy_into(tmp, st.run.occ)
+    order, est_end, slot_alloc = st.scratch.order, st.run.slot_est_end, st.run.slot_alloc
     free = st.ctr[FREE_UNITS]
     need = jobs.size[head]
     k = 0
-    while k < n:
+    when = np.inf
+    while k < n:  # the first end by which enough units are free
+        when = est_end[order[k]]
+        while k < n and est_end[order[k]] == when:
+            free += slot_alloc[order[k]]
+            k += 1
+        if free >= need:
+            break
+    if free < need:
+        return np.inf, free
+    if m.counts_only:
+        return when, free
+    tmp = st.scratch.tmp
+    _release(st, n, k)
+    largest = largest_free(m, st, tmp)
+    if largest < 0:  # the kind knows no largest free partition
+        return _first_placeable(m, st, jobs, head, n, k, free)
+    if largest < need:
+        # the head needs a later end: the first k' in (k, n] whose ends hold it
+        lo, hi, step = k, k, 1
+        while True:
+            hi = min(lo + step, n)
+            _release(st, n, hi)
+            if largest_free(m, st, tmp) >= need:
+                break
+            if hi == n:
+                return np.inf, _free_after(st, n)
+            lo, step = hi, 2 * step
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            _release(st, n, mid)
+            if largest_free(m, st, tmp) >= need:
+                hi = mid
+            else:
+                lo = mid
+        k = _group_end(st, n, hi)
+        _release(st, n, k)
+    place(m, st, head, need, tmp, m.units, st.scratch.nothing, st.scratch.reserved)
+    return est_end[order[k - 1]], _free_after(st, k)
+
+
+@kernel
+def _group_end(st, n, k):
+    """k extended to the end of the group of running jobs sharing the estimated end of
+    the k-th in order (k >= 1)."""
+    order, est_end = st.scratch.order, st.run.slot_est_end
+    when = est_end[order[k - 1]]
+    while k < n and est_end[order[k]] == when:
+        k += 1
+    return k
+
+
+@kernel
+def _release(st, n, k):
+    """st.scratch.tmp: the occupancy once every running job ending (by estimate) by the
+    k-th end in order has ended (k taken to the end of its group)."""
+    k = _group_end(st, n, k)
+    order, tmp, held = st.scratch.order, st.scratch.tmp, st.run.held
+    copy_into(tmp, st.run.occ)
+    for i in range(k):
+        slot = order[i]
+        for w in range(tmp.shape[0]):
+            tmp[w] &= ~held[slot, w]
+
+
+@kernel
+def _free_after(st, k):
+    """Free units once the first k running jobs in order have ended."""
+    free = st.ctr[FREE_UNITS]
+    for i in range(k):
+        free += st.run.slot_alloc[st.scratch.order[i]]
+    return free
+
+
+@kernel
+def _first_placeable(m, st, jobs, head, n, k, free):
+    """shadow_time on machines without a largest free partition: try every end from the
+    k-th on in turn (free units after the first k ends: `free`)."""
+    order, tmp, held = st.scratch.order, st.scratch.tmp, st.run.held
+    est_end, slot_alloc = st.run.slot_est_end, st.run.slot_alloc
+    need = jobs.size[head]
+    _release(st, n, k)
+    while True:
+        if place(m, st, head, need, tmp, m.units, st.scratch.nothing,
+                 st.scratch.reserved) >= 0:
+            return est_end[order[k - 1]], free
+        if k == n:
+            return np.inf, free
         when = est_end[order[k]]
         while k < n and est_end[order[k]] == when:
             slot = order[k]
@@ -55,14 +148,6 @@ def shadow_time(m, st, jobs, head):
                 tmp[w] &= ~held[slot, w]
             free += slot_alloc[slot]
             k += 1
-        if free < need:
-            continue
-        if m.counts_only:
-            return when, free
-        if place(m, st, head, need, tmp, m.units, st.scratch.nothing,
-                 st.scratch.reserved) >= 0:
-            return when, free
-    return np.inf, free
 
 
 @kernel

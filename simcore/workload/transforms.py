@@ -8,9 +8,14 @@ In order:
    in a workload with submesh columns they ask for 1 x 1);
 1. span: skip the first `skip_jobs` jobs, keep the next `first_jobs` (Krevat: 10,000);
 2. sizes: processors per job (allocated, else requested) divided by
-   `processors_per_unit`, rounded up (Aridor: CTC-SP2 / 4 onto 128 midplanes); jobs still
-   larger than the machine are handled by `oversize`: `reject` (an error naming the
-   first), `drop` or `clamp` (to the machine's size), and counted;
+   `processors_per_unit`, rounded up (Aridor: CTC-SP2 / 4 onto 128 midplanes), or, with
+   `fit_to_machine`, mapped onto the machine whatever its size: p x units / MaxProcs
+   (the workload's MaxProcs header), rounded up, so that the same job stream can be
+   studied at any granularity (SDSC-SP2's 128 processors on BG/L's 65,536 nodes: p x 512;
+   a 65,536-node Lublin workload on 128 supernodes: p / 512 rounded up, the rounding a
+   supernode machine imposes); jobs still larger than the machine are handled by
+   `oversize`: `reject` (an error naming the first), `drop` or `clamp` (to the machine's
+   size), and counted;
 3. replication (Leung et al.'s replication factor): every job is there `replication`
    times; the copies after the first get ids job id + c x 10^k (c = 1, 2, ...; 10^k above
    every id of the span) and arrive up to `replication_jitter_s` later, uniformly, drawn
@@ -39,6 +44,7 @@ job statistics.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import Field, asdict, dataclass, field, fields
 
@@ -94,6 +100,10 @@ class WorkloadSpec:
     processors_per_unit: int = _transform(Parameter(
         "processors_per_unit", int, 1, "processors per allocation unit; sizes are divided "
         "and rounded up (CTC on BG/L midplanes: 4)", unit="procs/unit", minimum=1))
+    fit_to_machine: bool = _transform(Parameter(
+        "fit_to_machine", bool, False, "sizes mapped onto the machine: processors x machine "
+        "units / the workload's MaxProcs, rounded up (any granularity, e.g. a trace at "
+        "node level)"))
     replication: int = _transform(Parameter(
         "replication", int, 1, "copies of every job (Leung et al.'s replication factor); "
         "copies after the first arrive up to replication_jitter_s later", unit="copies",
@@ -184,6 +194,20 @@ def replicate(job_id: np.ndarray, submit: np.ndarray, run: np.ndarray,
             np.tile(requested, copies), np.tile(size, copies))
 
 
+def fit_to_machine(jobs: Jobs, table: pa.Table, spec: WorkloadSpec,
+                   machine: MachineSpec) -> Jobs:
+    """Sizes p x machine units / MaxProcs, rounded up (module docstring, step 2)."""
+    max_procs = header_of(table).get_int("MaxProcs")
+    if spec.processors_per_unit != 1:
+        raise SpecError("workload transforms fit_to_machine and processors_per_unit="
+                        f"{spec.processors_per_unit}: expected one of the two")
+    if not max_procs or max_procs < 1:
+        raise SpecError("workload transform fit_to_machine: the workload's header gives no "
+                        "MaxProcs; expected a trace or model that states its size")
+    size = -(-jobs.size * machine.units // max_procs)
+    return dataclasses.replace(jobs, size=size.astype(np.int64))
+
+
 def insert_jobs(table: pa.Table, per_h: float, run_s: float, seed: int) -> pa.Table:
     """The source with round(per_h x arrival span in hours) one-processor jobs of run time
     `run_s` added (module docstring, step 0): ids above every id of the source, arrivals
@@ -225,6 +249,8 @@ def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int
         raise SpecError(f"workload span skip_jobs={spec.skip_jobs}, first_jobs="
                         f"{spec.first_jobs} holds no jobs (the table has {table.num_rows})")
     jobs = Jobs.from_swf(span, spec.processors_per_unit)
+    if spec.fit_to_machine:
+        jobs = fit_to_machine(jobs, table, spec, machine)
     oversize = jobs.size > machine.units
     if oversize.any() and spec.oversize == "reject":
         i = int(np.flatnonzero(oversize)[0])
