@@ -121,6 +121,7 @@ def test_interrupted_shard_resumes_without_redoing_runs(tmp_path, reference):
     wait_for(lambda: cached(tmp_path) >= 5, process)
     os.killpg(process.pid, signal.SIGKILL)
     process.wait()
+    process.stdout.close()
     done = cached(tmp_path)
     assert 5 <= done < 20
     assert not shard_dir(tmp_path, shard.dataset, shard.names).exists(), "no partial shard file"
