@@ -499,13 +499,16 @@ def _tables(args: argparse.Namespace) -> int:
 def _reproduction(args: argparse.Namespace) -> int:
     from simcore.atomic import atomic_write_bytes
     from simcore.reproduction import copy_figures, load_published, report
+    from simcore.store import read_summaries
 
     if args.store is None and not args.summaries:
         raise SpecError("reproduction: give --store or --summaries")
     published = load_published(args.published)
     text = report(published, args.store, args.summaries, args.figures)
     if args.copy_figures:
-        copy_figures(published, args.copy_figures, Path(args.out).parent / args.figures)
+        present = set(read_summaries(args.store, args.summaries)["experiment"].to_list())
+        copy_figures(published, present, args.copy_figures,
+                     Path(args.out).parent / args.figures)
     atomic_write_bytes(args.out, text.encode())
     print(args.out)
     return 0

@@ -120,7 +120,7 @@ def report(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
     for seed in published.values():
         lines += [f"## {seed['title']}", "", seed["did"].strip(), "",
                   f"**Our configuration.** {seed['ours'].strip()}", ""]
-        missing = [e for e in seed["experiments"] if e not in present]
+        missing = _missing(seed, present)
         if missing:
             lines += [f"*Not in this dataset yet: experiment(s) {', '.join(missing)}.*", ""]
             continue
@@ -136,12 +136,21 @@ def report(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
     return "\n".join(lines)
 
 
-def copy_figures(published: Mapping[str, Any], source: str | os.PathLike[str],
-                 destination: str | os.PathLike[str]) -> list[Path]:
-    """Copy the figures the report links from a dataset's figure directory, so that a report
-    written outside the dataset (docs/reproduction.md) links files that exist."""
+def _missing(seed: Mapping[str, Any], present: set[str]) -> list[str]:
+    """The seed's experiments that have no runs among `present` ones."""
+    return [e for e in seed["experiments"] if e not in present]
+
+
+def copy_figures(published: Mapping[str, Any], present: set[str],
+                 source: str | os.PathLike[str], destination: str | os.PathLike[str]
+                 ) -> list[Path]:
+    """Copy the figures the report links (those of the seeds whose experiments are all
+    `present`) from a dataset's figure directory, so that a report written outside the
+    dataset (docs/reproduction.md) links files that exist."""
     copied = []
     for seed in published.values():
+        if _missing(seed, present):
+            continue
         for figure in seed.get("figures", []):
             origin, target = Path(source) / figure, Path(destination) / figure
             if not origin.is_file():

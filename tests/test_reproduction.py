@@ -59,16 +59,17 @@ def test_report_sections(tmp_path, runs):
 
 
 def test_linked_figures_are_copied_beside_a_report_outside_the_dataset(tmp_path):
-    published = {"x": {"figures": ["krevat/capacity.png"]}, "y": {}}
+    published = {"x": {"experiments": ["krevat"], "figures": ["krevat/capacity.png"]},
+                 "y": {"experiments": ["later"], "figures": ["later/capacity.png"]}}
     source = tmp_path / "figures"
     (source / "krevat").mkdir(parents=True)
     (source / "krevat/capacity.png").write_bytes(b"png")
-    assert copy_figures(published, source, tmp_path / "docs/reproduction") == [
-        tmp_path / "docs/reproduction/krevat/capacity.png"]
+    assert copy_figures(published, {"krevat"}, source, tmp_path / "docs/reproduction") == [
+        tmp_path / "docs/reproduction/krevat/capacity.png"]  # not y's: it has no runs
     assert (tmp_path / "docs/reproduction/krevat/capacity.png").read_bytes() == b"png"
     (source / "krevat/capacity.png").unlink()
     with pytest.raises(ConfigError, match=r"'krevat/capacity\.png': not found under"):
-        copy_figures(published, source, tmp_path / "elsewhere")
+        copy_figures(published, {"krevat"}, source, tmp_path / "elsewhere")
 
 
 def test_published_file_is_complete_and_checked(tmp_path):
