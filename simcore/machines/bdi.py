@@ -32,13 +32,11 @@ from simcore.machines.allocate import place
 from simcore.machines.mesh2d import (
     Mesh,
     assign,
+    build_struct,
     busy_list,
     free_regions,
-    job_sides,
     memory_bytes,
-    new_mesh,
     register,
-    shape_class,
 )
 from simcore.machines.spec import MachineSpec
 
@@ -54,10 +52,7 @@ class BDIMachine(NamedTuple):
 
 def build(spec: MachineSpec, jobs: Jobs) -> tuple[BDIMachine, np.ndarray, np.ndarray]:
     """The struct, each job's units (w x h) and its placement class (its shape)."""
-    w, h = job_sides(spec, jobs, rotates=True)
-    mesh = new_mesh(spec, jobs, w, h)
-    return BDIMachine(spec.units, mesh.reserved.shape[0], False, mesh), w * h, \
-        shape_class(mesh)
+    return build_struct(BDIMachine, spec, jobs, True)
 
 
 @implements(place, BDIMachine)

@@ -36,16 +36,14 @@ from simcore.machines.allocate import place
 from simcore.machines.mesh2d import (
     Mesh,
     assign,
+    build_struct,
     busy_list,
     contact,
     fill_grid,
     inside,
-    job_sides,
     memory_bytes,
-    new_mesh,
     overlapping,
     register,
-    shape_class,
 )
 from simcore.machines.spec import MachineSpec
 
@@ -62,11 +60,7 @@ class BusyListMachine(NamedTuple):
 
 def build(spec: MachineSpec, jobs: Jobs) -> tuple[BusyListMachine, np.ndarray, np.ndarray]:
     """The struct, each job's units (w x h) and its placement class (its shape)."""
-    w, h = job_sides(spec, jobs, rotates=True)
-    mesh = new_mesh(spec, jobs, w, h)
-    machine = BusyListMachine(spec.units, mesh.reserved.shape[0], False, mesh,
-                              spec.allocator == "bl-mod")
-    return machine, w * h, shape_class(mesh)
+    return build_struct(BusyListMachine, spec, jobs, True, spec.allocator == "bl-mod")
 
 
 @implements(place, BusyListMachine)

@@ -37,17 +37,15 @@ from simcore.machines.allocate import place
 from simcore.machines.mesh2d import (
     Mesh,
     assign,
+    build_struct,
     busy_list,
     corners,
     coverage,
     fill_grid,
     inside,
-    job_sides,
     memory_bytes,
-    new_mesh,
     overlapping,
     register,
-    shape_class,
     shared,
 )
 from simcore.machines.spec import MachineSpec
@@ -66,11 +64,7 @@ class EETMachine(NamedTuple):
 
 def build(spec: MachineSpec, jobs: Jobs) -> tuple[EETMachine, np.ndarray, np.ndarray]:
     """The struct, each job's units (w x h) and its placement class (its shape)."""
-    w, h = job_sides(spec, jobs, rotates=True)
-    mesh = new_mesh(spec, jobs, w, h)
-    machine = EETMachine(spec.units, mesh.reserved.shape[0], False, mesh,
-                         spec.allocator == "eet-sc")
-    return machine, w * h, shape_class(mesh)
+    return build_struct(EETMachine, spec, jobs, True, spec.allocator == "eet-sc")
 
 
 @implements(place, EETMachine)

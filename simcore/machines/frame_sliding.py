@@ -23,13 +23,11 @@ from simcore.machines.allocate import place
 from simcore.machines.mesh2d import (
     Mesh,
     assign,
+    build_struct,
     busy_list,
-    job_sides,
     memory_bytes,
-    new_mesh,
     overlapping,
     register,
-    shape_class,
 )
 from simcore.machines.spec import MachineSpec
 
@@ -45,10 +43,7 @@ class FrameSlidingMachine(NamedTuple):
 
 def build(spec: MachineSpec, jobs: Jobs) -> tuple[FrameSlidingMachine, np.ndarray, np.ndarray]:
     """The struct, each job's units (w x h) and its placement class (its shape)."""
-    w, h = job_sides(spec, jobs, rotates=False)
-    mesh = new_mesh(spec, jobs, w, h)
-    return FrameSlidingMachine(spec.units, mesh.reserved.shape[0], False, mesh), w * h, \
-        shape_class(mesh)
+    return build_struct(FrameSlidingMachine, spec, jobs, False)
 
 
 @implements(place, FrameSlidingMachine)

@@ -28,13 +28,11 @@ from simcore.machines.allocate import place
 from simcore.machines.mesh2d import (
     Mesh,
     assign,
+    build_struct,
     busy_list,
     free_regions,
-    job_sides,
     memory_bytes,
-    new_mesh,
     register,
-    shape_class,
 )
 from simcore.machines.spec import MachineSpec
 from simcore.state import QLEN
@@ -56,11 +54,7 @@ class LookaheadMachine(NamedTuple):
 
 def build(spec: MachineSpec, jobs: Jobs) -> tuple[LookaheadMachine, np.ndarray, np.ndarray]:
     """The struct, each job's units (w x h) and its placement class (its shape)."""
-    w, h = job_sides(spec, jobs, rotates=False)
-    mesh = new_mesh(spec, jobs, w, h)
-    machine = LookaheadMachine(spec.units, mesh.reserved.shape[0], False, mesh,
-                               POLICIES[spec.allocator])
-    return machine, w * h, shape_class(mesh)
+    return build_struct(LookaheadMachine, spec, jobs, False, POLICIES[spec.allocator])
 
 
 @implements(place, LookaheadMachine)

@@ -26,7 +26,7 @@ project (the occupancy, or the occupancy minus jobs assumed to have ended).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 import numpy as np
 
@@ -38,6 +38,8 @@ from simcore.machines.allocate import blocked_cause, extents, largest_free
 from simcore.machines.spec import MachineSpec
 from simcore.state import BLOCKED_NO_BOX, N_ACTIVE
 from simcore.workload.meshes import rule_shapes
+
+T = TypeVar("T")
 
 #: Default rule for jobs whose workload carries no submesh requests (see
 #: `simcore.workload.meshes`).
@@ -129,6 +131,17 @@ def new_mesh(spec: MachineSpec, jobs: Jobs, w: np.ndarray, h: np.ndarray) -> Mes
 def shape_class(mesh: Mesh) -> np.ndarray:
     """Placement class per job: its (w, h); jobs asking for one shape place alike."""
     return mesh.job_w * (mesh.height + 1) + mesh.job_h
+
+
+def build_struct(struct: type[T], spec: MachineSpec, jobs: Jobs, rotates: bool,
+                 *options: object) -> tuple[T, np.ndarray, np.ndarray]:
+    """What a 2D-mesh allocator's `build` returns: its struct (units, words, counts_only,
+    the Mesh, then `options`), each job's units (w x h) and its placement class (its
+    shape). `rotates`: jobs may take h x w where w x h does not fit the mesh."""
+    w, h = job_sides(spec, jobs, rotates=rotates)
+    mesh = new_mesh(spec, jobs, w, h)
+    return (struct(spec.units, mesh.reserved.shape[0], False, mesh, *options), w * h,
+            shape_class(mesh))
 
 
 def register(struct: type, partitions: bool) -> None:

@@ -31,14 +31,12 @@ from simcore.machines.allocate import place
 from simcore.machines.mesh2d import (
     Mesh,
     assign,
+    build_struct,
     corners,
     coverage,
     fill_grid,
-    job_sides,
     memory_bytes,
-    new_mesh,
     register,
-    shape_class,
 )
 from simcore.machines.spec import MachineSpec
 
@@ -61,10 +59,7 @@ class ZhuMachine(NamedTuple):
 def build(spec: MachineSpec, jobs: Jobs) -> tuple[ZhuMachine, np.ndarray, np.ndarray]:
     """The struct, each job's units (w x h) and its placement class (its shape)."""
     best, rotate = RULES[spec.allocator]
-    w, h = job_sides(spec, jobs, rotate)
-    mesh = new_mesh(spec, jobs, w, h)
-    return ZhuMachine(spec.units, mesh.reserved.shape[0], False, mesh, best, rotate), w * h, \
-        shape_class(mesh)
+    return build_struct(ZhuMachine, spec, jobs, rotate, best, rotate)
 
 
 @implements(place, ZhuMachine)
