@@ -17,15 +17,13 @@ exactly k times the basic one (the paper's footnote 4: the speed ratio is "sligh
    work per processor in all;
 4. scenario 2's two jobs and the basic job (in that order).
 
-`table` renders the paper's tables (termination time of each job, turnaround, mean
-response) for any scheduler; `report` simulates all four under FCFS, gang scheduling,
-spin-block and FCS (and FCS with F processes served first in every slot) and renders
-them beside the paper's values: `python -m simcore.timeshare.scenarios`.
+`simcore.timeshare.scenario_tables` simulates them and renders the paper's tables beside
+ours: `python -m simcore.timeshare.scenario_tables`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -63,7 +61,7 @@ _BALANCED = (RING, COMPUTE_S, COMPUTE_S, BASIC_S)
 _ODD_HEAVY = (RING, COMPUTE_S, _heavy(2), 2 * BASIC_S)
 _EVEN_HEAVY = (RING, _heavy(2), COMPUTE_S, 2 * BASIC_S)
 _ODD_WORKER = (NONE, 0.0, 1.0, BASIC_S)  # no synchronisation: 60 s of work on odd nodes
-_JOBS: dict[str, tuple[tuple[int, float, float, float], ...]] = {
+JOBS: dict[str, tuple[tuple[int, float, float, float], ...]] = {
     "scenario1": (_BALANCED, _BALANCED),
     "scenario2": (_ODD_HEAVY, _EVEN_HEAVY),
     "scenario3": (_ODD_WORKER, _ODD_WORKER, (RING, _heavy(3), COMPUTE_S, 3 * BASIC_S)),
@@ -75,7 +73,7 @@ def sample(params: Mapping[str, Any], seed: int) -> tuple[dict[str, np.ndarray],
     """SWF and BSP columns and header lines of one scenario (the `fcs` workload model;
     nothing is random, `seed` is not used)."""
     name = params["scenario"]
-    rows = _JOBS[name]
+    rows = JOBS[name]
     n = len(rows)
     pattern, even, odd, run = (np.array(column) for column in zip(*rows, strict=True))
     bsp = BSPJobs(pattern, even, odd, np.full(n, NODE), np.where(pattern == NONE, 0.0,
@@ -90,51 +88,3 @@ def sample(params: Mapping[str, Any], seed: int) -> tuple[dict[str, np.ndarray],
               f"; MaxJobs: {n}", f"; MaxRecords: {n}", f"; MaxNodes: {PROCESSES // NODE}",
               f"; MaxProcs: {PROCESSES}"]
     return columns, header
-
-
-#: The policies of `report`, by row label: the scheduler (whose paper row is shown) and
-#: its parameters.
-REPORTED = {"fcfs": ("fcfs", {}), "gang": ("gang", {}), "spin-block": ("spin-block", {}),
-            "fcs": ("fcs", {}), "fcs f_priority=always": ("fcs", {"f_priority": "always"})}
-
-
-def report() -> str:
-    """Every scenario's table (see `table`) under the policies of REPORTED."""
-    from simcore.machines.spec import MachineSpec
-    from simcore.policy import PolicySpec
-    from simcore.simulate import simulate
-    from simcore.workload.synthetic import SyntheticSpec, synthesize
-    from simcore.workload.transforms import WorkloadSpec, prepare
-
-    machine = MachineSpec.parse(MACHINE)
-    parts = []
-    for name in SCENARIOS:
-        jobs = prepare(synthesize(SyntheticSpec.create("fcs", {"scenario": name}), 0),
-                       WorkloadSpec(), machine)
-        ends = {label: simulate(jobs, machine, PolicySpec.from_params(scheduler, params))
-                .jobs.column("end_s").to_pylist()
-                for label, (scheduler, params) in REPORTED.items()}
-        parts.append(f"{name} (ours, the paper's in parentheses)\n\n{table(name, ends)}")
-    return "\n".join(parts)
-
-
-def table(name: str, results: Mapping[str, Sequence[float]]) -> str:
-    """A Markdown table of a scenario in the paper's layout: for each policy (a key of
-    `results`, whose value is each job's termination time in s), each job's termination
-    time, the turnaround and the mean response, beside the paper's values where the
-    policy is one of the paper's schedulers."""
-    jobs = len(_JOBS[name])
-    head = [f"job {i + 1}" for i in range(jobs)] + ["turnaround", "mean response"]
-    lines = ["| scheduler | " + " | ".join(head) + " |",
-             "|---|" + "---:|" * len(head)]
-    for label, ends in results.items():
-        ours = [*ends, max(ends), sum(ends) / len(ends)]
-        paper = PAPER[name].get(label)
-        cells = [f"{v:.0f}" if paper is None else f"{v:.0f} ({p})"
-                 for v, p in zip(ours, paper or ours, strict=True)]
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
-if __name__ == "__main__":
-    print(report())
