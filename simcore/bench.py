@@ -6,7 +6,7 @@ start-up (imports and numba compilation, reported once as `warmup_s`) and trace 
 
 `bench_mesh` times Chu's 2D-mesh allocators: one 50,000-job replication of BL with
 Multiple Queues on 32 x 32 (Chu's setting, load 0.7), and each allocator's time per
-allocation, replayed on the occupancies of a recorded run (`simcore.machines.probe`): on
+allocation, replayed on the occupancies of a recorded run (`simcore.probe`): on
 meshes of several sides (Chu's decreasing sizes, load 0.6, Scan All), and on 32 x 32 by
 the number of running jobs N_A (small jobs, sides 1..8, so that many run at once). They
 show the complexity tiers: O(N) strategies grow with the mesh, busy-list ones with N_A.
@@ -185,9 +185,9 @@ RUNNING_BUCKETS = ((0, 4), (4, 8), (8, 16), (16, 32), (32, 64), (64, 1 << 30))
 def bench_mesh(repeat: int = 3, sides: tuple[int, ...] = MESH_SIDES, jobs: int = MESH_JOBS,
                calls: int = 10) -> dict[str, object]:
     """The BL + MQ replication and the time per allocation of every 2D-mesh allocator."""
-    from simcore.machines.probe import replay
     from simcore.machines.registry import ALLOCATORS
     from simcore.machines.spec import MachineSpec
+    from simcore.probe import replay
     from simcore.simulate import simulate
     from simcore.workload.synthetic import SyntheticSpec, synthesize
     from simcore.workload.transforms import WorkloadSpec, prepare

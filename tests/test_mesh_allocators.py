@@ -14,9 +14,9 @@ from simcore.jobs import Jobs
 from simcore.machines import registry
 from simcore.machines.eet import side_tectd
 from simcore.machines.mesh2d import busy_list, write_rect
-from simcore.machines.probe import Probe
 from simcore.machines.registry import ALLOCATORS
 from simcore.machines.spec import MachineSpec
+from simcore.probe import Probe
 from simcore.simulate import simulate
 from tests import reference_mesh as ref
 
