@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 
 from simcore.bitset import intersects
+from simcore.draws import STREAMS, job_uniforms
 from simcore.errors import SimcoreError, SpecError
 from simcore.jit import kernel
 from simcore.state import (
@@ -57,9 +58,8 @@ from simcore.state import (
     Outages,
 )
 
-#: job_uniforms streams of the failure process (shapes use 1 and 2, replication 3).
-UP_STREAM = 4
-HIT_STREAM = 5
+UP_STREAM = STREAMS["failure_up"]
+HIT_STREAM = STREAMS["failure_hit"]
 #: A run that needs the process drawn this many times further than the first horizon is
 #: taken to be unable to finish between failures.
 MAX_HORIZON_FACTOR = 1024
@@ -101,7 +101,6 @@ def draw(process: FailureProcess, domain_units: np.ndarray, seed: int, start_s: 
     """(time, domain, repair, draw) of every failure before start + horizon and its repair,
     in time order (repairs before failures at one time, then by domain), ending with a
     sentinel event (domain -1) at start + horizon."""
-    from simcore.workload.shapes import job_uniforms
 
     assert process.unit_mtbf_s is not None
     rate = domain_units / process.unit_mtbf_s
@@ -182,7 +181,6 @@ def _read_trace(path: str, mtime_ns: int, size: int) -> np.ndarray:
 def trace_events(process: FailureProcess, n_domains: int, seed: int,
                  start_s: float) -> tuple[np.ndarray, ...]:
     """The events of a failure trace, checked against the machine's domains."""
-    from simcore.workload.shapes import job_uniforms
 
     assert process.trace is not None
     rows = read_trace(process.trace)

@@ -41,18 +41,18 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from simcore.draws import STREAMS, job_uniforms
 from simcore.jobs import Jobs
 from simcore.machines.orderings import hilbert, write_ordering_file
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
-from simcore.workload.shapes import job_uniforms
 
 TABLE1_MACHINE = "torus:4x8x4"
 SWITCH_GRID = (8, 4)  # switch columns x compute rows
 SLOTS = 4  # processors per switch
 SIZES = {2: 91, 5: 33, 25: 31, 30: 33}
 FILLING = 4  # large jobs released first
-NOISE_STREAM = 4  # job_uniforms stream of the run-time variation
+NOISE_STREAM = STREAMS["leung_noise"]
 #: The paper's Table 1: average makespan (h:mm:ss) and standard deviation per strategy.
 PAPER = {
     "Free List (no curve)": ("5:46:31", "0:10:10"),

@@ -11,15 +11,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcore.cleaning import clean
+from simcore.draws import job_uniforms
 from simcore.errors import SimcoreError, SpecError
-from simcore.failures import FailureProcess, domains, draw, trace_events
+from simcore.failures import HIT_STREAM, FailureProcess, domains, draw, trace_events
 from simcore.jobs import Jobs
 from simcore.machines import registry
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 from simcore.simulate import simulate
 from simcore.swf import read_swf
-from simcore.workload.shapes import job_uniforms
 from simcore.workload.transforms import WorkloadSpec, prepare
 from tests.reference_failures import check_outages, flat_failure_schedule
 
@@ -98,7 +98,7 @@ def test_on_a_flat_machine_a_failure_hits_a_unit_drawn_from_the_in_service_ones(
     jobs = Jobs.create([1, 2], [0.0, 0.0], [100.0, 100.0], [100.0, 100.0], [1, 2])
     spec = machine("flat:4", failure_trace=trace(tmp_path, [(10, 3, 5)]))
     result = simulate(jobs, spec, "fcfs", seed=seed)
-    unit = int(job_uniforms(seed, 5, np.arange(1))[0] * 4)
+    unit = int(job_uniforms(seed, HIT_STREAM, np.arange(1))[0] * 4)
     expected = [[1, 0], [0, 1], [0, 1], [0, 0]][unit]
     assert list(column(result, "failures_hit")) == expected
 

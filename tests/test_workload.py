@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 from simcore.cleaning import clean
+from simcore.draws import STREAMS, job_uniforms
 from simcore.errors import SpecError
 from simcore.machines.spec import MachineSpec
 from simcore.swf import read_swf
-from simcore.workload.shapes import fat_shapes, job_uniforms, slim_shapes, synthesize
+from simcore.workload.shapes import fat_shapes, slim_shapes, synthesize
 from simcore.workload.transforms import WorkloadSpec, offered_load, prepare
 
 BGL = (8, 4, 4)
@@ -47,6 +48,10 @@ def test_draws_are_per_job_and_reproducible():
     assert not np.array_equal(u, job_uniforms(7, 2, ids))
     assert u.min() >= 0 and u.max() < 1
     assert abs(u.mean() - 0.5) < 4 * np.sqrt(1 / 12 / u.size)
+
+
+def test_every_use_of_the_draws_has_a_stream_of_its_own():
+    assert len(set(STREAMS.values())) == len(STREAMS)
 
 
 def test_fat_and_torus_probabilities_nest():
@@ -136,7 +141,7 @@ def test_replication_copies_jobs_with_seeded_jitter():
     every id), each arriving up to 60 s after its original, the same draws for the same
     seed, others for another; run times, requests and sizes are copied; the work multiple
     then scales every copy."""
-    from simcore.workload.shapes import job_uniforms
+    from simcore.draws import job_uniforms
     from simcore.workload.transforms import REPLICA_STREAM
 
     table = small_table([(7, 0, 100, 4), (42, 50, 10, 2), (130, 500, 30, 8)])
@@ -168,7 +173,7 @@ def test_arrival_shaking_moves_each_arrival_within_bounds():
     """Input shaking by up to 30 s: each arrival moves by 30 (2u - 1) s, u drawn per job id
     from the seed (none below 0); run times and sizes stay; the same seed gives the same
     jobs, another seed others, and no shaking is the unshaken workload."""
-    from simcore.workload.shapes import job_uniforms
+    from simcore.draws import job_uniforms
     from simcore.workload.transforms import SHAKE_STREAM
 
     table = small_table([(7, 0, 100, 4), (42, 50, 10, 2), (130, 500, 30, 8)])
@@ -194,7 +199,7 @@ def test_inserted_jobs_join_the_source_before_the_span():
     """10 jobs an hour over a source spanning 0..36,000 s insert 100 one-processor jobs of
     the given run time, ids above the source's, at the seeded uniform times; the span is
     then taken over the merged stream, so its first jobs include inserted ones."""
-    from simcore.workload.shapes import job_uniforms
+    from simcore.draws import job_uniforms
     from simcore.workload.transforms import INSERT_STREAM
 
     table = small_table([(7, 0, 100, 4), (42, 18_000, 10, 2), (130, 36_000, 30, 8)])

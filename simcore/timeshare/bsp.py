@@ -30,8 +30,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from simcore.draws import STREAMS, job_uniforms
 from simcore.errors import SpecError
-from simcore.workload.shapes import job_uniforms
 
 PATTERNS = ("none", "ring", "barrier")
 NONE, RING, BARRIER = range(3)
@@ -140,7 +140,8 @@ RANDOM_IMBALANCED_P = 0.5  # otherwise balanced
 RANDOM_BLOCK = 2  # processes per node of the dynamic study's cluster (32 processors, 16 nodes)
 RANDOM_HEAVY = 2.0  # odd blocks of an imbalanced job compute this many times as long
 RANDOM_COMM_S = 50e-6  # a ring exchange; a barrier takes this x ceil(log2 size)
-PATTERN_STREAM, GRANULARITY_STREAM, IMBALANCE_STREAM = 6, 7, 8  # after shapes and transforms
+PATTERN_STREAM, GRANULARITY_STREAM, IMBALANCE_STREAM = (
+    STREAMS["bsp_pattern"], STREAMS["bsp_granularity"], STREAMS["bsp_imbalance"])
 
 
 def draw_random(job_ids: np.ndarray, size: np.ndarray, seed: int) -> BSPJobs:

@@ -22,24 +22,11 @@ import functools
 
 import numpy as np
 
+from simcore.draws import STREAMS, job_uniforms
 from simcore.errors import SpecError
 
-FAT_STREAM = 1
-TORUS_STREAM = 2
-
-
-def job_uniforms(seed: int, stream: int, job_ids: np.ndarray) -> np.ndarray:
-    """Uniform draws in [0, 1), one per job id, from a splitmix64 hash of (seed, stream, id)."""
-    with np.errstate(over="ignore"):
-        x = (np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15)
-             ^ np.uint64(stream) * np.uint64(0xBF58476D1CE4E5B9)
-             ^ np.asarray(job_ids).astype(np.uint64))
-        for _ in range(2):
-            x = x + np.uint64(0x9E3779B97F4A7C15)
-            x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-            x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-            x = x ^ (x >> np.uint64(31))
-    return (x >> np.uint64(11)).astype(np.float64) / float(1 << 53)
+FAT_STREAM = STREAMS["fat"]
+TORUS_STREAM = STREAMS["torus"]
 
 
 @functools.lru_cache(maxsize=64)

@@ -52,6 +52,7 @@ import numpy as np
 import pyarrow as pa
 
 from simcore.cleaning import cleaning_report
+from simcore.draws import STREAMS, job_uniforms
 from simcore.errors import SpecError
 from simcore.jobs import Jobs
 from simcore.machines.registry import ALLOCATORS
@@ -61,14 +62,14 @@ from simcore.swf import from_columns, header_of
 from simcore.timeshare.bsp import MODELS as BSP_MODELS
 from simcore.timeshare.bsp import BSPJobs
 from simcore.workload.meshes import RULES, SHAPE_COLUMNS, rule_shapes, table_shapes
-from simcore.workload.shapes import job_uniforms, synthesize
+from simcore.workload.shapes import synthesize
 from simcore.workload.synthetic import declared_load
 
 #: Where an experiment sets a transform: once (`transforms:`) or as a grid axis (`grid:`).
 FIXED, GRID = "transforms", "grid"
-REPLICA_STREAM = 3  # job_uniforms stream of the copies' arrival jitter (shapes use 1, 2)
-SHAKE_STREAM = 4  # job_uniforms stream of the arrivals' shaking
-INSERT_STREAM = 5  # job_uniforms stream of the inserted jobs' arrival times
+REPLICA_STREAM = STREAMS["replica"]
+SHAKE_STREAM = STREAMS["shake"]
+INSERT_STREAM = STREAMS["insert"]
 
 
 def _transform(parameter: Parameter, shaped: bool = False, draws: bool = False) -> Field:
