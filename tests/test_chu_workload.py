@@ -15,8 +15,8 @@ from simcore.jobs import Jobs
 from simcore.machines.spec import MachineSpec
 from simcore.metrics import chu_statistics
 from simcore.simulate import simulate
+from simcore.submeshes import rule_shapes
 from simcore.workload.chu import mean_size, side_probabilities
-from simcore.workload.meshes import rule_shapes
 from simcore.workload.synthetic import SyntheticSpec, declared_load, synthesize
 from simcore.workload.transforms import WorkloadSpec, prepare
 

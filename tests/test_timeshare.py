@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from simcore import frachtenberg2003
 from simcore.cleaning import clean
 from simcore.cli import main
 from simcore.errors import SpecError
@@ -20,7 +21,7 @@ from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 from simcore.simulate import simulate
 from simcore.swf import read_swf
-from simcore.timeshare import bsp, fcs, rates, scenario_tables, scenarios
+from simcore.timeshare import bsp, fcs, rates, scenarios
 from simcore.timeshare.engine import SWITCH_COST_S
 from simcore.workload.sources import load_workload as resolve
 from simcore.workload.transforms import WorkloadSpec, prepare
@@ -332,7 +333,7 @@ def test_scenario_classes_are_the_papers():
 
 
 def test_scenario_table_beside_the_paper():
-    text = scenario_tables.table("scenario2", {"fcs": [191.2, 191.2]})
+    text = frachtenberg2003.table("scenario2", {"fcs": [191.2, 191.2]})
     assert "| fcs | 191 (197) | 191 (197) | 191 (197) | 191 (197) |" in text
 
 

@@ -37,12 +37,12 @@ from simcore.jobs import Jobs
 from simcore.machines.allocate import blocked_cause, extents, largest_free
 from simcore.machines.spec import MachineSpec
 from simcore.state import BLOCKED_NO_BOX, N_ACTIVE
-from simcore.workload.meshes import rule_shapes
+from simcore.submeshes import rule_shapes
 
 T = TypeVar("T")
 
 #: Default rule for jobs whose workload carries no submesh requests (see
-#: `simcore.workload.meshes`).
+#: `simcore.submeshes`).
 DEFAULT_RULE = "squarest"
 
 

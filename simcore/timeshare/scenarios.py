@@ -17,8 +17,8 @@ exactly k times the basic one (the paper's footnote 4: the speed ratio is "sligh
    work per processor in all;
 4. scenario 2's two jobs and the basic job (in that order).
 
-`simcore.timeshare.scenario_tables` simulates them and renders the paper's tables beside
-ours: `python -m simcore.timeshare.scenario_tables`.
+`simcore.frachtenberg2003` simulates them and renders the paper's tables beside
+ours: `python -m simcore.frachtenberg2003`.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from simcore.errors import SpecError
-from simcore.workload.meshes import HEIGHT, WIDTH
+from simcore.submeshes import HEIGHT, WIDTH
 
 DISTRIBUTIONS = ("uniform", "decreasing", "increasing")
 ARRIVALS, SERVICE, WIDTHS, HEIGHTS, ESTIMATES = range(5)

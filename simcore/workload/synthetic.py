@@ -21,12 +21,12 @@ import pyarrow as pa
 
 from simcore.errors import ConfigError, SpecError
 from simcore.params import Parameter, convert_all
+from simcore.submeshes import SHAPE_COLUMNS
 from simcore.swf import FIELDS, SWFHeader, from_columns
 from simcore.timeshare.bsp import COLUMNS as BSP_COLUMNS
 from simcore.timeshare.scenarios import MACHINE as FCS_MACHINE
 from simcore.timeshare.scenarios import SCENARIOS as FCS_SCENARIOS
 from simcore.workload.io import SOURCE_METADATA_KEY, with_source
-from simcore.workload.meshes import SHAPE_COLUMNS
 
 JOBS = Parameter("jobs", int, None, "jobs to sample", unit="jobs", minimum=1)
 
@@ -35,7 +35,7 @@ JOBS = Parameter("jobs", int, None, "jobs to sample", unit="jobs", minimum=1)
 class Model:
     """A registered workload model: `sample(params, seed)` in `function` ("module:name")
     returns SWF columns (and BSP model columns, `simcore.timeshare.bsp.COLUMNS`, or for
-    2D-mesh jobs their submesh sides, `simcore.workload.meshes`) and header lines.
+    2D-mesh jobs their submesh sides, `simcore.submeshes`) and header lines.
     `nominal(params)`, where the model has one, gives the exact mean work per job
     (processor-seconds) and mean inter-arrival time (s) of its distributions, on which the
     offered load of its samples is then based. `machine`: the machine the model describes,

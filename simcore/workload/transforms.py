@@ -31,7 +31,7 @@ In order:
 6. shapes, on machines that need them: slim/fat shapes with probability `p_fat`, torus
    with probability `p_torus` (see `simcore.workload.shapes`); on 2D meshes with submesh
    allocators, w x h submeshes from the workload's columns or by the rule `mesh_shape`
-   (see `simcore.workload.meshes`); sizes become shape volumes;
+   (see `simcore.submeshes`); sizes become shape volumes;
 7. the BSP job model time-sharing schedulers need, drawn per job by the model `bsp_model`
    names (see `simcore.timeshare.bsp`), for sources that carry none (copies of a job
    share its model).
@@ -58,10 +58,10 @@ from simcore.jobs import Jobs
 from simcore.machines.registry import ALLOCATORS
 from simcore.machines.spec import MachineSpec
 from simcore.params import Parameter
+from simcore.submeshes import RULES, SHAPE_COLUMNS, rule_shapes, table_shapes
 from simcore.swf import from_columns, header_of
 from simcore.timeshare.bsp import MODELS as BSP_MODELS
 from simcore.timeshare.bsp import BSPJobs
-from simcore.workload.meshes import RULES, SHAPE_COLUMNS, rule_shapes, table_shapes
 from simcore.workload.shapes import synthesize
 from simcore.workload.synthetic import declared_load
 

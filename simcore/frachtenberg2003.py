@@ -2,7 +2,7 @@
 turnaround, mean response), ours beside the paper's: `table` renders them for any
 scheduler, `report` simulates every scenario under FCFS, gang scheduling, spin-block and
 FCS (and FCS with F processes served first in every slot).
-`python -m simcore.timeshare.scenario_tables` prints them."""
+`python -m simcore.frachtenberg2003` prints them."""
 
 from __future__ import annotations
 
