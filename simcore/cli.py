@@ -42,6 +42,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except OSError as exc:  # a missing or unreadable file named on the command line
+        if exc.strerror is None and isinstance(exc, FileNotFoundError):  # raised by a library
+            print(f"simcore: error: {exc}: no such file", file=sys.stderr)  # with the path alone
+            return 2
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"simcore: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
