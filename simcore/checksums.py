@@ -13,7 +13,8 @@ import os
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+
+from simcore.arrays import numpy_array
 
 #: Schema metadata key under which a table's content digest is stored.
 DIGEST_KEY = b"content_sha256"
@@ -37,16 +38,16 @@ def table_digest(table: pa.Table) -> str:
                 else str(array.type))  # Parquet renames a list's item field
         digest.update(f"{name}\0{kind}\0{len(array)}\0".encode())
         if array.null_count:
-            digest.update(array.is_null().to_numpy(zero_copy_only=False).tobytes())
+            digest.update(numpy_array(array.is_null()).tobytes())
         if pa.types.is_string(array.type) or pa.types.is_large_string(array.type):
-            digest.update("\0".join(pc.fill_null(array, "").to_pylist()).encode())
+            digest.update("\0".join(array.fill_null("").to_pylist()).encode())
         elif pa.types.is_list(array.type) or pa.types.is_large_list(array.type):
             digest.update(np.asarray(array.value_lengths().fill_null(0)).tobytes())
-            digest.update(np.ascontiguousarray(array.flatten().to_numpy()).tobytes())
+            digest.update(np.ascontiguousarray(numpy_array(array.flatten())).tobytes())
         else:
             if array.null_count:
-                array = pc.fill_null(array, False if pa.types.is_boolean(array.type) else 0)
-            digest.update(np.ascontiguousarray(array.to_numpy(zero_copy_only=False)).tobytes())
+                array = array.fill_null(False if pa.types.is_boolean(array.type) else 0)
+            digest.update(np.ascontiguousarray(numpy_array(array)).tobytes())
     return digest.hexdigest()
 
 

@@ -21,6 +21,7 @@ from typing import Literal
 import numpy as np
 import pyarrow as pa
 
+from simcore.arrays import arrow_array, numpy_array
 from simcore.errors import CleaningError
 from simcore.swf import header_of, job_size
 
@@ -70,8 +71,8 @@ def clean(table: pa.Table, options: CleaningOptions | None = None) -> pa.Table:
     """Apply the rules; return the kept jobs with per-rule counts in the metadata."""
     options = options or CleaningOptions()
     size = job_size(table)
-    run = table.column("run_time").to_numpy()
-    submit = table.column("submit_time").to_numpy()
+    run = numpy_array(table.column("run_time"))
+    submit = numpy_array(table.column("submit_time"))
     max_procs = options.max_procs or header_of(table).max_procs
 
     broken = {
@@ -104,7 +105,7 @@ def clean(table: pa.Table, options: CleaningOptions | None = None) -> pa.Table:
         report[rule] = {"action": "drop", "removed": int(hit.sum())}
         keep &= ~mask
 
-    cleaned = table.filter(pa.array(keep))
+    cleaned = table.filter(arrow_array(keep))
     if options.oversize == "clamp" and max_procs:
         cleaned = _clamp_sizes(cleaned, max_procs)
     summary = {"jobs_in": table.num_rows, "jobs_out": cleaned.num_rows, "rules": report}
@@ -122,6 +123,6 @@ def cleaning_report(table: pa.Table) -> dict[str, object] | None:
 def _clamp_sizes(table: pa.Table, max_procs: int) -> pa.Table:
     for name in ("allocated_processors", "requested_processors"):
         index = table.schema.get_field_index(name)
-        values = np.minimum(table.column(name).to_numpy(), max_procs)
-        table = table.set_column(index, name, pa.array(values))
+        values = np.minimum(numpy_array(table.column(name)), max_procs)
+        table = table.set_column(index, name, arrow_array(values))
     return table

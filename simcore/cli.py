@@ -321,8 +321,6 @@ def _convert_trace(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    import pyarrow.parquet as pq
-
     from simcore.atomic import atomic_path
     from simcore.cleaning import CleaningOptions
     from simcore.machines.spec import MachineSpec
@@ -355,13 +353,15 @@ def _run(args: argparse.Namespace) -> int:
     if bar is not None:
         bar.close()
     if args.jobs_out:
+        import pyarrow.parquet as pq
+
         with atomic_path(args.jobs_out) as tmp:
             pq.write_table(result.jobs, tmp, compression="zstd")
-    ends = result.jobs.column("end_s").to_pylist()
+    listed = result.jobs.num_rows <= _LISTED_JOBS
     report = {**result.summary, "turnaround_s": result.summary["makespan_s"],
               "termination_s": dict(zip(map(str, result.jobs.column("job_id").to_pylist()),
-                                        ends, strict=True)) if len(ends) <= _LISTED_JOBS
-              else None,
+                                        result.jobs.column("end_s").to_pylist(), strict=True))
+              if listed else None,
               "workload": {"source": args.workload, **json.loads(spec.key())},
               "timing": result.timing}
     if args.json:

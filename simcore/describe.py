@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from simcore.arrays import numpy_array
 from simcore.cleaning import CleaningOptions, clean, cleaning_report
 from simcore.swf import header_of, job_size
 
@@ -23,8 +24,8 @@ def describe(table: pa.Table) -> dict[str, object]:
     cleaned = clean(table, CleaningOptions(oversize="drop"))
     report = cleaning_report(cleaned)
     size = job_size(cleaned)
-    run = cleaned.column("run_time").to_numpy()
-    submit = cleaned.column("submit_time").to_numpy()
+    run = numpy_array(cleaned.column("run_time"))
+    submit = numpy_array(cleaned.column("submit_time"))
     first, last = (float(submit.min()), float(submit.max())) if submit.size else (0.0, 0.0)
     span = last - first
     max_procs = header.max_procs

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from simcore.arrays import numpy_array
 from simcore.errors import SpecError
 from simcore.swf import job_size
 
@@ -105,10 +106,10 @@ class Jobs:
 
         procs = job_size(table)
         return cls.create(
-            table.column("job_number").to_numpy(),
-            table.column("submit_time").to_numpy(),
-            table.column("run_time").to_numpy(),
-            table.column("requested_time").to_numpy(),
+            numpy_array(table.column("job_number")),
+            numpy_array(table.column("submit_time")),
+            numpy_array(table.column("run_time")),
+            numpy_array(table.column("requested_time")),
             -(-procs // processors_per_unit),
             bsp=BSPJobs.from_table(table),
         )

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from simcore.arrays import numpy_array
+
 
 @dataclass(frozen=True, eq=False)
 class PlacementLog:
@@ -55,7 +57,7 @@ def cable_usage(result, machine) -> tuple[np.ndarray, np.ndarray]:
     from simcore.machines.links import link_machine
 
     links = link_machine(str(machine.wiring))
-    times, busy = usage_series(result.placements, result.jobs.column("job_id").to_numpy(),
-                               result.jobs.column("end_s").to_numpy(),
+    times, busy = usage_series(result.placements, numpy_array(result.jobs.column("job_id")),
+                               numpy_array(result.jobs.column("end_s")),
                                slice(links.unit_words * 64, None))
     return times, busy / links.n_cables

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
+from simcore.arrays import arrow_array, arrow_table
 from simcore.cleaning import clean, cleaning_report
 from simcore.engine import KernelJobs, run_events
 from simcore.errors import SimcoreError, SpecError
@@ -251,7 +252,7 @@ def schedule_table(jobs: Jobs, sched_s: np.ndarray, start_s: np.ndarray, end_s: 
     """The per-job schedule every engine reports (JOB_COLUMNS; null reservations where
     `reserved_s` is None)."""
     response = end_s - jobs.submit_s
-    return pa.table({
+    return arrow_table({
         "job_id": jobs.job_id,
         "submit_s": jobs.submit_s,
         "sched_s": sched_s,
@@ -265,7 +266,7 @@ def schedule_table(jobs: Jobs, sched_s: np.ndarray, start_s: np.ndarray, end_s: 
         "size": jobs.size,
         "alloc_size": alloc,
         "reserved_s": (pa.nulls(len(jobs), pa.float64()) if reserved_s is None
-                       else pa.array(reserved_s, from_pandas=True)),  # null: never reserved
+                       else arrow_array(reserved_s, null=np.isnan(reserved_s))),  # never reserved
     })
 
 
@@ -306,10 +307,10 @@ def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpe
         for column, values in (("requested_units", jobs.requested_units),
                                ("shape_a", jobs.shape[:, 0]), ("shape_b", jobs.shape[:, 1]),
                                ("shape_c", jobs.shape[:, 2]), ("torus", jobs.torus)):
-            table = table.append_column(column, pa.array(values))
+            table = table.append_column(column, arrow_array(values))
     if spec.fails():
-        table = table.append_column("failures_hit", pa.array(out.hit))
-        table = table.append_column("killed", pa.array(out.killed))
+        table = table.append_column("failures_hit", arrow_array(out.hit))
+        table = table.append_column("killed", arrow_array(out.killed))
     timing = {"simulate_s": elapsed,
               "s_per_decision": elapsed / decisions if decisions else float("nan")}
     return SimulationResult(table, summary, migrations, timing)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from simcore.arrays import numpy_array
 from simcore.errors import SpecError
 
 WIDTH, HEIGHT = "mesh_width", "mesh_height"
@@ -37,8 +38,8 @@ def table_shapes(table: pa.Table) -> tuple[np.ndarray, np.ndarray] | None:
     if len(present) == 1:
         raise SpecError(f"workload has column {present[0]} but not "
                         f"{(set(SHAPE_COLUMNS) - set(present)).pop()}; expected both or neither")
-    w = table.column(WIDTH).to_numpy().astype(np.int64)
-    h = table.column(HEIGHT).to_numpy().astype(np.int64)
+    w = numpy_array(table.column(WIDTH)).astype(np.int64)
+    h = numpy_array(table.column(HEIGHT)).astype(np.int64)
     bad = np.flatnonzero((w < 1) | (h < 1))
     if bad.size:
         i = int(bad[0])

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from simcore.arrays import arrow_array, numpy_array
 from simcore.atomic import atomic_write_bytes
 from simcore.errors import (
     SWFCompressionError,
@@ -76,10 +76,14 @@ SCHEMA = pa.schema(
 MISSING = -1
 HEADER_METADATA_KEY = b"swf_header"
 
-_NUMBER_BYTES = np.zeros(256, dtype=bool)
-_NUMBER_BYTES[np.frombuffer(b"0123456789.-+eE", dtype=np.uint8)] = True
-_SPACE_BYTES = np.zeros(256, dtype=bool)
-_SPACE_BYTES[np.frombuffer(b" \t\r\n\v\f", dtype=np.uint8)] = True
+# Byte classes, one table lookup per byte: whitespace (a newline is also a line end) and
+# the characters of a number; any other byte in a job line is an error.
+_SPACE, _NEWLINE, _NUMBER = 1, 2, 4
+_BYTE_CLASS = np.zeros(256, dtype=np.uint8)
+_BYTE_CLASS[np.frombuffer(b" \t\r\v\f", dtype=np.uint8)] = _SPACE
+_BYTE_CLASS[ord("\n")] = _SPACE | _NEWLINE
+_BYTE_CLASS[np.frombuffer(b"0123456789.-+eE", dtype=np.uint8)] = _NUMBER
+_TO_SPACE = bytes.maketrans(b"\t\v\f", b"   ")
 _OTHER_COMPRESSION = {b"\xfd7zXZ\x00": "xz", b"BZh": "bzip2", b"\x28\xb5\x2f\xfd": "zstd",
                       b"PK\x03\x04": "zip"}
 _KEY_LINE = re.compile(r"^;\s?([A-Za-z][A-Za-z0-9_]*):\s?(.*)$")
@@ -166,7 +170,9 @@ def parse_swf(data: bytes, path: str = "<bytes>") -> pa.Table:
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
     buf = np.frombuffer(data, dtype=np.uint8)
-    if not (~_SPACE_BYTES[buf]).any():
+    byte_class = _BYTE_CLASS[buf]
+    is_space = (byte_class & _SPACE).view(bool)
+    if is_space.all():
         raise SWFEmptyError(path, None, "empty file; expected SWF header comments and job lines")
 
     is_newline = buf == 10
@@ -175,15 +181,15 @@ def parse_swf(data: bytes, path: str = "<bytes>") -> pa.Table:
         line_end = np.append(line_end, buf.size)
     line_length = np.diff(line_end, prepend=0)
     n_lines = line_end.size
-    is_space = _SPACE_BYTES[buf]
     token_start = ~is_space & np.concatenate(([True], is_space[:-1]))
     starts = np.flatnonzero(token_start)
-    token_line = np.searchsorted(line_end, starts, side="right")
-    tokens_per_line = np.bincount(token_line, minlength=n_lines)
-    first_token_index = np.flatnonzero(np.diff(token_line, prepend=-1))
+    bounds = np.searchsorted(starts, np.concatenate(([0], line_end)))  # line i: [b_i, b_i+1)
+    tokens_per_line = np.diff(bounds)
+    has_tokens = tokens_per_line > 0
+    first_starts = starts[bounds[:-1][has_tokens]]  # each line's first token
     comment_line = np.zeros(n_lines, dtype=bool)
-    comment_line[token_line[first_token_index]] = buf[starts[first_token_index]] == ord(";")
-    data_line = (tokens_per_line > 0) & ~comment_line
+    comment_line[has_tokens] = buf[first_starts] == ord(";")
+    data_line = has_tokens & ~comment_line
 
     header = _header_lines(data, line_end, comment_line, data_line)
     if not data_line.any():
@@ -200,20 +206,19 @@ def parse_swf(data: bytes, path: str = "<bytes>") -> pa.Table:
             "whitespace-separated numbers",
         )
     in_data = np.repeat(data_line, line_length)
-    bad = np.flatnonzero(in_data & ~is_space & ~_NUMBER_BYTES[buf])
+    bad = np.flatnonzero(in_data & (byte_class == 0))
     if bad.size:
         _raise_bad_token(data, path, int(np.searchsorted(line_end, bad[0], side="right")))
 
     # Keep data-line bytes, one space between tokens, one newline per line: plain CSV.
-    inner_token = token_start.copy()
-    inner_token[starts[first_token_index]] = False
-    space_before_inner = np.zeros_like(token_start)
-    space_before_inner[:-1] = inner_token[1:]
-    keep = in_data & (~is_space | space_before_inner | is_newline)
-    text = buf[keep].copy()
-    text[_SPACE_BYTES[text] & (text != 10)] = ord(" ")
+    # The whitespace byte before each token but a line's first becomes its separator.
+    token_start[first_starts] = False
+    keep = ~is_space | is_newline
+    keep[:-1] |= token_start[1:]
+    keep &= in_data
+    text = buf[keep].tobytes().translate(_TO_SPACE)
     line_numbers = np.flatnonzero(data_line) + 1
-    table = _convert(text.tobytes(), path, data, line_numbers)
+    table = _convert(text, path, data, line_numbers)
     return table.replace_schema_metadata(
         {HEADER_METADATA_KEY: json.dumps(list(header)).encode()}
     )
@@ -237,7 +242,7 @@ def _convert(text: bytes, path: str, data: bytes, line_numbers: np.ndarray) -> p
     try:
         raw = pacsv.read_csv(
             io.BytesIO(text),
-            read_options=pacsv.ReadOptions(column_names=list(FIELDS), block_size=1 << 24),
+            read_options=pacsv.ReadOptions(column_names=list(FIELDS), block_size=1 << 20),
             parse_options=pacsv.ParseOptions(delimiter=" "),
             convert_options=pacsv.ConvertOptions(
                 column_types={name: pa.float64() for name in FIELDS}
@@ -248,7 +253,7 @@ def _convert(text: bytes, path: str, data: bytes, line_numbers: np.ndarray) -> p
         raise  # unreachable: the scan above always finds the token Arrow refused
     columns = []
     for index, name in enumerate(FIELDS):
-        values = raw.column(name).to_numpy()
+        values = numpy_array(raw.column(name))
         limit = np.finfo(np.float64).max if name in FLOAT_FIELDS else 2.0**53
         out_of_range = np.flatnonzero(~(np.abs(values) <= limit))  # also NaN and inf
         if out_of_range.size:
@@ -268,7 +273,7 @@ def _convert(text: bytes, path: str, data: bytes, line_numbers: np.ndarray) -> p
                     f"field {index + 1} ({name}) is {float(values[row])!r}; expected an integer",
                 )
             values = values.astype(np.int64)
-        columns.append(pa.array(values))
+        columns.append(arrow_array(values))
     return pa.Table.from_arrays(columns, schema=SCHEMA)
 
 
@@ -327,19 +332,21 @@ def from_columns(columns: Mapping[str, np.ndarray], header: SWFHeader) -> pa.Tab
         values = columns.get(field.name)
         if values is None:
             values = np.full(n, MISSING, dtype=field.type.to_pandas_dtype())
-        arrays.append(pa.array(np.asarray(values), type=field.type))
+        arrays.append(arrow_array(values, field.type))
     return with_header(pa.Table.from_arrays(arrays, schema=SCHEMA), header)
 
 
 def job_size(table: pa.Table) -> np.ndarray:
     """Processors per job: allocated (field 5) when known, else requested (field 8)."""
-    allocated = table.column("allocated_processors").to_numpy()
-    requested = table.column("requested_processors").to_numpy()
+    allocated = numpy_array(table.column("allocated_processors"))
+    requested = numpy_array(table.column("requested_processors"))
     return np.where(allocated > 0, allocated, requested)
 
 
 def format_swf(table: pa.Table) -> str:
     """SWF text of a table: its header lines, then one line of 18 fields per job."""
+    import pyarrow.compute as pc  # 25 ms to import, and reading never needs it
+
     missing = [name for name in FIELDS if name not in table.column_names]
     if missing:
         raise ValueError(f"table lacks SWF fields {missing}; expected all of FIELDS")
@@ -347,10 +354,11 @@ def format_swf(table: pa.Table) -> str:
     for name in FIELDS:
         column = table.column(name).combine_chunks()
         if name in FLOAT_FIELDS:
-            values = column.to_numpy()
+            values = numpy_array(column)
             integral = (values == np.floor(values)) & (np.abs(values) < 2.0**53)
-            as_int = pc.cast(pa.array(np.where(integral, values, 0).astype(np.int64)), pa.string())
-            texts.append(pc.if_else(pa.array(integral), as_int, pc.cast(column, pa.string())))
+            as_int = pc.cast(arrow_array(np.where(integral, values, 0).astype(np.int64)),
+                             pa.string())
+            texts.append(pc.if_else(arrow_array(integral), as_int, pc.cast(column, pa.string())))
         else:
             texts.append(pc.cast(column, pa.string()))
     rows = pc.binary_join_element_wise(*texts, " ")

@@ -11,8 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,7 +98,7 @@ def acquire(
     with atomic_path(destination) as tmp:
         try:
             _download(entry.url, tmp, timeout_s, deadline_s)
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+        except (OSError, ValueError) as exc:  # URLError is an OSError
             raise TraceError(
                 f"cannot download trace {entry.name} from {entry.url} ({exc}); "
                 f"{_mirror_hint(entry, mirrors)}"
@@ -111,6 +109,8 @@ def acquire(
 
 def _download(url: str, out: Path, timeout_s: float, deadline_s: float) -> None:
     """Copy `url` to `out`; a TimeoutError when the whole transfer passes `deadline_s`."""
+    import urllib.request  # only downloads need it
+
     began = time.monotonic()
     with urllib.request.urlopen(url, timeout=timeout_s) as response, open(out, "wb") as sink:
         while block := response.read1(1 << 16):  # what has arrived, not a full block

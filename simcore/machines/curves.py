@@ -35,6 +35,7 @@ from typing import NamedTuple
 import numpy as np
 import pyarrow as pa
 
+from simcore.arrays import arrow_array
 from simcore.bitset import clear, n_words
 from simcore.jit import implements, kernel
 from simcore.jobs import Jobs
@@ -244,11 +245,11 @@ def job_metrics(m: CurveMachine, st, jobs) -> tuple[dict[str, pa.Array], dict[st
         m.hist, np.zeros(m.units, dtype=np.int64), np.zeros(m.units, dtype=np.int64),
         values, nodes, offsets)
     columns: dict[str, pa.Array] = {
-        "nodes": pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), pa.array(nodes))}
+        "nodes": pa.ListArray.from_arrays(arrow_array(offsets, pa.int32()), arrow_array(nodes))}
     for k, column in enumerate(LOCALITY):
-        columns[column.name] = pa.array(values[:, k].astype(column.type))
+        columns[column.name] = arrow_array(values[:, k].astype(column.type))
     if m.dilation > 0:
-        columns["dilation"] = pa.array(m.factor.copy())
+        columns["dilation"] = arrow_array(m.factor)
     run_s = st.out.end_s - st.out.start_s
     return columns, aggregate(values, size, run_s)
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from simcore.arrays import numpy_array
 from simcore.draws import STREAMS, job_uniforms
 from simcore.errors import SpecError
 
@@ -129,7 +130,7 @@ class BSPJobs:
             missing = sorted(set(COLUMNS) - set(present))
             raise SpecError(f"job table has BSP columns {present} but lacks {missing}; "
                             f"expected all of {list(COLUMNS)} or none")
-        values = [table.column(name).to_numpy() for name in COLUMNS]
+        values = [numpy_array(table.column(name)) for name in COLUMNS]
         return cls(*values)
 
 

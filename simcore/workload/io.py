@@ -8,7 +8,6 @@ import os
 from collections.abc import Mapping
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from simcore.atomic import atomic_path
 from simcore.checksums import file_digest, recorded_digest, table_digest, with_digest
@@ -61,6 +60,8 @@ def with_source(table: pa.Table, source: Mapping[str, object]) -> pa.Table:
 def write_workload(table: pa.Table, out: str | os.PathLike[str]) -> None:
     """Write a job table as zstd Parquet, atomically, keeping its schema metadata and adding
     the checksum of its content."""
+    import pyarrow.parquet as pq  # imported where used: a run on an SWF file never is
+
     with atomic_path(out) as tmp:
         pq.write_table(with_digest(table), tmp, compression="zstd")
 
@@ -68,6 +69,8 @@ def write_workload(table: pa.Table, out: str | os.PathLike[str]) -> None:
 def read_workload(path: str | os.PathLike[str]) -> pa.Table:
     """Read a job table written by `write_workload`, verified against its checksum; an
     unreadable or altered file raises an IntegrityError that says how to rebuild it."""
+    import pyarrow.parquet as pq
+
     rebuild = "remove it and run snakemake again to rebuild it"
     try:
         table = pq.read_table(path)

@@ -19,6 +19,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from simcore.arrays import arrow_array
 from simcore.errors import ConfigError, SpecError
 from simcore.params import Parameter, convert_all
 from simcore.submeshes import SHAPE_COLUMNS
@@ -160,7 +161,7 @@ def synthesize(spec: SyntheticSpec, seed: int) -> pa.Table:
     for name, values in columns.items():
         if name not in FIELDS:
             kind = pa.int64() if name in SHAPE_COLUMNS else BSP_COLUMNS[name]
-            table = table.append_column(pa.field(name, kind), pa.array(values, kind))
+            table = table.append_column(pa.field(name, kind), arrow_array(values, kind))
     return with_source(table, source)
 
 

@@ -51,6 +51,7 @@ from dataclasses import Field, asdict, dataclass, field, fields
 import numpy as np
 import pyarrow as pa
 
+from simcore.arrays import arrow_array, numpy_array
 from simcore.cleaning import cleaning_report
 from simcore.draws import STREAMS, job_uniforms
 from simcore.errors import SpecError
@@ -213,12 +214,12 @@ def insert_jobs(table: pa.Table, per_h: float, run_s: float, seed: int) -> pa.Ta
     """The source with round(per_h x arrival span in hours) one-processor jobs of run time
     `run_s` added (module docstring, step 0): ids above every id of the source, arrivals
     uniform over its span, merged after any source job arriving at the same time."""
-    submit = table.column("submit_time").to_numpy()
+    submit = numpy_array(table.column("submit_time"))
     first, last = int(submit.min()), int(submit.max())
     count = round(per_h * (last - first) / 3600)
     if count == 0:
         return table
-    ids = int(table.column("job_number").to_numpy().max()) + 1 + np.arange(count)
+    ids = int(numpy_array(table.column("job_number")).max()) + 1 + np.arange(count)
     at = first + np.floor(job_uniforms(seed, INSERT_STREAM, ids) * (last - first + 1))
     ones, run = np.ones(count, dtype=np.int64), np.full(count, run_s)
     added = from_columns({"job_number": ids, "submit_time": at,
@@ -226,9 +227,10 @@ def insert_jobs(table: pa.Table, per_h: float, run_s: float, seed: int) -> pa.Ta
                           "requested_processors": ones}, header_of(table))
     for name in SHAPE_COLUMNS:  # where jobs carry submeshes, one processor is 1 x 1
         if name in table.column_names:
-            added = added.append_column(table.schema.field(name), pa.array(ones))
+            added = added.append_column(table.schema.field(name), arrow_array(ones))
     merged = pa.concat_tables([table, added])
-    return merged.take(np.argsort(merged.column("submit_time").to_numpy(), kind="stable"))
+    return merged.take(arrow_array(np.argsort(numpy_array(merged.column("submit_time")),
+                                              kind="stable")))
 
 
 def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int = 0) -> Jobs:
