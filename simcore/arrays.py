@@ -4,7 +4,8 @@
 imports pandas (about 0.12 s) wherever pandas is installed. Nothing in a simulation needs
 pandas, so numeric and boolean columns cross between NumPy and Arrow here: `arrow_array`
 hands Arrow a copy of an array's memory, `numpy_array` reads a column's memory, and
-neither asks.
+neither asks. `filter_rows` keeps a job table's rows without pyarrow.compute, whose
+import (about 40 ms) would otherwise be a run's only use of it.
 """
 
 from __future__ import annotations
@@ -66,3 +67,14 @@ def arrow_table(columns: dict[str, np.ndarray | pa.Array]) -> pa.Table:
     return pa.Table.from_arrays(
         [c if isinstance(c, pa.Array) else arrow_array(c) for c in columns.values()],
         names=list(columns))
+
+
+def filter_rows(table: pa.Table, keep: np.ndarray) -> pa.Table:
+    """The rows of `table` where the boolean mask `keep` is True, schema and metadata kept;
+    every column must be numeric or boolean without nulls, as a job table's are."""
+    columns = []
+    for name, column in zip(table.column_names, table.columns, strict=True):
+        if column.null_count:
+            raise ValueError(f"column {name} has nulls; expected a job table without nulls")
+        columns.append(arrow_array(numpy_array(column)[keep], column.type))
+    return pa.Table.from_arrays(columns, schema=table.schema)

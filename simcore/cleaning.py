@@ -21,7 +21,7 @@ from typing import Literal
 import numpy as np
 import pyarrow as pa
 
-from simcore.arrays import arrow_array, numpy_array
+from simcore.arrays import arrow_array, filter_rows, numpy_array
 from simcore.errors import CleaningError
 from simcore.swf import header_of, job_size
 
@@ -105,7 +105,7 @@ def clean(table: pa.Table, options: CleaningOptions | None = None) -> pa.Table:
         report[rule] = {"action": "drop", "removed": int(hit.sum())}
         keep &= ~mask
 
-    cleaned = table.filter(arrow_array(keep))
+    cleaned = filter_rows(table, keep)
     if options.oversize == "clamp" and max_procs:
         cleaned = _clamp_sizes(cleaned, max_procs)
     summary = {"jobs_in": table.num_rows, "jobs_out": cleaned.num_rows, "rules": report}

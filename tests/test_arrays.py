@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from simcore.arrays import arrow_array, arrow_table, numpy_array
+from simcore.arrays import arrow_array, arrow_table, filter_rows, numpy_array
 
 DTYPES = [np.int64, np.int32, np.uint8, np.float64, np.float32, np.bool_]
 
@@ -74,11 +74,31 @@ def test_arrow_table_keeps_names_and_arrow_columns():
     assert table.column("a").to_pylist() == [0, 1]
 
 
+@settings(deadline=None)
+@given(st.integers(0, 40).flatmap(lambda n: st.tuples(
+    hnp.arrays(np.int64, n), hnp.arrays(np.float64, n), hnp.arrays(np.bool_, n),
+    hnp.arrays(np.bool_, n))))
+def test_filter_rows_matches_arrow_filter(columns):
+    ints, floats, flags, keep = columns
+    table = pa.table({"i": ints, "f": floats, "b": flags}).replace_schema_metadata({"k": "v"})
+    ours, theirs = filter_rows(table, keep), table.filter(pa.array(keep))
+    assert ours.schema.equals(theirs.schema, check_metadata=True)
+    for name in table.column_names:
+        np.testing.assert_array_equal(numpy_array(ours.column(name)),
+                                      numpy_array(theirs.column(name)))
+
+
+def test_filter_rows_refuses_nulls():
+    with pytest.raises(ValueError, match="column x has nulls"):
+        filter_rows(pa.table({"x": pa.array([1, None])}), np.array([True, True]))
+
+
 def test_a_run_imports_no_dataframe_or_plotting_library(trace_path):
-    """pandas (through pyarrow), polars and matplotlib cost a run time and do nothing for it."""
+    """pandas (through pyarrow), pyarrow.compute, polars and matplotlib cost a run time and
+    do nothing for it."""
     probe = ("import sys; from simcore.cli import main; code = main(sys.argv[1:]); "
-             "print(sorted(m for m in ('pandas', 'polars', 'matplotlib', 'dask') "
-             "if m in sys.modules)); sys.exit(code)")
+             "print(sorted(m for m in ('pandas', 'pyarrow.compute', 'polars', 'matplotlib', "
+             "'dask') if m in sys.modules)); sys.exit(code)")
     result = subprocess.run(
         [sys.executable, "-c", probe, "run", "--workload",
          str(trace_path("NASA-iPSC-1993-3.1-cln")), "--machine", "flat:128",
