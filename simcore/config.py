@@ -14,8 +14,6 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-import yaml
-
 from simcore.errors import ConfigError
 from simcore.machines.orderings import describe_choices as describe_orderings
 from simcore.machines.registry import ALLOCATORS, KINDS
@@ -23,14 +21,14 @@ from simcore.patterns import NAME
 from simcore.policy import SCHEDULERS
 from simcore.workload.synthetic import MODELS
 from simcore.workload.transforms import FIXED, GRID, transforms
+from simcore.yamlfiles import read_yaml
 
 _DERIVED = ("policy", "machine", "synthetic", "transforms", "grid")
 
 
 def schema(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The schema at `path` with its registry-derived definitions filled in."""
-    with open(path) as handle:
-        document = yaml.safe_load(handle)
+    document = read_yaml(path, ConfigError)
     defs = document.setdefault("$defs", {})
     defs["policy"] = {"oneOf": [_one_policy(row) for row in SCHEDULERS.values()]}
     options = {p.name: p.schema() for row in ALLOCATORS.values() for p in row.options}
@@ -69,6 +67,16 @@ def _one_policy(row: Any) -> dict[str, Any]:
 def _object(fixed: dict, properties: dict, required: list[str]) -> dict[str, Any]:
     return {"type": "object", "additionalProperties": False, "required": required,
             "properties": {**fixed, **properties}}
+
+
+def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A configuration file, read strictly (`simcore.yamlfiles`: a key given twice is an
+    error); a ConfigError names the file and line otherwise."""
+    config = read_yaml(path, ConfigError)
+    if not isinstance(config, dict):
+        raise ConfigError(f"{path}: {type(config).__name__} at the top level; expected a "
+                          "mapping of configuration keys")
+    return config
 
 
 def validate(config: Mapping[str, Any], path: str | os.PathLike[str]) -> None:

@@ -7,11 +7,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from simcore.checksums import recorded_digest
-from simcore.config import validate
-from simcore.errors import ConfigError, IntegrityError
+from simcore.config import read_config, validate
+from simcore.errors import IntegrityError
 from simcore.experiments import plan
 from simcore.patterns import REPOSITORY
 from simcore.store import cache_path
@@ -26,12 +24,7 @@ def summarize_plan(configfile: str | os.PathLike[str],
     """Shards and runs of the configuration in `configfile`, and how many runs have a cache
     entry under `results` (runs whose workload file does not exist yet are `unknown`: their
     keys depend on its content)."""
-    try:
-        config = yaml.safe_load(Path(configfile).read_text())
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{configfile}: not YAML ({exc})") from None
-    if not isinstance(config, dict):
-        raise ConfigError(f"{configfile}: expected a mapping of configuration keys")
+    config = read_config(configfile)
     validate(config, SCHEMA)
     shards = plan(config, sorted(load_catalogue(config["traces"]["catalogue"])))
     digests: dict[str, str | None] = {}

@@ -32,11 +32,11 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-import yaml
 
 from simcore.errors import ConfigError
 from simcore.store import read_summaries
 from simcore.tables import CONFIG_KEYS, saturation
+from simcore.yamlfiles import read_yaml
 
 QUERY_KINDS = ("metric", "max", "change", "ratio", "saturation")
 
@@ -44,27 +44,35 @@ QUERY_KINDS = ("metric", "max", "change", "ratio", "saturation")
 def load_published(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The published numbers, checked: every seed has a title and claims, every claim a
     source, a paper value and one query."""
-    try:
-        document = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"{path}: cannot read the published numbers ({exc})") from None
-    seeds = (document or {}).get("seeds")
+    document = read_yaml(path, ConfigError)
+    seeds = document.get("seeds") if isinstance(document, Mapping) else None
     if not isinstance(seeds, Mapping) or not seeds:
         raise ConfigError(f"{path}: expected a mapping 'seeds' of seed names to entries")
     for name, seed in seeds.items():
         where = f"{path}: seeds.{name}"
+        _mapping(seed, where)
         for key in ("title", "did", "ours", "experiments", "claims"):
             if key not in seed:
                 raise ConfigError(f"{where}: missing '{key}'")
+        if not isinstance(seed["claims"], list):
+            raise ConfigError(f"{where}.claims: {type(seed['claims']).__name__}; expected a "
+                              "list of claims")
         for i, claim in enumerate(seed["claims"]):
             at = f"{where}.claims[{i}]"
+            _mapping(claim, at)
             for key in ("what", "source", "paper", "query", "why"):
                 if key not in claim:
                     raise ConfigError(f"{at}: missing '{key}'")
+            _mapping(claim["query"], f"{at}.query")
             kinds = [k for k in QUERY_KINDS if k in claim["query"]]
             if len(kinds) != 1:
                 raise ConfigError(f"{at}.query: expected exactly one of {QUERY_KINDS}")
     return dict(seeds)
+
+
+def _mapping(value: object, where: str) -> None:
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}: {type(value).__name__}; expected a mapping")
 
 
 def _select(runs: pl.DataFrame, where: Mapping[str, Any]) -> pl.DataFrame:

@@ -15,11 +15,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from simcore.atomic import atomic_path
 from simcore.checksums import file_digest
 from simcore.errors import TraceError
+from simcore.yamlfiles import read_yaml
 
 MIRROR_ENV = "TORUS_SWEEP_TRACE_DIR"
 _REQUIRED = {"url": str, "sha256": str, "jobs": int, "max_procs": int, "machine_size": int}
@@ -45,11 +44,8 @@ class TraceEntry:
 def load_catalogue(path: str | os.PathLike[str]) -> dict[str, TraceEntry]:
     """Read and validate a trace catalogue; errors name the file and key."""
     path = Path(path)
-    try:
-        document = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise TraceError(f"{path}: cannot read trace catalogue ({exc})") from exc
-    traces = (document or {}).get("traces")
+    document = read_yaml(path, TraceError)
+    traces = document.get("traces") if isinstance(document, dict) else None
     if not isinstance(traces, dict) or not traces:
         raise TraceError(f"{path}: key 'traces' must map trace names to entries")
     catalogue = {}

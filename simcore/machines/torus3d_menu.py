@@ -42,6 +42,7 @@ import yaml
 
 from simcore.errors import SpecError
 from simcore.machines.hostlist import expand
+from simcore.yamlfiles import parse_yaml
 
 AXES = ("x", "y", "z")
 #: Where menu files named without a directory are found, under each machine directory.
@@ -137,10 +138,7 @@ def argument_key(argument: str) -> str:
 @functools.lru_cache(maxsize=16)
 def _load(path: str, mtime_ns: int, size: int) -> Menu:
     data = Path(path).read_bytes()
-    try:
-        document = yaml.safe_load(data)
-    except yaml.YAMLError as exc:
-        raise SpecError(f"{path}: not YAML ({exc})") from None
+    document = parse_yaml(data, path, SpecError)
     if not isinstance(document, list) or not all(isinstance(t, Mapping) for t in document):
         raise SpecError(f"{path}: expected a list of topologies (Slurm's topology.yaml)")
     found = [t for t in document if "torus3d" in t]

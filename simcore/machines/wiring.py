@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
-import yaml
 
 from simcore.atomic import atomic_path
 from simcore.errors import SpecError
+from simcore.yamlfiles import read_yaml
 
 N_DIMS = 3
 OUT_PORTS = ("S2", "S4")
@@ -311,12 +311,7 @@ def load_wiring(path: str | os.PathLike[str]) -> Wiring:
 
 @functools.lru_cache(maxsize=16)
 def _load_wiring(path: Path, mtime_ns: int, size: int) -> Wiring:
-    try:
-        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise SpecError(f"{path}: cannot read machine description: {exc}") from exc
-    except yaml.YAMLError as exc:
-        raise SpecError(f"{path}: not valid YAML: {exc}") from exc
+    doc = read_yaml(path, SpecError)
     try:
         return _parse_wiring(doc)
     except SpecError as exc:

@@ -8,7 +8,7 @@ from snakemake.exceptions import WorkflowError
 
 from simcore import patterns
 from simcore.caches import sources_digest
-from simcore.config import validate
+from simcore.config import read_config, validate
 from simcore.errors import SimcoreError
 from simcore.experiments import plan
 from simcore.fingerprint import closure
@@ -28,6 +28,8 @@ wildcard_constraints:
 
 R = patterns.results
 try:  # bad input is a one-line message naming the key, not a traceback
+    for path in workflow.configfiles:  # Snakemake keeps a repeated key's last value: refuse it
+        read_config(path)
     validate(config, workflow.source_path("../schemas/config.schema.yaml"))
     CATALOGUE = load_catalogue(config["traces"]["catalogue"])
     SHARDS = {shard.label(): shard for shard in plan(config, sorted(CATALOGUE))}
