@@ -33,7 +33,7 @@ def schema(path: str | os.PathLike[str]) -> dict[str, Any]:
     defs["policy"] = {"oneOf": [_one_policy(row) for row in SCHEDULERS.values()]}
     options = {p.name: p.schema() for row in ALLOCATORS.values() for p in row.options}
     defs["machine"] = {"oneOf": [
-        {"type": "string", "pattern": r"^[a-z][a-z0-9-]*:\S+$",
+        {"type": "string", "pattern": r"\A[a-z][a-z0-9-]*:\S+\Z",
          "description": "kind:size, e.g. torus:4x4x8 (the kind's default allocator), or a "
                         "kind's own argument, e.g. " + ", ".join(
                             k.example for k in KINDS.values() if k.grammar is not None)},

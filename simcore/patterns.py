@@ -51,7 +51,7 @@ ARCHIVE = "{dataset}/archive/{dataset}.tar.xz"
 REPRODUCTION = "{dataset}/reproduction.md"
 
 #: Names of datasets, workloads, machines, policies and experiments: directory names.
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 #: Directories of the results root that are not datasets.
 SHARED = ("cache", "workloads")
 

@@ -41,7 +41,7 @@ from simcore.machines.boxes import best_box, box_table, free_boxes, n_boxes
 from simcore.machines.spec import MachineSpec
 from simcore.state import BLOCKED_NO_BOX
 
-_ARGUMENT = re.compile(r"^(\d+)x(\d+)x(\d+):(\d+)$")
+_ARGUMENT = re.compile(r"\A(\d+)x(\d+)x(\d+):(\d+)\Z")
 
 
 def geometry(argument: str) -> tuple[tuple[int, int, int], int]:

@@ -12,7 +12,7 @@ import re
 
 from simcore.errors import SpecError
 
-_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+_RANGE = re.compile(r"\A(\d+)(?:-(\d+))?\Z")
 
 
 def expand(text: str) -> list[str]:

@@ -41,8 +41,8 @@ from simcore.params import convert_all
 from simcore.patterns import MACHINE_DESCRIPTIONS
 
 MACHINES_ENV = "TORUS_SWEEP_MACHINES"
-_SPEC = re.compile(r"^([a-z][a-z0-9-]*):(\d+(?:x\d+)*)$")
-_HEAD = re.compile(r"^([a-z][a-z0-9-]*):(\S+)$")
+_SPEC = re.compile(r"\A([a-z][a-z0-9-]*):(\d+(?:x\d+)*)\Z")
+_HEAD = re.compile(r"\A([a-z][a-z0-9-]*):(\S+)\Z")
 
 
 @dataclass(frozen=True)
