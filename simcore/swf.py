@@ -6,6 +6,9 @@ numbers. The Parallel Workloads Archive writes -1 for a missing value; simcore k
 -1 as it is (never null), so a file read and written back is unchanged and "missing"
 stays distinguishable from every real value, which is >= 0 in every field.
 
+Beyond the format, the reader refuses what cannot be a job log: a time field (`TIME_FIELDS`)
+above `MAX_TIME_S` (10^9 s), and a job number that an earlier line already used.
+
 The reader works on the whole byte buffer with numpy and Arrow: there is no Python loop
 per line. Every problem raises an `SWFError` subclass whose message reads
 `<file>:<line>: <what was found>; expected <what>`.
@@ -70,6 +73,12 @@ FLOAT_FIELDS = frozenset(
         "think_time",
     }
 )
+#: Fields holding seconds, and the largest value simcore accepts in them (10^9 s, about
+#: 31.7 years; the archive's longest logs span a few years): beyond it a time is a
+#: corrupted field, and sums of such times lose all precision or overflow to infinity.
+TIME_FIELDS = ("submit_time", "wait_time", "run_time", "average_cpu_time", "requested_time",
+               "think_time")
+MAX_TIME_S = 1e9
 SCHEMA = pa.schema(
     [(name, pa.float64() if name in FLOAT_FIELDS else pa.int64()) for name in FIELDS]
 )
@@ -262,6 +271,14 @@ def _convert(text: bytes, path: str, data: bytes, line_numbers: np.ndarray) -> p
             raise SWFValueError(path, int(line_numbers[row]),
                                 f"field {index + 1} ({name}) is {float(values[row])!r}, out of "
                                 f"range; expected {held}")
+        if name in TIME_FIELDS:
+            beyond = np.flatnonzero(values > MAX_TIME_S)
+            if beyond.size:
+                row = int(beyond[0])
+                raise SWFValueError(path, int(line_numbers[row]),
+                                    f"field {index + 1} ({name}) is {float(values[row])!r} s, "
+                                    f"beyond simcore's bound of {MAX_TIME_S:.0e} s (31.7 years);"
+                                    f" expected a time of at most {MAX_TIME_S:.0e} s, or -1")
         if name not in FLOAT_FIELDS:
             fractional = np.flatnonzero(values != np.floor(values))
             if fractional.size:
@@ -273,7 +290,21 @@ def _convert(text: bytes, path: str, data: bytes, line_numbers: np.ndarray) -> p
                 )
             values = values.astype(np.int64)
         columns.append(arrow_array(values))
+    _check_unique(numpy_array(columns[0]), path, line_numbers)
     return pa.Table.from_arrays(columns, schema=SCHEMA)
+
+
+def _check_unique(job_numbers: np.ndarray, path: str, line_numbers: np.ndarray) -> None:
+    """Refuse a job number used twice: results are keyed by it."""
+    order = np.argsort(job_numbers, kind="stable")
+    repeated = np.flatnonzero(job_numbers[order][1:] == job_numbers[order][:-1])
+    if repeated.size:
+        rows = order[repeated + 1]
+        row = int(rows[np.argmin(rows)])  # the earliest line that repeats a number
+        first = int(np.flatnonzero(job_numbers == job_numbers[row])[0])
+        raise SWFValueError(path, int(line_numbers[row]),
+                            f"job number {int(job_numbers[row])} already used on line "
+                            f"{int(line_numbers[first])}; expected each job number once")
 
 
 def _raise_bad_token(data: bytes, path: str, line_index: int) -> None:
