@@ -120,6 +120,16 @@ def cleaning_report(table: pa.Table) -> dict[str, object] | None:
     return json.loads(raw) if raw else None
 
 
+def empty_workload(table: pa.Table) -> str:
+    """What made a job table empty, for an error message: the rules that removed its jobs."""
+    report = cleaning_report(table)
+    if not report:
+        return "the workload holds no jobs"
+    removed = ", ".join(f"{rule} {entry['removed']}" for rule, entry in
+                        report["rules"].items() if entry.get("removed"))  # type: ignore[union-attr]
+    return f"the workload holds no jobs: cleaning removed all {report['jobs_in']} ({removed})"
+
+
 def _clamp_sizes(table: pa.Table, max_procs: int) -> pa.Table:
     for name in ("allocated_processors", "requested_processors"):
         index = table.schema.get_field_index(name)

@@ -11,8 +11,8 @@ import pyarrow as pa
 
 from simcore.atomic import atomic_path
 from simcore.checksums import file_digest, recorded_digest, table_digest, with_digest
-from simcore.cleaning import CleaningOptions, clean
-from simcore.errors import IntegrityError, TraceError
+from simcore.cleaning import CleaningOptions, clean, empty_workload
+from simcore.errors import CleaningError, IntegrityError, TraceError
 from simcore.swf import header_of, read_swf
 
 SOURCE_METADATA_KEY = b"source"
@@ -44,6 +44,9 @@ def convert_trace(
             raise TraceError(f"{swf_path}: {what} {actual}; the trace catalogue expects "
                              f"{expected} (a different version of the trace?)")
     table = clean(raw, CleaningOptions.from_mapping(cleaning or {}))
+    if table.num_rows == 0:
+        raise CleaningError(f"{swf_path}: {empty_workload(table)}; expected at least one job "
+                            "left to simulate")
     source = {"kind": "trace", "file": os.path.basename(swf_path), "sha256": digest}
     table = with_source(table, source)
     write_workload(table, out)

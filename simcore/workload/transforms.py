@@ -52,7 +52,7 @@ import numpy as np
 import pyarrow as pa
 
 from simcore.arrays import arrow_array, numpy_array
-from simcore.cleaning import cleaning_report
+from simcore.cleaning import empty_workload
 from simcore.draws import STREAMS, job_uniforms
 from simcore.errors import SpecError
 from simcore.jobs import Jobs
@@ -237,11 +237,7 @@ def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int
     """Apply `spec` to a job table for `machine`; `seed` drives shape synthesis, inserted
     jobs, shaking, the copies' arrival jitter and the BSP model."""
     if table.num_rows == 0:
-        report = cleaning_report(table)
-        removed = ", ".join(f"{rule} {entry['removed']}" for rule, entry in
-                            (report or {}).get("rules", {}).items() if entry.get("removed"))
-        raise SpecError("the workload holds no jobs" + (
-            f": cleaning removed all {report['jobs_in']} ({removed})" if report else ""))
+        raise SpecError(empty_workload(table))
     if spec.insert_per_h > 0:
         if BSPJobs.from_table(table) is not None:
             raise SpecError(f"workload transform insert_per_h={spec.insert_per_h}: the "
