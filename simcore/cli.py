@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import os
 import signal
 import sys
@@ -124,10 +125,10 @@ def _parser() -> argparse.ArgumentParser:
 
     synth = commands.add_parser("synthesize", help="sample a workload model into a .parquet")
     synth.add_argument("model", help="MODEL:ARGUMENT, e.g. lublin:128")
-    synth.add_argument("--jobs", type=int, required=True)
+    synth.add_argument("--jobs", required=True, help="jobs to sample")
     synth.add_argument("--param", action="append", default=[], metavar="K=V",
                        help="other model parameters, e.g. job_type=mixed (repeatable)")
-    synth.add_argument("--seed", type=int, required=True)
+    synth.add_argument("--seed", required=True, help="seed of the sample (an integer >= 0)")
     synth.add_argument("--out", required=True, help="destination .parquet")
     synth.set_defaults(handler=_synthesize)
 
@@ -454,17 +455,20 @@ def _registry_help() -> str:
 
 
 def _synthesize(args: argparse.Namespace) -> int:
+    from simcore.params import SEED
     from simcore.workload.io import write_workload
-    from simcore.workload.synthetic import SyntheticSpec, synthesize
+    from simcore.workload.synthetic import JOBS, SyntheticSpec, synthesize
 
-    spec = SyntheticSpec.parse(args.model, args.jobs)
+    seed = _flag_value("--seed", SEED, args.seed)
+    spec = SyntheticSpec.parse(args.model, _flag_value("--jobs", JOBS, args.jobs))
     if spec is None:
         raise SpecError(f"{args.model!r}: not a model; expected {describe_choices()}")
     spec = SyntheticSpec.create(spec.model, {**dict(spec.params),
                                              **dict(_key_value(p) for p in args.param)})
-    table = synthesize(spec, args.seed)
+    _check_output(args.out, "--out")
+    table = synthesize(spec, seed)
     write_workload(table, args.out)
-    print(f"{args.out}: {table.num_rows} jobs ({spec}, seed {args.seed})")
+    print(f"{args.out}: {table.num_rows} jobs ({spec}, seed {seed})")
     return 0
 
 
@@ -504,6 +508,7 @@ def _tables(args: argparse.Namespace) -> int:
 
     if args.store is None and not args.summaries:
         raise SpecError("tables: give --store or --summaries")
+    _check_store(args.store)
     for path in write_tables(args.store, args.out, args.summaries):
         print(path)
     return 0
@@ -516,6 +521,7 @@ def _reproduction(args: argparse.Namespace) -> int:
 
     if args.store is None and not args.summaries:
         raise SpecError("reproduction: give --store or --summaries")
+    _check_store(args.store)
     published = load_published(args.published)
     text = report(published, args.store, args.summaries, args.figures)
     if args.copy_figures:
@@ -545,6 +551,9 @@ def _archive_pack(args: argparse.Namespace) -> int:
 
     config = _json_argument("--config-json", args.config_json)
     results = Path(args.results)
+    if not (results / "store").is_dir() and not (results / "tables").is_dir():
+        raise SpecError(f"--results {args.results}: no store/ or tables/ directory; expected "
+                        "a dataset's directory, e.g. results/torus-sweep-default")
     members = {name: results / name for name in ("tables", "figures", "reproduction.md")
                if (results / name).exists()}
     shards = ([Path(f).parent for f in args.summaries] if args.summaries
@@ -554,6 +563,7 @@ def _archive_pack(args: argparse.Namespace) -> int:
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                             check=False).stdout.strip() or None
     name = args.name or config.get("dataset") or Path(args.out).name.split(".")[0]
+    _check_name("--name" if args.name else "dataset name", name)
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=True))
         members["config"] = Path(tmp)
@@ -618,6 +628,7 @@ def _menus_candidates(args: argparse.Namespace) -> int:
     from simcore.workload.synthetic import JOBS
     from simcore.workload.transforms import WorkloadSpec, prepare
 
+    _check_name("--prefix", args.prefix)
     machine = MachineSpec.parse(f"torus:{args.torus}")
     if len(machine.dims) != 3:
         raise SpecError(f"--torus {args.torus!r}: expected XxYxZ")
@@ -645,6 +656,7 @@ def _menus_candidates(args: argparse.Namespace) -> int:
 def _menus_pareto(args: argparse.Namespace) -> int:
     from simcore.menus import write_pareto
 
+    _check_store(args.store)
     for path in write_pareto(args.store, args.experiment, args.out):
         print(path)
     return 0
@@ -723,6 +735,7 @@ def _leung_figure1(args: argparse.Namespace) -> int:
     from simcore.plots import locality_vs_work_multiple, write_figure
     from simcore.store import read_summaries
 
+    _check_store(args.store)
     rows = figure1_rows(read_summaries(args.store), args.experiment)
     if rows.is_empty():
         raise SpecError(f"{args.store}: no runs of experiment {args.experiment} with "
@@ -812,9 +825,10 @@ def _json_argument(option: str, text: str) -> dict:
 
 
 def _json(value: object) -> str:
-    """JSON with NaN written as null (NaN is not JSON)."""
+    """Strict JSON: a value that is not a finite number (NaN, infinity) is written as null,
+    since JSON has no such numbers."""
     def clean(v: object) -> object:
-        if isinstance(v, float) and v != v:
+        if isinstance(v, float) and not math.isfinite(v):
             return None
         if isinstance(v, dict):
             return {k: clean(x) for k, x in v.items()}
@@ -822,7 +836,7 @@ def _json(value: object) -> str:
             return [clean(x) for x in v]
         return v
 
-    return json.dumps(clean(value), indent=2)
+    return json.dumps(clean(value), indent=2, allow_nan=False)
 
 
 def _flag(name: str) -> str:
@@ -838,6 +852,22 @@ def _flag_value(flag: str, parameter: Parameter, text: str | None) -> object:
         return parameter.convert(text)
     except SpecError as exc:
         raise SpecError(f"{flag}: {exc}") from None
+
+
+def _check_name(flag: str, name: object) -> None:
+    """A name that becomes a file or directory name: one path component, matched whole."""
+    from simcore.patterns import NAME
+
+    if not isinstance(name, str) or not NAME.match(name):
+        raise SpecError(f"{flag} {name!r}: expected a name of letters, digits, '_', '.', '-' "
+                        "starting with a letter or digit (no '/' or '..')")
+
+
+def _check_store(store: str | None) -> None:
+    """A --store given must be a directory: a missing one would read as an empty store."""
+    if store is not None and not Path(store).is_dir():
+        raise SpecError(f"--store {store}: no such directory; expected a dataset's store, "
+                        "e.g. results/torus-sweep-default/store")
 
 
 def _check_output(path: str, flag: str) -> None:
