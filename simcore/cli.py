@@ -120,6 +120,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--cleaning", default="{}", metavar="JSON",
                      help="cleaning options of an SWF trace, e.g. '{\"oversize\": \"drop\"}'")
     run.add_argument("--jobs-out", help="write the per-job schedule to this .parquet")
+    _memory_flag(run)
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.set_defaults(handler=_run)
 
@@ -130,6 +131,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="other model parameters, e.g. job_type=mixed (repeatable)")
     synth.add_argument("--seed", required=True, help="seed of the sample (an integer >= 0)")
     synth.add_argument("--out", required=True, help="destination .parquet")
+    _memory_flag(synth)
     synth.set_defaults(handler=_synthesize)
 
     warm = commands.add_parser("warm", help="compile the simulation kernels into the cache")
@@ -233,6 +235,7 @@ def _parser() -> argparse.ArgumentParser:
     candidates.add_argument("--torus", required=True, help="the torus, XxYxZ nodes")
     candidates.add_argument("--prefix", required=True, help="name prefix of the menus")
     candidates.add_argument("--out", required=True, help="directory of the menu files")
+    _memory_flag(candidates)
     candidates.set_defaults(handler=_menus_candidates)
     front = menu_commands.add_parser(
         "pareto", help="utilization vs mean wait of the menus of one experiment, the Pareto "
@@ -278,6 +281,25 @@ def _parser() -> argparse.ArgumentParser:
                             "replication and each allocator's time per allocation")
     bench.set_defaults(handler=_bench)
     return parser
+
+
+def _memory_flag(parser: argparse.ArgumentParser) -> None:
+    from simcore.limits import BYTES_PER_JOB, Limits
+
+    parser.add_argument("--max-memory-gib", type=float, default=Limits.max_run_memory_gib,
+                        metavar="GIB", help="refuse a run whose estimated memory "
+                        f"({BYTES_PER_JOB} bytes per job) is above this (default %(default)s)")
+
+
+def _check_memory(args: argparse.Namespace, jobs: int | None, copies: int = 1) -> None:
+    """Refuse, before it is made, a workload of `jobs` x `copies` jobs above --max-memory-gib
+    (`simcore.limits`)."""
+    from simcore.limits import check_run_memory
+
+    if jobs is not None:
+        check_run_memory(jobs * copies, args.max_memory_gib, "--jobs" if copies == 1 else
+                         f"--jobs x --replication {copies}",
+                         f"a larger --max-memory-gib (now {args.max_memory_gib:g})")
 
 
 def _swf_info(args: argparse.Namespace) -> int:
@@ -356,7 +378,10 @@ def _run(args: argparse.Namespace) -> int:
     spec = WorkloadSpec(**{name: _flag_value(_flag(name), field.metadata["parameter"], value)
                            for name, field in transforms().items()
                            if (value := getattr(args, name)) is not None})
+    _check_memory(args, jobs, spec.replication)
     table = load_workload(args.workload, jobs, seed, cleaning=cleaning)
+    _check_memory(args, min(max(table.num_rows - spec.skip_jobs, 0),
+                            spec.first_jobs or table.num_rows), spec.replication)
     if args.jobs_out:
         _check_output(args.jobs_out, "--jobs-out")
     bar = _ProgressBar() if sys.stderr.isatty() and not args.json else None
@@ -460,7 +485,9 @@ def _synthesize(args: argparse.Namespace) -> int:
     from simcore.workload.synthetic import JOBS, SyntheticSpec, synthesize
 
     seed = _flag_value("--seed", SEED, args.seed)
-    spec = SyntheticSpec.parse(args.model, _flag_value("--jobs", JOBS, args.jobs))
+    jobs = _flag_value("--jobs", JOBS, args.jobs)
+    _check_memory(args, jobs)
+    spec = SyntheticSpec.parse(args.model, jobs)
     if spec is None:
         raise SpecError(f"{args.model!r}: not a model; expected {describe_choices()}")
     spec = SyntheticSpec.create(spec.model, {**dict(spec.params),
@@ -640,7 +667,9 @@ def _menus_candidates(args: argparse.Namespace) -> int:
                                                 args.processors_per_unit))
                            if value is not None}, oversize="drop")
     seed = _flag_value("--seed", SEED, args.seed)
-    table = load_workload(args.workload, _flag_value("--jobs", JOBS, args.jobs), seed)
+    jobs = _flag_value("--jobs", JOBS, args.jobs)
+    _check_memory(args, jobs)
+    table = load_workload(args.workload, jobs, seed)
     jobs = prepare(table, spec, machine, seed)
     command = " ".join(["simcore menus candidates", *(
         f"--{flag.replace('_', '-')} {value}" for flag, value in vars(args).items()

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from simcore.errors import ConfigError
+from simcore.limits import check_runs
 from simcore.machines.orderings import describe_choices as describe_orderings
 from simcore.machines.registry import ALLOCATORS, KINDS
 from simcore.patterns import NAME
@@ -81,9 +82,12 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def validate(config: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
     """Check `config` against the schema at `path`; raise a ConfigError naming the key of
-    the first problem (the most specific one where several alternatives fail)."""
+    the first problem (the most specific one where several alternatives fail). A
+    configuration with more runs than its limit is refused first, before the schema reads
+    every value of its lists (`simcore.limits.check_runs`)."""
     import jsonschema
 
+    check_runs(config)
     validator = jsonschema.Draft202012Validator(schema(path))
     errors = sorted(validator.iter_errors(dict(config)), key=lambda e: list(e.path))
     if not errors:

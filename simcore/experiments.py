@@ -32,12 +32,13 @@ from typing import Any
 from simcore import patterns
 from simcore.errors import ConfigError, SimcoreError
 from simcore.fingerprint import closure, digest
+from simcore.limits import Limits, check_plan, experiment_runs
 from simcore.machines.registry import ALLOCATORS, check_compatible
 from simcore.machines.spec import MachineSpec
 from simcore.params import SEED, Parameter
 from simcore.policy import PolicySpec
 from simcore.store import RESULT_SCHEMA_VERSION
-from simcore.workload.synthetic import SyntheticSpec
+from simcore.workload.synthetic import JOBS, SyntheticSpec
 from simcore.workload.transforms import FIXED, GRID, WorkloadSpec, transforms
 
 #: The module whose import closure (with the scheduler's and the allocator's modules) is
@@ -174,17 +175,26 @@ class Shard:
         return "/".join(self.names.values())
 
 
-def plan(config: Mapping[str, Any], traces: Sequence[str] | None = None) -> list[Shard]:
+def plan(config: Mapping[str, Any],
+         traces: Sequence[str] | Mapping[str, int] | None = None) -> list[Shard]:
     """Every shard of every experiment, validated; errors name the config key. `traces`,
-    when given, are the catalogued trace names workloads may use."""
+    when given, are the catalogued trace names workloads may use (a mapping: with their
+    number of jobs, for the size estimate). A configuration above its `limits`
+    (`simcore.limits`) is refused before it is expanded."""
     dataset = config.get("dataset", DEFAULT_DATASET)
     patterns.check_dataset(dataset)
     sources = _sources(config, traces)
     machines = {name: _machine(name, text) for name, text in _section(config, "machines").items()}
     policies = {name: _policy(name, values)
                 for name, values in _section(config, "policies").items()}
+    experiments = _section(config, "experiments")
+    trace_jobs = traces if isinstance(traces, Mapping) else {}
+    sizes = [_estimate(values, f"experiments.{name}", sources, trace_jobs)
+             for name, values in experiments.items()]
+    check_plan(sum(runs for runs, _ in sizes), sum(runs * jobs for runs, jobs in sizes),
+               max(jobs for _, jobs in sizes), Limits.from_config(config.get("limits")))
     shards = []
-    for name, values in _section(config, "experiments").items():
+    for name, values in experiments.items():
         shards.extend(_experiment(dataset, name, values, f"experiments.{name}", sources,
                                   machines, policies))
     if not shards:
@@ -207,7 +217,8 @@ def _check_name(name: object, section: str) -> None:
                           "and start with a letter or digit (they become directory names)")
 
 
-def _sources(config: Mapping[str, Any], traces: Sequence[str] | None) -> dict[str, Source]:
+def _sources(config: Mapping[str, Any],
+             traces: Sequence[str] | Mapping[str, int] | None) -> dict[str, Source]:
     sources = {}
     for name, values in _section(config, "workloads").items():
         where = f"workloads.{name}"
@@ -291,6 +302,28 @@ def _axes(values: Mapping[str, Any], where: str) -> tuple[dict[str, Any], dict[s
             else:
                 section[name] = _value(parameter, value, f"{where}.transforms.{name}")
     return fixed, grid
+
+
+def _estimate(values: Any, where: str, sources: Mapping[str, Source],
+              trace_jobs: Mapping[str, int]) -> tuple[int, int]:
+    """An experiment's runs before merging (workloads x machines x policies x grid points x
+    seeds) and the jobs of its largest run."""
+    if not isinstance(values, Mapping):
+        raise ConfigError(f"{where}: expected a mapping")
+    fixed, grid = _axes(values, where)
+    kept = [fixed.get("first_jobs"), *grid.get("first_jobs", [])]
+    first = max((n for n in kept if n is not None), default=None)
+    copies = max([fixed.get("replication", 1), *grid.get("replication", [])])
+    names = values.get("workloads") if isinstance(values.get("workloads"), list) else []
+    jobs = 0
+    for name in names:
+        source = sources.get(name) if isinstance(name, str) else None
+        if source is None:
+            continue
+        size = (dict(source.synthetic.params).get(JOBS.name) if source.synthetic is not None
+                else trace_jobs.get(source.trace)) or 0
+        jobs = max(jobs, (size if first is None else min(size, first)) * copies)
+    return experiment_runs(values), jobs
 
 
 def _experiment(dataset: str, name: str, values: Any, where: str,

@@ -26,7 +26,8 @@ def summarize_plan(configfile: str | os.PathLike[str],
     keys depend on its content)."""
     config = read_config(configfile)
     validate(config, SCHEMA)
-    shards = plan(config, sorted(load_catalogue(config["traces"]["catalogue"])))
+    catalogue = load_catalogue(config["traces"]["catalogue"])
+    shards = plan(config, {name: entry.jobs for name, entry in catalogue.items()})
     digests: dict[str, str | None] = {}
     experiments: dict[str, dict[str, int]] = {}
     totals = {"runs": 0, "cached": 0, "unknown": 0}

@@ -32,7 +32,7 @@ try:  # bad input is a one-line message naming the key, not a traceback
         read_config(path)
     validate(config, workflow.source_path("../schemas/config.schema.yaml"))
     CATALOGUE = load_catalogue(config["traces"]["catalogue"])
-    SHARDS = {shard.label(): shard for shard in plan(config, sorted(CATALOGUE))}
+    SHARDS = {s.label(): s for s in plan(config, {n: e.jobs for n, e in CATALOGUE.items()})}
 except SimcoreError as exc:
     raise WorkflowError(f"configuration: {exc}") from None
 DATASET = next(iter(SHARDS.values())).dataset
