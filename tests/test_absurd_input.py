@@ -1,0 +1,335 @@
+"""Absurd input is refused precisely: exit status 2, one line on stderr naming the file and
+line, key or argument and what was expected, and nothing written."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from simcore import limits
+from simcore.cli import _json, main
+from simcore.config import read_config, validate
+from simcore.errors import ConfigError, SpecError, SWFValueError, TraceError
+from simcore.experiments import plan
+from simcore.machines.torus3d_menu import load_menu
+from simcore.machines.wiring import load_wiring
+from simcore.patterns import NAME
+from simcore.planning import SCHEMA
+from simcore.reproduction import load_published
+from simcore.swf import MAX_TIME_S, read_swf
+from simcore.traces import load_catalogue
+from simcore.yamlfiles import parse_yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+LINE = "1 0 0 100 4 -1 -1 4 200 -1 1 1 1 1 1 1 -1 -1"
+
+
+def swf(tmp_path: Path, *lines: str, name: str = "t.swf") -> Path:
+    path = tmp_path / name
+    path.write_text("; MaxProcs: 64\n" + "\n".join(lines) + "\n")
+    return path
+
+
+def job(number: int, submit: str = "0", run: str = "100", wait: str = "0") -> str:
+    return f"{number} {submit} {wait} {run} 4 -1 -1 4 200 -1 1 1 1 1 1 1 -1 -1"
+
+
+def refused(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """Run `simcore argv` in this process; it must exit 2 with one line on stderr and
+    nothing on stdout. Returns that line."""
+    assert main(list(argv)) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("simcore: error: ") and err.count("\n") == 1, err
+    return err
+
+
+def small_config() -> dict:
+    return yaml.safe_load((ROOT / "config/test/small.yaml").read_text())
+
+
+# --- SWF files: times beyond the bound, repeated job numbers, nothing left -------------
+
+@pytest.mark.parametrize(("field", "line"), [
+    ("submit_time", job(2, submit="1e308")),
+    ("run_time", job(2, run="9223372036854775807")),
+    ("wait_time", job(2, wait=str(int(MAX_TIME_S) + 1))),
+])
+def test_times_beyond_the_bound_are_refused_with_the_line(tmp_path, capsys, field, line):
+    path = swf(tmp_path, job(1), line)
+    with pytest.raises(SWFValueError, match=rf"t\.swf:3: field \d+ \({field}\) is .* beyond"):
+        read_swf(path)
+    err = refused(capsys, "run", "--workload", str(path), "--machine", "flat:64",
+                  "--scheduler", "fcfs", "--json")
+    assert f"{path}:3: field" in err and "expected a time of at most 1e+09 s" in err
+
+
+def test_times_up_to_the_bound_are_read(tmp_path):
+    table = read_swf(swf(tmp_path, job(1), job(2, submit=f"{MAX_TIME_S:.0f}")))
+    assert table.column("submit_time").to_pylist() == [0.0, MAX_TIME_S]
+
+
+def test_repeated_job_number_is_refused_with_both_lines(tmp_path, capsys):
+    path = swf(tmp_path, job(7), job(8), job(7, submit="10"))
+    err = refused(capsys, "swf-info", str(path), "--json")
+    assert f"{path}:4: job number 7 already used on line 2; expected each job number once" \
+        in err
+
+
+def test_convert_trace_refuses_a_trace_that_cleaning_empties(tmp_path, capsys):
+    path = swf(tmp_path, job(1, run="-1"), job(2, run="0"))
+    out = tmp_path / "jobs.parquet"
+    err = refused(capsys, "convert-trace", str(path), str(out))
+    assert "cleaning removed all 2 (nonpositive_runtime 2)" in err
+    assert not out.exists() and list(tmp_path.iterdir()) == [path]
+
+
+# --- JSON output ---------------------------------------------------------------------
+
+def test_json_output_holds_no_infinity_or_nan():
+    text = _json({"a": float("inf"), "b": [float("-inf"), float("nan")], "c": 1.5})
+    assert json.loads(text, parse_constant=lambda name: pytest.fail(name)) == {
+        "a": None, "b": [None, None], "c": 1.5}
+
+
+# --- command-line arguments ----------------------------------------------------------
+
+@pytest.mark.parametrize("seed", ["-1", "x", "1.5", str(2**63)])
+def test_synthesize_refuses_a_bad_seed(tmp_path, capsys, seed):
+    out = tmp_path / "w.parquet"
+    err = refused(capsys, "synthesize", "lublin:64", "--jobs", "10", "--seed", seed,
+                  "--out", str(out))
+    assert f"--seed: seed={seed!r}; expected an integer >= 0" in err
+    assert not out.exists()
+
+
+def test_reproduction_refuses_published_numbers_that_are_not_a_mapping(tmp_path, capsys):
+    published = tmp_path / "published.yaml"
+    published.write_text("- a\n- b\n")
+    store = tmp_path / "store"
+    store.mkdir()
+    out = tmp_path / "r.md"
+    err = refused(capsys, "reproduction", "--published", str(published), "--store",
+                  str(store), "--out", str(out))
+    assert f"{published}: expected a mapping 'seeds'" in err and not out.exists()
+
+
+@pytest.mark.parametrize("text", ["seeds: {a: 1}\n", "seeds: {a: {title: t, did: d, ours: o, "
+                                  "experiments: [], claims: [1]}}\n",
+                                  "seeds: {a: {title: t, did: d, ours: o, experiments: [], "
+                                  "claims: {x: 1}}}\n"])
+def test_published_entries_of_the_wrong_kind_name_their_key(tmp_path, text):
+    path = tmp_path / "published.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=r"seeds\.a.*expected a"):
+        load_published(path)
+
+
+@pytest.mark.parametrize("text", ["- a\n", "traces: [1]\n", "just text\n"])
+def test_a_catalogue_that_is_not_a_mapping_is_refused(tmp_path, capsys, text):
+    catalogue = tmp_path / "traces.yaml"
+    catalogue.write_text(text)
+    with pytest.raises(TraceError, match="key 'traces' must map trace names"):
+        load_catalogue(catalogue)
+    err = refused(capsys, "fetch-trace", "X", "--catalogue", str(catalogue), "--out",
+                  str(tmp_path / "x.swf.gz"))
+    assert str(catalogue) in err
+
+
+def test_reproduction_and_tables_refuse_a_missing_store(tmp_path, capsys):
+    out = tmp_path / "r.md"
+    missing = tmp_path / "missing"
+    assert "no such directory" in refused(capsys, "reproduction", "--store", str(missing),
+                                          "--out", str(out))
+    assert "no such directory" in refused(capsys, "tables", "--store", str(missing),
+                                          "--out", str(tmp_path / "tables"))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_archive_pack_refuses_a_missing_results_directory_and_a_path_as_name(tmp_path,
+                                                                            capsys):
+    out = tmp_path / "a.tar.xz"
+    err = refused(capsys, "archive", "pack", "--results", str(tmp_path / "missing"),
+                  "--out", str(out))
+    assert "no store/ or tables/ directory" in err
+    (tmp_path / "ds" / "store").mkdir(parents=True)
+    err = refused(capsys, "archive", "pack", "--results", str(tmp_path / "ds"), "--out",
+                  str(out), "--name", "../evil")
+    assert "--name '../evil': expected a name" in err
+    assert not out.exists() and not (tmp_path / "evil").exists()
+
+
+def test_menus_candidates_refuses_a_prefix_that_leaves_out(tmp_path, capsys):
+    out = tmp_path / "deep" / "er"
+    err = refused(capsys, "menus", "candidates", "--workload", "lublin:64", "--jobs", "20",
+                  "--torus", "4x4x8", "--prefix", "../../x", "--out", str(out))
+    assert "--prefix '../../x'" in err and list(tmp_path.iterdir()) == []
+
+
+# --- sizes refused on an estimate, before any work ----------------------------------
+
+@pytest.mark.parametrize("command", [
+    ("run", "--workload", "lublin:64", "--jobs", "1000000000000", "--seed", "1",
+     "--machine", "flat:64", "--scheduler", "fcfs"),
+    ("synthesize", "lublin:64", "--jobs", "1000000000000", "--seed", "1"),
+    ("menus", "candidates", "--workload", "lublin:64", "--jobs", "1000000000000",
+     "--torus", "4x4x8", "--prefix", "m"),
+])
+def test_a_trillion_jobs_are_refused_on_the_estimate(tmp_path, capsys, command):
+    out = ("--out", str(tmp_path / "out"))
+    err = refused(capsys, *command, *(out if command[0] != "run" else ()))
+    assert "a run of 1,000,000,000,000 jobs needs about 953,674.3 GiB" in err
+    assert "--max-memory-gib" in err and list(tmp_path.iterdir()) == []
+
+
+def test_replication_counts_in_the_estimate_and_the_flag_raises_the_limit(capsys):
+    args = ("run", "--workload", "lublin:64", "--jobs", "1000", "--seed", "1", "--machine",
+            "flat:64", "--scheduler", "fcfs", "--replication", "100000000")
+    err = refused(capsys, *args)
+    assert "--jobs x --replication 100000000: a run of 100,000,000,000 jobs" in err
+    err = refused(capsys, *args[:-2], "--max-memory-gib", "0.0001")
+    assert "above the limit of 0.0001 GiB" in err
+
+
+def test_a_config_with_a_million_seeds_is_refused_before_it_is_read_through(monkeypatch):
+    config = small_config()
+    config["experiments"]["small"]["seeds"] = list(range(1_000_000))
+
+    def never(*args, **kwargs):
+        raise AssertionError("the schema read the config")
+
+    monkeypatch.setattr("jsonschema.Draft202012Validator", never)
+    with pytest.raises(ConfigError, match=r"limits\.max_runs: the experiments hold up to "
+                                          r"16,000,004 runs, above the limit of 100,000"):
+        validate(config, SCHEMA)
+    config["limits"] = {"max_runs": 20_000_000}
+    limits.check_runs(config)  # raised: accepted
+
+
+def test_a_trillion_jobs_in_a_config_are_refused_on_the_estimate():
+    config = small_config()
+    config["workloads"]["lublin16"]["synthetic"]["jobs"] = 10**12
+    validate(config, SCHEMA)  # the schema accepts it
+    with pytest.raises(ConfigError, match=r"limits\.max_job_runs: .* the largest run "
+                                          r"1,000,000,000,000 jobs \(about 953,674\.3 GiB\)"):
+        plan(config)
+    config["limits"] = {"max_job_runs": 10**15}
+    with pytest.raises(ConfigError, match=r"limits\.max_run_memory_gib: .*953,674\.3 GiB"):
+        plan(config)
+
+
+def test_first_jobs_and_catalogued_sizes_enter_the_estimate():
+    config = small_config()
+    config["workloads"]["trace"] = {"trace": "SDSC-SP2-1998-4.2-cln"}
+    config["experiments"]["small"]["workloads"] = ["trace"]
+    config["experiments"]["small"]["transforms"] = {"first_jobs": 1000}
+    config["limits"] = {"max_run_memory_gib": 0.0009}  # 1000 jobs: 0.00095 GiB
+    with pytest.raises(ConfigError, match="the largest run 1,000 jobs"):
+        plan(config, {"SDSC-SP2-1998-4.2-cln": 59715})
+    del config["experiments"]["small"]["transforms"]
+    config["limits"] = {"max_run_memory_gib": 0.05}
+    with pytest.raises(ConfigError, match="the largest run 59,715 jobs"):
+        plan(config, {"SDSC-SP2-1998-4.2-cln": 59715})
+
+
+@pytest.mark.parametrize("value", [0, -1, "many", True, [1]])
+def test_limits_of_the_wrong_kind_are_refused(value):
+    with pytest.raises(ConfigError, match=r"limits\.max_runs: .*expected a number > 0"):
+        limits.Limits.from_config({"max_runs": value})
+    with pytest.raises(ConfigError, match=r"limits\.runs: unknown limit"):
+        limits.Limits.from_config({"runs": 1})
+
+
+def test_the_papers_configuration_is_within_the_default_limits():
+    config = read_config(ROOT / "config/papers.yaml")
+    catalogue = load_catalogue(ROOT / "config/traces.yaml")
+    assert len(plan(config, {n: e.jobs for n, e in catalogue.items()})) > 300
+
+
+# --- names matched whole ---------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["small\n", "a\nb", "../x", ".hidden", ""])
+def test_names_are_matched_whole(name):
+    assert not NAME.match(name)
+    config = small_config()
+    config["experiments"][name] = config["experiments"].pop("small")
+    with pytest.raises(ConfigError, match="experiments"):
+        validate(config, SCHEMA)
+    with pytest.raises(ConfigError, match="experiments"):
+        plan(config)
+
+
+@pytest.mark.parametrize(("key", "value"), [("dataset", "test\n"),
+                                            ("machines", {"torus": "torus:2x2x4\n"})])
+def test_values_ending_in_a_newline_fail_the_schema(key, value):
+    config = small_config()
+    config[key] = {**config[key], **value} if isinstance(value, dict) else value
+    with pytest.raises(ConfigError, match=key):
+        validate(config, SCHEMA)
+
+
+def test_a_machine_argument_ending_in_a_newline_is_refused():
+    from simcore.machines.cubes import parse_argument
+
+    with pytest.raises(SpecError):
+        parse_argument("4x2x2:2\n")
+
+
+# --- YAML: a key given twice --------------------------------------------------------
+
+DUPLICATED = "a: 1\nb:\n  c: 2\n  c: 3\n"
+
+
+def test_a_repeated_key_names_the_file_and_both_lines():
+    with pytest.raises(ConfigError) as caught:
+        parse_yaml(DUPLICATED, "f.yaml", ConfigError)
+    assert str(caught.value) == ("f.yaml:4: key 'c' given twice (first on line 3); expected "
+                                 "each key once in a mapping")
+    assert parse_yaml("x: &x {a: 1}\ny:\n  <<: *x\n  a: 2\n", "f", ConfigError) == {
+        "x": {"a": 1}, "y": {"a": 2}}  # a merge key may be overridden
+
+
+def test_every_yaml_input_refuses_a_repeated_key(tmp_path, capsys):
+    config = tmp_path / "config.yaml"
+    config.write_text((ROOT / "config/test/small.yaml").read_text()
+                      + "\ndataset: other\n")
+    with pytest.raises(ConfigError, match=r"config\.yaml:\d+: key 'dataset' given twice"):
+        read_config(config)
+    refused(capsys, "plan", "--configfile", str(config))
+    catalogue = tmp_path / "traces.yaml"
+    catalogue.write_text((ROOT / "config/traces.yaml").read_text() + "traces: {}\n")
+    with pytest.raises(TraceError, match="key 'traces' given twice"):
+        load_catalogue(catalogue)
+    published = tmp_path / "published.yaml"
+    published.write_text((ROOT / "config/published.yaml").read_text() + "seeds: {}\n")
+    with pytest.raises(ConfigError, match="key 'seeds' given twice"):
+        load_published(published)
+    wiring = tmp_path / "bgl.yaml"
+    wiring.write_text((ROOT / "config/machines/bgl.yaml").read_text() + "name: x\n")
+    with pytest.raises(SpecError, match="key 'name' given twice"):
+        load_wiring(wiring)
+    menu = tmp_path / "menu.yaml"
+    menu.write_text("- topology: t\n  topology: u\n  torus3d: {toruses: []}\n")
+    with pytest.raises(SpecError, match="key 'topology' given twice"):
+        load_menu(str(menu))
+
+
+def test_the_repository_yaml_files_hold_no_repeated_key():
+    for path in [*ROOT.glob("config/**/*.yaml"), *ROOT.glob("workflow/**/*.yaml")]:
+        parse_yaml(path.read_text(), str(path), ConfigError)
+
+
+def test_snakemake_refuses_a_config_file_with_a_repeated_key(tmp_path):
+    config = tmp_path / "config.yaml"
+    config.write_text((ROOT / "config/test/small.yaml").read_text() + "\ndataset: other\n")
+    result = subprocess.run([sys.executable, "-m", "snakemake", "-n", "-s",
+                             str(ROOT / "Snakefile"), "--configfile", str(config),
+                             "--directory", str(tmp_path)], cwd=tmp_path,
+                            capture_output=True, text=True, check=False)
+    assert result.returncode != 0
+    assert "key 'dataset' given twice" in result.stdout + result.stderr
