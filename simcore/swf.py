@@ -17,7 +17,6 @@ per line. Every problem raises an `SWFError` subclass whose message reads
 from __future__ import annotations
 
 import gzip
-import io
 import json
 import os
 import re
@@ -249,7 +248,7 @@ def _convert(text: bytes, path: str, data: bytes, line_numbers: np.ndarray) -> p
     """Normalised job lines -> typed table; integers must be integral."""
     try:
         raw = pacsv.read_csv(
-            io.BytesIO(text),
+            _arrow_owned(text),
             read_options=pacsv.ReadOptions(column_names=list(FIELDS), block_size=1 << 20),
             parse_options=pacsv.ParseOptions(delimiter=" "),
             convert_options=pacsv.ConvertOptions(
@@ -305,6 +304,22 @@ def _check_unique(job_numbers: np.ndarray, path: str, line_numbers: np.ndarray) 
         raise SWFValueError(path, int(line_numbers[row]),
                             f"job number {int(job_numbers[row])} already used on line "
                             f"{int(line_numbers[first])}; expected each job number once")
+
+
+def _arrow_owned(data: bytes) -> pa.BufferReader:
+    """`data` copied into memory Arrow owns, as a stream for Arrow's threaded readers.
+
+    Arrow's CSV reader reads and parses on its own worker threads, and the last of them to
+    finish drops the reader and its input, possibly after `read_csv` has returned. Were
+    the input a Python object (`io.BytesIO`, or a buffer over `bytes`), dropping it would
+    take the GIL; if the interpreter is exiting by then, the worker is ended by
+    pthread_exit inside a C++ thread and the process aborts ("terminate called without an
+    active exception", exit status 134) after the command's work is done. A buffer
+    allocated by Arrow holds no Python object, so its workers never need the GIL.
+    """
+    buffer = pa.allocate_buffer(len(data))
+    np.frombuffer(buffer, dtype=np.uint8)[:] = np.frombuffer(data, dtype=np.uint8)
+    return pa.BufferReader(buffer)
 
 
 def _raise_bad_token(data: bytes, path: str, line_index: int) -> None:
