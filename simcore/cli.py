@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from simcore.errors import SimcoreError, SpecError
+from simcore.limits import Limits
 from simcore.listing import REGISTRIES
 from simcore.machines.orderings import ORDERINGS
 from simcore.machines.orderings import describe_choices as describe_orderings
@@ -258,6 +259,9 @@ def _parser() -> argparse.ArgumentParser:
     table1.add_argument("--out", help="also write table1.md, .csv, the figure and the "
                                       "Hilbert ordering file here")
     table1.add_argument("--json", action="store_true", help="print the rows as JSON")
+    table1.add_argument("--max-runs", type=int, default=Limits.max_runs,
+                        help="refuse more runs (seeds x dilations x strategies) than this "
+                             "(default %(default)s)")
     table1.set_defaults(handler=_leung_table1)
     figure1 = leung_commands.add_parser(
         "figure1", help="locality vs work multiple per ordering x allocator, from the store")
@@ -274,7 +278,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--ross", help="Sandia-Ross-2001-1.1-cln.swf.gz for the curve "
                                       "allocators (default: acquired through the catalogue)")
     bench.add_argument("--catalogue", default=str(CATALOGUE))
-    bench.add_argument("--repeat", type=int, default=3, help="runs per case; the best counts")
+    bench.add_argument("--repeat", type=int, default=3,
+                       help="runs per case (at least 1); the best counts")
     bench.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     bench.add_argument("--mesh", action="store_true",
                        help="time Chu's 2D-mesh allocators instead: a 50,000-job BL + MQ "
@@ -284,7 +289,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _memory_flag(parser: argparse.ArgumentParser) -> None:
-    from simcore.limits import BYTES_PER_JOB, Limits
+    from simcore.limits import BYTES_PER_JOB
 
     parser.add_argument("--max-memory-gib", type=float, default=Limits.max_run_memory_gib,
                         metavar="GIB", help="refuse a run whose estimated memory "
@@ -735,11 +740,16 @@ def _leung_table1(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from simcore.atomic import atomic_write_bytes
-    from simcore.leung2002 import markdown_table1, summarize_table1, table1
+    from simcore.leung2002 import STRATEGIES, markdown_table1, summarize_table1, table1
     from simcore.plots import table1_makespans, write_figure
 
     if args.seeds < 1:
         raise SpecError(f"--seeds {args.seeds}; expected at least 1")
+    runs = args.seeds * len(args.dilation) * len(STRATEGIES)
+    if runs > args.max_runs:
+        raise SpecError(f"--seeds {args.seeds} x --dilation ({len(args.dilation)} values) x "
+                        f"{len(STRATEGIES)} strategies: {runs:,} runs, above the limit of "
+                        f"{args.max_runs:,}; expected fewer, or a larger --max-runs")
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(args.out) if args.out else Path(scratch)
         out.mkdir(parents=True, exist_ok=True)
@@ -789,6 +799,8 @@ def _bench(args: argparse.Namespace) -> int:
     from simcore.bench import run_bench
     from simcore.traces import acquire, load_catalogue, mirror_dirs
 
+    if args.repeat < 1:
+        raise SpecError(f"--repeat {args.repeat}; expected at least 1")
     if args.mesh:
         return _bench_mesh(args)
 

@@ -333,3 +333,12 @@ def test_snakemake_refuses_a_config_file_with_a_repeated_key(tmp_path):
                             capture_output=True, text=True, check=False)
     assert result.returncode != 0
     assert "key 'dataset' given twice" in result.stdout + result.stderr
+
+
+def test_leung_table1_refuses_a_billion_seeds_on_the_estimate(capsys):
+    err = refused(capsys, "leung2002", "table1", "--seeds", "1000000000")
+    assert "30,000,000,000 runs, above the limit of 100,000" in err and "--max-runs" in err
+
+
+def test_bench_refuses_no_repeat_before_any_work(capsys):
+    assert "--repeat 0; expected at least 1" in refused(capsys, "bench", "--repeat", "0")
