@@ -169,7 +169,7 @@ def test_swf_numbers_out_of_range(line, message):
 
 @pytest.mark.parametrize(("data", "expected"), [
     (b"\xef\xbb\xbf; MaxProcs: 4\n" + LINE.encode(), 1),  # a UTF-8 byte-order mark
-    (("; MaxProcs: 4\r" + LINE.strip() + "\r" + LINE.strip() + "\r").encode(), 2),  # CR only
+    (("; MaxProcs: 4\r" + LINE.strip() + "\r2" + LINE.strip()[1:] + "\r").encode(), 2),  # CR only
 ])
 def test_swf_encodings_that_are_still_swf(data, expected):
     assert parse_swf(data, "x.swf").num_rows == expected
