@@ -230,3 +230,20 @@ def test_written_files_follow_the_umask(tmp_path):
     umask = os.umask(0)
     os.umask(umask)
     assert mode == 0o666 & ~umask, oct(mode)
+
+
+def test_arrow_reads_memory_it_owns(monkeypatch):
+    """Arrow's CSV workers may drop their input after read_csv returns; a Python object
+    there (io.BytesIO) needs the GIL, and at interpreter exit that aborted the process
+    ('terminate called without an active exception')."""
+    import pyarrow.csv as pacsv
+
+    from simcore import swf
+
+    given = []
+    real = pacsv.read_csv
+    monkeypatch.setattr(swf.pacsv, "read_csv",
+                        lambda source, **options: (given.append(source), real(source,
+                                                                              **options))[1])
+    assert swf.parse_swf(f"; MaxProcs: 16\n{GOOD_LINE}\n".encode()).num_rows == 1
+    assert isinstance(given[0], pa.BufferReader)
