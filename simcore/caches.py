@@ -6,8 +6,8 @@ cache lives in a directory named by a hash of every module that defines compiled
 of everything those modules import (constants are compiled in): a change there means a
 fresh directory, never a stale kernel, while editing, say, the plotting code keeps the
 compiled kernels.
-`configure_numba` must run before any module with `@njit(cache=True)` is imported;
-`simcore/__init__.py` does that first.
+`configure_numba` must run before any cached function is defined: `simcore.jit`, through
+which every compiled function of simcore is declared, calls it first.
 """
 
 from __future__ import annotations

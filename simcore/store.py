@@ -23,10 +23,9 @@ import json
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -39,6 +38,9 @@ from simcore.machines.spec import MachineSpec
 from simcore.metrics import JOB_COLUMNS, RUN_METRICS, Column
 from simcore.policy import PolicySpec, all_parameters
 from simcore.workload.transforms import WorkloadSpec, offered_load, transforms
+
+if TYPE_CHECKING:
+    import polars as pl
 
 RESULT_SCHEMA_VERSION = 5  # 4: time-sharing columns; 5: failed capacity and goodput
 PARTITIONS = ("experiment", "workload", "machine", "policy")
@@ -126,6 +128,8 @@ def read_summaries(store: str | os.PathLike[str],
                    files: Sequence[str | os.PathLike[str]] | None = None) -> pl.DataFrame:
     """Summary rows, with the partition columns as strings: of the given shard `files`
     (a configuration's shards), or of every shard under the `store` directory."""
+    import polars as pl  # here: a workflow importing the store's schema needs no polars
+
     if files is None:
         files = Path(store).glob("**/summary.parquet")
     files = sorted(str(f) for f in files)
@@ -159,7 +163,7 @@ def run_row(key: str, machine: MachineSpec, policy: PolicySpec, workload: Worklo
     params = policy.params()
     return {
         **{k: None if isinstance(v, float) and math.isnan(v) else v for k, v in summary.items()},
-        **asdict(workload),
+        **workload.to_dict(),
         **{k: params.get(k) for k in POLICY_COLUMNS},
         "run_key": key,
         "machine_spec": str(machine),

@@ -138,7 +138,7 @@ def argument_key(argument: str) -> str:
 def _load(path: str, mtime_ns: int, size: int) -> Menu:
     data = Path(path).read_bytes()
     try:
-        document = yaml.safe_load(data)
+        document = yaml.load(data, Loader=yaml.CSafeLoader)
     except yaml.YAMLError as exc:
         raise SpecError(f"{path}: not YAML ({exc})") from None
     if not isinstance(document, list) or not all(isinstance(t, Mapping) for t in document):
