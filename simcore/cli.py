@@ -123,8 +123,12 @@ def _parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=_run)
 
     synth = commands.add_parser("synthesize", help="sample a workload model into a .parquet")
-    synth.add_argument("model", help="MODEL:ARGUMENT, e.g. lublin:128")
-    synth.add_argument("--jobs", type=int, required=True)
+    synth.add_argument("model", nargs="?", help="MODEL:ARGUMENT, e.g. lublin:128")
+    synth.add_argument("--jobs", type=int, help="jobs to sample (with MODEL)")
+    synth.add_argument("--spec", metavar="JSON",
+                       help="instead of MODEL and its flags: the model and every parameter, "
+                            "e.g. '{\"model\": \"lublin\", \"machine_size\": 128, "
+                            "\"jobs\": 1000}'")
     synth.add_argument("--param", action="append", default=[], metavar="K=V",
                        help="other model parameters, e.g. job_type=mixed (repeatable)")
     synth.add_argument("--seed", type=int, required=True)
@@ -134,17 +138,22 @@ def _parser() -> argparse.ArgumentParser:
     warm = commands.add_parser("warm", help="compile the simulation kernels into the cache")
     warm.add_argument("--pair", nargs=2, action="append", metavar=("ALLOCATOR", "SCHEDULER"),
                       help="only this allocator and scheduler (repeatable; default: all)")
+    warm.add_argument("--jobs", type=int, default=1,
+                      help="engines compiled at once, each in its own process (default 1)")
     warm.add_argument("--flag", help="touch this file when done")
     warm.set_defaults(handler=_warm)
 
     shard = commands.add_parser("sweep-shard", help="run one shard of a sweep")
     spec = shard.add_mutually_exclusive_group(required=True)
-    spec.add_argument("--spec", help="shard specification (JSON)")
-    spec.add_argument("--spec-file", help="file holding the shard specification")
+    spec.add_argument("--spec", metavar="JSON", help="shard specification")
+    spec.add_argument("--spec-packed", metavar="WORD",
+                      help="shard specification as the workflow passes it (compressed)")
     shard.add_argument("--results", default="results", help="results root (store and cache)")
     shard.add_argument("--workers", type=int, default=1, help="local Dask worker processes")
     shard.add_argument("--dask", default='{"backend": "local"}', metavar="JSON",
                        help="Dask backend: local, address or slurm, with options")
+    shard.add_argument("--timing", metavar="FILE",
+                       help="write the shard's wall and simulation seconds here (JSON)")
     shard.set_defaults(handler=_sweep_shard)
 
     tables = commands.add_parser("tables", help="aggregate a dataset's store into tables")
@@ -457,11 +466,19 @@ def _synthesize(args: argparse.Namespace) -> int:
     from simcore.workload.io import write_workload
     from simcore.workload.synthetic import SyntheticSpec, synthesize
 
-    spec = SyntheticSpec.parse(args.model, args.jobs)
-    if spec is None:
-        raise SpecError(f"{args.model!r}: not a model; expected {describe_choices()}")
-    spec = SyntheticSpec.create(spec.model, {**dict(spec.params),
-                                             **dict(_key_value(p) for p in args.param)})
+    if (args.model is None) == (args.spec is None):
+        raise SpecError("synthesize: give MODEL (with --jobs) or --spec, not both")
+    if args.spec is not None:
+        values = _json_argument("--spec", args.spec)
+        if not isinstance(values, dict):
+            raise SpecError("--spec: expected a JSON object with a 'model' key")
+        spec = SyntheticSpec.create(values.pop("model", None), values)
+    else:
+        spec = SyntheticSpec.parse(args.model, args.jobs)
+        if spec is None:
+            raise SpecError(f"{args.model!r}: not a model; expected {describe_choices()}")
+        spec = SyntheticSpec.create(spec.model, {**dict(spec.params),
+                                                 **dict(_key_value(p) for p in args.param)})
     table = synthesize(spec, args.seed)
     write_workload(table, args.out)
     print(f"{args.out}: {table.num_rows} jobs ({spec}, seed {args.seed})")
@@ -479,9 +496,11 @@ def _warm(args: argparse.Namespace) -> int:
     for allocator, scheduler in pairs or []:
         get_allocator(allocator)
         get_scheduler(scheduler)
-    warmed = warm_kernels(pairs)
-    print(f"{len(warmed)} engine(s) compiled in {time.perf_counter() - began:.1f} s "
-          f"(cache {NUMBA_CACHE})")
+    if args.jobs < 1:
+        raise SpecError(f"--jobs {args.jobs}: expected at least 1")
+    warmed = warm_kernels(pairs, args.jobs)
+    print(f"kernels: {len(warmed)} engine(s) compiled in {time.perf_counter() - began:.1f} s "
+          f"with {args.jobs} process(es) (cache {NUMBA_CACHE})", file=sys.stderr)
     if args.flag:
         Path(args.flag).parent.mkdir(parents=True, exist_ok=True)
         Path(args.flag).touch()
@@ -489,13 +508,16 @@ def _warm(args: argparse.Namespace) -> int:
 
 
 def _sweep_shard(args: argparse.Namespace) -> int:
-
+    from simcore.atomic import atomic_write_bytes
     from simcore.experiments import Shard
     from simcore.runner import run_shard
 
     dask = _json_argument("--dask", args.dask)
-    text = args.spec if args.spec is not None else Path(args.spec_file).read_text()
-    run_shard(Shard.from_json(text), args.results, args.workers, dask)
+    shard = (Shard.from_json(args.spec) if args.spec is not None
+             else Shard.unpack(args.spec_packed))
+    report = run_shard(shard, args.results, args.workers, dask)
+    if args.timing:
+        atomic_write_bytes(args.timing, _json(report.timing(args.workers)).encode())
     return 0
 
 

@@ -21,9 +21,11 @@ them with a grid of workload transforms and a list of seeds (see
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import itertools
 import json
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,7 +86,7 @@ class Run:
     seed: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"transforms": json.loads(self.transforms.key()), "seed": self.seed}
+        return {"transforms": self.transforms.to_dict(), "seed": self.seed}
 
 
 @dataclass(frozen=True)
@@ -113,11 +115,15 @@ class Shard:
         """Job tables the shard reads (relative to the results root)."""
         return sorted({self.source.path(run.seed) for run in self.runs})
 
+    def code_modules(self) -> tuple[str, ...]:
+        """The modules whose import closure is the code this shard's runs can execute: the
+        run module, the scheduler's module and the allocator's module."""
+        return (RUN_MODULE, self.policy_spec.row.module,
+                ALLOCATORS[self.machine_spec.allocator].module)
+
     def code_files(self) -> list[Path]:
-        """Source files whose change can change this shard's results: the import closure of
-        the run module, the scheduler's module and the allocator's module."""
-        allocator = ALLOCATORS[self.machine_spec.allocator].module
-        return closure([RUN_MODULE, self.policy_spec.row.module, allocator])
+        """Source files whose change can change this shard's results."""
+        return closure(self.code_modules())
 
     def code_fingerprint(self) -> str:
         """sha256 over the code files (a wiring's content is in the machine's key)."""
@@ -127,7 +133,7 @@ class Shard:
         """Identity of one run: the hash of everything that determines its result."""
         identity = {
             "workload": workload_hash,
-            "transforms": json.loads(run.transforms.key()),
+            "transforms": run.transforms.to_dict(),
             "seed": run.seed,
             "machine": self.machine_spec.key(),
             "policy": json.loads(self.policy_spec.key()),
@@ -161,9 +167,19 @@ class Shard:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise SimcoreError(f"not a shard specification: {exc}") from exc
 
-    def digest(self) -> str:
-        """A short hash of the whole specification."""
-        return hashlib.sha256(self.to_json().encode()).hexdigest()[:16]
+    def packed(self) -> str:
+        """The canonical JSON, compressed into one short shell-safe word (base64 of zlib):
+        a shard of thousands of runs still fits on a command line."""
+        return base64.b64encode(zlib.compress(self.to_json().encode(), 9)).decode()
+
+    @classmethod
+    def unpack(cls, word: str) -> Shard:
+        """The shard `packed` wrote."""
+        try:
+            text = zlib.decompress(base64.b64decode(word, validate=True)).decode()
+        except (ValueError, zlib.error) as exc:
+            raise SimcoreError(f"not a packed shard specification: {exc}") from None
+        return cls.from_json(text)
 
     def describe(self) -> str:
         """One readable line: what the shard simulates and how many runs."""

@@ -69,10 +69,20 @@ class Task:
 
 @dataclass(frozen=True)
 class ShardReport:
+    """What a shard did: runs found cached and simulated, the shard's wall time and the
+    seconds spent inside simulations (summed over workers; the rest is orchestration)."""
+
     runs: int
     cached: int
     simulated: int
     seconds: float
+    simulation_s: float
+
+    def timing(self, workers: int) -> dict[str, Any]:
+        """The report as the workflow's timing file holds it (never part of a result)."""
+        return {"runs": self.runs, "cached": self.cached, "simulated": self.simulated,
+                "wall_s": round(self.seconds, 3), "simulation_s": round(self.simulation_s, 3),
+                "workers": workers}
 
 
 def run_shard(shard: Shard, root: str | Path, workers: int = 1,
@@ -93,10 +103,12 @@ def run_shard(shard: Shard, root: str | Path, workers: int = 1,
             if problem != MISSING:
                 print(f"{shard.label()}: {problem}; simulating the run again", file=log)
     progress = Progress(shard.label(), len(tasks), len(tasks) - len(todo), log)
+    simulation_s = 0.0
     if todo:
         pair = (shard.machine_spec.allocator, shard.policy_spec.scheduler)
         with _executor(workers, len(todo), dict(dask or {"backend": "local"}), pair) as execute:
-            for done in execute(todo):
+            for done, seconds in execute(todo):
+                simulation_s += seconds
                 progress.advance(done)
     rows = [_entry(root, t.key, SUMMARY_SCHEMA).to_pylist()[0] for t in tasks]
     out = shard_dir(root, shard.dataset, shard.names)
@@ -106,7 +118,7 @@ def run_shard(shard: Shard, root: str | Path, workers: int = 1,
     write_table(jobs, out / "jobs.parquet", meta)
     write_table(summary_table(rows), out / "summary.parquet", meta)
     report = ShardReport(len(tasks), len(tasks) - len(todo), len(todo),
-                         time.perf_counter() - began)
+                         time.perf_counter() - began, simulation_s)
     progress.finish(report)
     return report
 
@@ -127,11 +139,13 @@ def _tasks(shard: Shard, root: Path) -> list[Task]:
     return tasks
 
 
-def simulate_batch(tasks: Sequence[Task]) -> int:
-    """Simulate tasks and store each result in the run cache; returns how many ran."""
+def simulate_batch(tasks: Sequence[Task]) -> tuple[int, float]:
+    """Simulate tasks and store each result in the run cache; returns how many ran and the
+    seconds they took."""
+    began = time.perf_counter()
     for task in tasks:
         simulate_task(task)
-    return len(tasks)
+    return len(tasks), time.perf_counter() - began
 
 
 def simulate_task(task: Task) -> None:
@@ -197,36 +211,63 @@ def _read_once(path: str, mtime_ns: int, size: int) -> pa.Table:
     return read_workload(path)
 
 
-def warm_kernels(pairs: Sequence[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+def warm_kernels(pairs: Sequence[tuple[str, str]] | None = None, jobs: int = 1,
+                 log: TextIO = sys.stderr) -> list[tuple[str, str]]:
     """Compile (or load from the on-disk cache) the engine of each (allocator, scheduler)
     pair, by default every pair that can run together, and mark each as ready in the
-    kernel cache. Each pair is its own specialisation of the engine, so a sweep warms only
-    the pairs it uses. Returns the pairs warmed."""
-    from simcore import NUMBA_CACHE
-    from simcore.jobs import Jobs
+    kernel cache, with a line in `log` per engine. Each pair is its own specialisation of
+    the engine, so a sweep warms only the pairs it uses; `jobs` processes compile at once
+    (cache writes are serialised, `simcore.jit`). Returns the pairs compiled."""
     from simcore.machines.registry import ALLOCATORS, STEADY
     from simcore.policy import SCHEDULERS
-    from simcore.simulate import simulate
-    from simcore.timeshare.bsp import RING, BSPJobs
 
     if pairs is None:  # machines are steady unless they have a failure process
         pairs = [(a, s) for a in ALLOCATORS for s in SCHEDULERS
                  if SCHEDULERS[s].needs - {STEADY} <= ALLOCATORS[a].capabilities]
+    todo = list({_ready_mark(*pair): pair for pair in pairs
+                 if not kernels_ready(*pair)}.values())  # one per engine
+    if jobs <= 1 or len(todo) <= 1:
+        outcomes: Iterator[tuple[tuple[str, str], float]] = (
+            (pair, _compile_engine(*pair)) for pair in todo)
+        for done, (pair, seconds) in enumerate(outcomes, 1):
+            _report_engine(pair, seconds, done, len(todo), log)
+        return todo
+    import concurrent.futures
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")  # fresh interpreters, no forked LLVM
+    with concurrent.futures.ProcessPoolExecutor(min(jobs, len(todo)), context) as pool:
+        futures = {pool.submit(_compile_engine, *pair): pair for pair in todo}
+        for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
+            _report_engine(futures[future], future.result(), done, len(todo), log)
+    return todo
+
+
+def _compile_engine(allocator: str, scheduler: str) -> float:
+    """Compile one pair's engine by simulating three jobs, mark it ready; its seconds."""
+    from simcore.jobs import Jobs
+    from simcore.machines.registry import ALLOCATORS
+    from simcore.simulate import simulate
+    from simcore.timeshare.bsp import RING, BSPJobs
+
+    began = time.perf_counter()
     jobs = Jobs.create([1, 2, 3], [0, 1, 2], [5, 5, 5], [6, 6, 6], [2, 1, 2],
                        shape=np.array([[2, 1, 1], [1, 1, 1], [1, 2, 1]]),
                        torus=np.array([1, 0, 1], bool),
                        bsp=BSPJobs(np.full(3, RING), np.full(3, 1e-3), np.full(3, 2e-3),
                                    np.ones(3, dtype=np.int64), np.full(3, 5e-5)))
-    NUMBA_CACHE.mkdir(parents=True, exist_ok=True)
-    warmed = []
-    for allocator, scheduler in pairs:
-        mark = _ready_mark(allocator, scheduler)
-        if not mark.exists():
-            machine = MachineSpec.parse(ALLOCATORS[allocator].machine_example, allocator)
-            simulate(jobs, machine, scheduler)
-            mark.touch()
-            warmed.append((allocator, scheduler))
-    return warmed
+    machine = MachineSpec.parse(ALLOCATORS[allocator].machine_example, allocator)
+    simulate(jobs, machine, scheduler)
+    mark = _ready_mark(allocator, scheduler)
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    mark.touch()
+    return time.perf_counter() - began
+
+
+def _report_engine(pair: tuple[str, str], seconds: float, done: int, total: int,
+                   log: TextIO) -> None:
+    print(f"kernels: engine {pair[0]} x {pair[1]} compiled in {seconds:.1f} s "
+          f"({done}/{total})", file=log, flush=True)
 
 
 def kernels_ready(allocator: str, scheduler: str) -> bool:
@@ -252,7 +293,8 @@ def _batches(tasks: Sequence[Task], workers: int) -> list[list[Task]]:
 @contextlib.contextmanager
 def _executor(workers: int, n_tasks: int, dask: dict[str, Any],
               pair: tuple[str, str]) -> Iterator[Any]:
-    """A function tasks -> iterator of completed counts, backed by Dask or run in-process."""
+    """A function tasks -> iterator of (completed runs, their seconds), backed by Dask or
+    run in-process."""
     backend = dask.pop("backend", "local")
     if backend not in BACKENDS:
         raise ConfigError(f"sweep.dask.backend: {backend!r}; expected one of {BACKENDS}")
@@ -272,8 +314,8 @@ def _executor(workers: int, n_tasks: int, dask: dict[str, Any],
         def execute(tasks: Sequence[Task]) -> Iterator[int]:
             futures = client.map(simulate_batch, _batches(tasks, workers), retries=3,
                                  pure=False)
-            for _, done in as_completed(futures, with_results=True):
-                yield done
+            for _, outcome in as_completed(futures, with_results=True):
+                yield outcome
 
         yield execute
 

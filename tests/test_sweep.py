@@ -71,7 +71,7 @@ def swept(tmp_path_factory):
 
 def test_dag_of_the_small_config(tmp_path):
     workdir = scratch_workflow(tmp_path)
-    assert planned_rules(workdir) == Counter({"shard_spec": 8, "simulate_shard": 8,
+    assert planned_rules(workdir) == Counter({"simulate_shard": 8,
                                               "synthesize_workload": 3, "warm_kernels": 1,
                                               "tables": 1, "figures": 1, "reproduction": 1,
                                               "all": 1})
@@ -79,7 +79,7 @@ def test_dag_of_the_small_config(tmp_path):
     assert not (workdir / "results").exists(), "a dry run makes nothing"
     jobs = dag_jobs(workdir)
     shards = {(j["experiment"], j["machine"], j["policy"]) for j in jobs
-              if j["rule"] == "shard_spec"}  # the DOT labels name the wildcards first met there
+              if j["rule"] == "simulate_shard"}
     assert len(shards) == 8
     assert ("small", "flat", "fcfs") in shards and ("shapes", "bgl", "backfill") in shards
     assert ("small", "flat", "bm") not in shards
@@ -122,7 +122,6 @@ def test_policy_change_reruns_only_its_shards(swept, tmp_path):
     config["policies"]["backfill"]["max_growth"] = 2  # only tori and meshes grow jobs
     (workdir / SMALL).write_text(yaml.safe_dump(config))
     assert planned_rules(workdir)["simulate_shard"] == 1
-    assert planned_rules(workdir)["shard_spec"] == 1
     config["policies"]["backfill"]["reservation"] = False  # every backfill shard
     (workdir / SMALL).write_text(yaml.safe_dump(config))
     rerun = planned_rules(workdir)

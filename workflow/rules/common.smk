@@ -1,8 +1,8 @@
 # Shared by the rules: the experiment plan, path patterns and the file lists derived from them.
 
+import functools
 import hashlib
 import json
-import os
 
 from snakemake.exceptions import WorkflowError
 
@@ -11,7 +11,7 @@ from simcore.caches import sources_digest
 from simcore.config import validate
 from simcore.errors import SimcoreError
 from simcore.experiments import plan
-from simcore.fingerprint import closure
+from simcore.fingerprint import closure, digest
 from simcore.traces import load_catalogue
 from simcore.workload.synthetic import MODELS
 
@@ -74,20 +74,31 @@ def shard_workloads(wildcards):
     return [R(path) for path in shard(wildcards).input_paths()]
 
 
-def code_paths(paths):
-    """Source files as rule inputs (relative where the package lives in the workdir)."""
-    return [os.path.relpath(p) if p.is_relative_to(os.getcwd()) else str(p) for p in paths]
+@functools.cache
+def code_digest(modules):
+    """sha256 of the import closure of `modules`: a rule's code as a parameter, so editing
+    a module it can execute re-runs exactly the jobs that can execute it (params trigger)."""
+    return digest(closure(modules))
 
 
 def shard_code(wildcards):
-    """Source files of the code a shard depends on: editing one re-runs the shard."""
-    return code_paths(shard(wildcards).code_files())
+    return code_digest(shard(wildcards).code_modules())
 
 
 def synthetic_spec(wildcards):
-    """The workload's model and parameters (sorted: key order in the config is no change)."""
+    """The workload's model and parameters as canonical JSON (key order is no change)."""
     spec = SHARDS_BY_WORKLOAD[wildcards.workload].source.synthetic
-    return spec.to_dict()
+    return json.dumps(spec.to_dict(), sort_keys=True)
+
+
+def synthetic_code(wildcards):
+    model = json.loads(synthetic_spec(wildcards))["model"]
+    return code_digest(("simcore.workload.synthetic", MODELS[model].function.split(":")[0]))
+
+
+def benchmark(rule, job):
+    """Where a rule's job writes its Snakemake benchmark (wall, memory, I/O)."""
+    return patterns.BENCHMARK.format(rule=rule, job=job)
 
 
 SHARDS_BY_WORKLOAD = {s.workload: s for s in SHARDS.values()}
