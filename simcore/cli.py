@@ -214,6 +214,10 @@ def _parser() -> argparse.ArgumentParser:
         "plan", help="the shards and runs a configuration holds, and how many are cached")
     planner.add_argument("--configfile", required=True, help="a complete configuration")
     planner.add_argument("--results", default=RESULTS, help="results root (run cache)")
+    planner.add_argument("--timing", action="store_true",
+                         help="what the last run of each shard cost, from its benchmark files")
+    planner.add_argument("--benchmarks-root", default=".", metavar="DIR",
+                         help="with --timing: the directory holding benchmarks/ (default .)")
     planner.add_argument("--json", action="store_true", help="print one JSON object")
     planner.set_defaults(handler=_plan)
 
@@ -616,8 +620,14 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from simcore.planning import summarize_plan
+    from simcore.planning import load_plan, summarize_plan
 
+    if args.timing:
+        from simcore.timing import format_report, timing_report
+
+        timing = timing_report(load_plan(args.configfile), args.benchmarks_root)
+        print(_json(timing) if args.json else format_report(timing))
+        return 0
     report = summarize_plan(args.configfile, args.results)
     if args.json:
         print(_json(report))

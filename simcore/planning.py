@@ -12,7 +12,7 @@ import yaml
 from simcore.checksums import recorded_digest
 from simcore.config import validate
 from simcore.errors import ConfigError, IntegrityError
-from simcore.experiments import plan
+from simcore.experiments import Shard, plan
 from simcore.patterns import REPOSITORY
 from simcore.store import cache_path
 from simcore.traces import load_catalogue
@@ -21,11 +21,8 @@ from simcore.workload.io import read_workload
 SCHEMA = REPOSITORY / "workflow" / "schemas" / "config.schema.yaml"
 
 
-def summarize_plan(configfile: str | os.PathLike[str],
-                   results: str | os.PathLike[str]) -> dict[str, Any]:
-    """Shards and runs of the configuration in `configfile`, and how many runs have a cache
-    entry under `results` (runs whose workload file does not exist yet are `unknown`: their
-    keys depend on its content)."""
+def load_plan(configfile: str | os.PathLike[str]) -> list[Shard]:
+    """The shards of the configuration in `configfile`, validated."""
     try:
         config = yaml.safe_load(Path(configfile).read_text())
     except yaml.YAMLError as exc:
@@ -33,7 +30,15 @@ def summarize_plan(configfile: str | os.PathLike[str],
     if not isinstance(config, dict):
         raise ConfigError(f"{configfile}: expected a mapping of configuration keys")
     validate(config, SCHEMA)
-    shards = plan(config, sorted(load_catalogue(config["traces"]["catalogue"])))
+    return plan(config, sorted(load_catalogue(config["traces"]["catalogue"])))
+
+
+def summarize_plan(configfile: str | os.PathLike[str],
+                   results: str | os.PathLike[str]) -> dict[str, Any]:
+    """Shards and runs of the configuration in `configfile`, and how many runs have a cache
+    entry under `results` (runs whose workload file does not exist yet are `unknown`: their
+    keys depend on its content)."""
+    shards = load_plan(configfile)
     digests: dict[str, str | None] = {}
     experiments: dict[str, dict[str, int]] = {}
     totals = {"runs": 0, "cached": 0, "unknown": 0}

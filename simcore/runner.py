@@ -6,9 +6,9 @@ a re-run after a policy change only simulates runs whose keys have no entry yet,
 shard's result file is assembled from cache entries in the shard's fixed run order, which
 makes it identical whatever the number of workers.
 
-Dask backends (config `sweep.dask`): `local` (default: a LocalCluster of `workers`
-single-threaded processes, or no cluster at all for one worker or for fewer than
-RUNS_PER_LOCAL_WORKER runs per worker, where starting one costs more than it saves),
+Dask backends (config `sweep.dask`): `local` (default: a LocalCluster of single-threaded
+processes, at most `workers` and at most one per RUNS_PER_WORKER runs to simulate, or no
+cluster at all where that is one: starting a worker costs more than a few runs),
 `address` (an existing scheduler) and `slurm` (dask-jobqueue's SLURMCluster, scaled
 between bounds). Kernels are compiled once before workers start, not by each of them.
 Batches of runs are submitted, never one task per millisecond-scale simulation; a batch
@@ -51,7 +51,9 @@ from simcore.workload.io import read_workload
 from simcore.workload.transforms import prepare
 
 BACKENDS = ("local", "address", "slurm")
-RUNS_PER_LOCAL_WORKER = 3  # fewer runs than this per worker: a cluster costs more than it saves
+#: Runs to simulate per local Dask worker, at least: a worker's start (an interpreter,
+#: numba, the shard's kernels) costs about 2 s of a core, as much as a few runs.
+RUNS_PER_WORKER = 8
 
 
 @dataclass(frozen=True)
@@ -284,6 +286,12 @@ def _ready_mark(allocator: str, scheduler: str) -> Path:
     return NUMBA_CACHE / f".ready-{allocator}-{SCHEDULERS[scheduler].module}"
 
 
+def useful_workers(runs: int, workers: int) -> int:
+    """How many of `workers` local Dask workers `runs` simulations keep busy long enough to
+    pay for their start (one: simulate in the shard's own process)."""
+    return max(1, min(workers, runs // RUNS_PER_WORKER))
+
+
 def _batches(tasks: Sequence[Task], workers: int) -> list[list[Task]]:
     """Several batches per worker (load balance), none too large (lost work on failure)."""
     size = max(1, min(50, math.ceil(len(tasks) / (workers * 8))))
@@ -298,7 +306,9 @@ def _executor(workers: int, n_tasks: int, dask: dict[str, Any],
     backend = dask.pop("backend", "local")
     if backend not in BACKENDS:
         raise ConfigError(f"sweep.dask.backend: {backend!r}; expected one of {BACKENDS}")
-    if backend == "local" and (workers <= 1 or n_tasks < RUNS_PER_LOCAL_WORKER * workers):
+    if backend == "local":
+        workers = useful_workers(n_tasks, workers)
+    if workers <= 1 and backend == "local":
         yield lambda tasks: (simulate_batch([t]) for t in tasks)
         return
     from dask.distributed import Client, as_completed

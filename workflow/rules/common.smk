@@ -1,17 +1,16 @@
 # Shared by the rules: the experiment plan, path patterns and the file lists derived from them.
 
-import functools
 import hashlib
 import json
 
 from snakemake.exceptions import WorkflowError
 
 from simcore import patterns
-from simcore.caches import sources_digest
+from simcore.caches import closure_digests, sources_digest
 from simcore.config import validate
 from simcore.errors import SimcoreError
 from simcore.experiments import plan
-from simcore.fingerprint import closure, digest
+from simcore.runner import useful_workers
 from simcore.traces import load_catalogue
 from simcore.workload.synthetic import MODELS
 
@@ -74,15 +73,16 @@ def shard_workloads(wildcards):
     return [R(path) for path in shard(wildcards).input_paths()]
 
 
-@functools.cache
-def code_digest(modules):
-    """sha256 of the import closure of `modules`: a rule's code as a parameter, so editing
-    a module it can execute re-runs exactly the jobs that can execute it (params trigger)."""
-    return digest(closure(modules))
+def shard_threads(wildcards):
+    """A shard's Dask workers: one per RUNS_PER_WORKER runs (64 at most), so that a small
+    shard runs in its own process while others run beside it."""
+    return useful_workers(len(shard(wildcards).runs), 64)
 
 
 def shard_code(wildcards):
-    return code_digest(shard(wildcards).code_modules())
+    """The digest of the code a shard's runs can execute, as a parameter: editing a module
+    re-runs exactly the shards that can execute it (Snakemake's params trigger)."""
+    return CODE[shard(wildcards).code_modules()]
 
 
 def synthetic_spec(wildcards):
@@ -91,9 +91,12 @@ def synthetic_spec(wildcards):
     return json.dumps(spec.to_dict(), sort_keys=True)
 
 
+def synthetic_modules(model):
+    return ("simcore.workload.synthetic", MODELS[model].function.split(":")[0])
+
+
 def synthetic_code(wildcards):
-    model = json.loads(synthetic_spec(wildcards))["model"]
-    return code_digest(("simcore.workload.synthetic", MODELS[model].function.split(":")[0]))
+    return CODE[synthetic_modules(SHARDS_BY_WORKLOAD[wildcards.workload].source.synthetic.model)]
 
 
 def benchmark(rule, job):
@@ -102,3 +105,9 @@ def benchmark(rule, job):
 
 
 SHARDS_BY_WORKLOAD = {s.workload: s for s in SHARDS.values()}
+CONVERSION_MODULES = ("simcore.workload.io",)
+CODE = closure_digests(
+    {s.code_modules() for s in SHARDS.values()}
+    | {synthetic_modules(s.source.synthetic.model) for s in SHARDS.values() if s.source.synthetic}
+    | {CONVERSION_MODULES}
+)

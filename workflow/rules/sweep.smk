@@ -57,7 +57,7 @@ rule simulate_shard:
         dask=json.dumps(
             config.get("sweep", {}).get("dask", {"backend": "local"}), sort_keys=True
         ),
-    threads: 64
+    threads: shard_threads
     resources:
         mem_mb=lambda wildcards, threads: 1000 + 750 * threads,
     log:

@@ -29,7 +29,7 @@ rule convert_trace:
     output:
         R(patterns.TRACE_WORKLOAD),
     params:
-        code=code_digest(("simcore.workload.io",)),
+        code=CODE[CONVERSION_MODULES],
         cleaning=json.dumps(config["traces"].get("cleaning", {}), sort_keys=True),
         jobs=lambda wildcards: CATALOGUE[wildcards.trace].jobs,
         max_procs=lambda wildcards: CATALOGUE[wildcards.trace].max_procs,
