@@ -6,59 +6,18 @@ import io
 import re
 import shutil
 import tarfile
-from collections import Counter
 
 import polars as pl
 import pytest
 import yaml
 
 from simcore.tables import TABLES
-from tests.workflow import scratch_workflow, snakemake
+from tests.workflow import planned_rules, scratch_workflow, snakemake
 
 pytestmark = pytest.mark.slow
 SMALL = "config/test/small.yaml"
 DATASET = "results/torus-sweep-test"  # the small config's dataset
 LOGS = "logs/simulate_shard/torus-sweep-test"
-
-
-def dag_jobs(workdir) -> list[dict[str, str]]:
-    """Jobs of the DAG (rule and wildcards), parsed from `snakemake --dag` (DOT)."""
-    dot = snakemake(workdir, "--dag", "--configfile", SMALL).stdout
-    jobs = []
-    for label in re.findall(r'label = "([^"]*)"', dot):
-        rule, *fields = label.split("\\n")
-        jobs.append({"rule": rule, **dict(f.split(": ", 1) for f in fields)})
-    return jobs
-
-
-def api_dry_run(workdir) -> None:
-    """Plan and dry-run the default target through Snakemake's Python API."""
-    from snakemake.api import SnakemakeApi
-    from snakemake.settings.types import (
-        ConfigSettings,
-        DAGSettings,
-        OutputSettings,
-        ResourceSettings,
-    )
-
-    with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
-        workflow = api.workflow(
-            resource_settings=ResourceSettings(cores=2),
-            config_settings=ConfigSettings(configfiles=[workdir / SMALL]),
-            snakefile=workdir / "Snakefile", workdir=workdir)
-        workflow.dag(DAGSettings(targets={"all"})).execute_workflow(executor="dryrun")
-
-
-def planned_rules(workdir) -> Counter:
-    """Jobs a dry run would run, by rule (the first 'Job stats' table of its output)."""
-    output = snakemake(workdir, "-n", "--configfile", SMALL, "--quiet", "rules").stdout
-    table = output.split("Job stats:", 1)[1].split("\n\n", 1)[0]
-    counts = Counter()
-    for line in table.splitlines():
-        match = re.match(r"^(\w+)\s+(\d+)$", line.strip())
-        if match and match.group(1) not in ("job", "total"):
-            counts[match.group(1)] = int(match.group(2))
-    return counts
 
 
 @pytest.fixture(scope="module")
@@ -67,24 +26,6 @@ def swept(tmp_path_factory):
     workdir = scratch_workflow(tmp_path_factory.mktemp("sweep"))
     snakemake(workdir, "--configfile", SMALL)
     return workdir
-
-
-def test_dag_of_the_small_config(tmp_path):
-    workdir = scratch_workflow(tmp_path)
-    assert planned_rules(workdir) == Counter({"simulate_shard": 8,
-                                              "synthesize_workload": 3, "warm_kernels": 1,
-                                              "tables": 1, "figures": 1, "reproduction": 1,
-                                              "all": 1})
-    api_dry_run(workdir)
-    assert not (workdir / "results").exists(), "a dry run makes nothing"
-    jobs = dag_jobs(workdir)
-    shards = {(j["experiment"], j["machine"], j["policy"]) for j in jobs
-              if j["rule"] == "simulate_shard"}
-    assert len(shards) == 8
-    assert ("small", "flat", "fcfs") in shards and ("shapes", "bgl", "backfill") in shards
-    assert ("small", "flat", "bm") not in shards
-    seeds = {(j["workload"], j["seed"]) for j in jobs if j["rule"] == "synthesize_workload"}
-    assert seeds == {("lublin16", "1"), ("lublin16", "2"), ("lublin128", "1")}
 
 
 def test_tables_figures_and_store(swept):
@@ -121,10 +62,10 @@ def test_policy_change_reruns_only_its_shards(swept, tmp_path):
     config = yaml.safe_load((workdir / SMALL).read_text())
     config["policies"]["backfill"]["max_growth"] = 2  # only tori and meshes grow jobs
     (workdir / SMALL).write_text(yaml.safe_dump(config))
-    assert planned_rules(workdir)["simulate_shard"] == 1
+    assert planned_rules(workdir, SMALL)["simulate_shard"] == 1
     config["policies"]["backfill"]["reservation"] = False  # every backfill shard
     (workdir / SMALL).write_text(yaml.safe_dump(config))
-    rerun = planned_rules(workdir)
+    rerun = planned_rules(workdir, SMALL)
     assert rerun["simulate_shard"] == 4  # small: torus, flat; shapes: bgl, torus-links
     snakemake(workdir, "--configfile", SMALL)
     for log in (workdir / LOGS).rglob("*.log"):
@@ -144,15 +85,6 @@ def test_grid_extension_simulates_only_new_runs(swept, tmp_path):
     snakemake(workdir, "--configfile", SMALL)
     log = (workdir / LOGS / "small/lublin16/torus/bm.log").read_text()
     assert "6 runs: 4 cached, 2 simulated" in log
-
-
-def test_one_and_two_cores_give_identical_tables(swept, tmp_path):
-    workdir = scratch_workflow(tmp_path)
-    result = snakemake(workdir, "--configfile", SMALL, cores=1)
-    assert "simulate_shard" in result.stdout + result.stderr
-    for name in (f"{t}.csv" for t in TABLES):
-        assert (workdir / DATASET / "tables" / name).read_bytes() == \
-            (swept / DATASET / "tables" / name).read_bytes(), name
 
 
 def test_archive_round_trip_and_corruption(swept, tmp_path):
@@ -196,9 +128,9 @@ def test_deleted_results_are_rebuilt_exactly(swept, tmp_path):
     store = workdir / DATASET / "store"
     (store / "experiment=small/workload=lublin16/machine=flat/policy=fcfs/summary.parquet"
      ).unlink()
-    assert planned_rules(workdir)["simulate_shard"] == 1
+    assert planned_rules(workdir, SMALL)["simulate_shard"] == 1
     (workdir / "results/workloads/lublin16/seed=2/jobs.parquet").unlink()
-    rerun = planned_rules(workdir)
+    rerun = planned_rules(workdir, SMALL)
     assert (rerun["synthesize_workload"], rerun["simulate_shard"]) == (1, 6)
     shutil.rmtree(store)
     shutil.rmtree(workdir / "results/cache")
