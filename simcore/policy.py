@@ -104,11 +104,23 @@ class Scheduler:
     def parameter_names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.parameters)
 
+    @property
+    def confidence(self) -> float:
+        """The confidence level of its runs' intervals where a study states one: Chu's
+        90% for Chu's queue disciplines, else CONFIDENCE."""
+        return CHU_CONFIDENCE if self.module in _CHU_MODULES else CONFIDENCE
 
+
+#: The confidence level of every interval the tables and figures report, but where a
+#: study states its own (Scheduler.confidence).
+CONFIDENCE = 0.95
+#: Chu (1995): response times to 90% confidence.
+CHU_CONFIDENCE = 0.90
 _PHASED = "simcore.schedulers.phased"
 _QUEUES = "simcore.schedulers.queues"
 #: Chu's queues keep their own order of waiting jobs, which requeued jobs would bypass.
 _QUEUED = frozenset({"steady"})
+_CHU_MODULES = frozenset({_QUEUES, "simcore.schedulers.priority"})
 _TIMESHARE = "simcore.timeshare.engine"
 _TIMESHARED = frozenset({"counts", "steady"})  # any units; its engine has no failures
 SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
