@@ -264,5 +264,16 @@ class PolicySpec:
         args = "".join(f", {k}={v!r}" for k, v in self._values.items())
         return f"PolicySpec({self.scheduler!r}{args})"
 
+    def describe(self, capabilities: frozenset[str] | None = None) -> str:
+        """The scheduler and its parameter values, e.g. "backfill estimates=requested
+        reservation=True start_delay_s=0": the one description the command line and the
+        tables print. Parameters that mean nothing on a machine whose allocator has
+        `capabilities` (growth where no job grows) are left out; None: all shown."""
+        needs = {p.name: p.needs for p in self.row.parameters}
+        return self.scheduler + "".join(
+            f" {k}={v:g}" if isinstance(v, float) else f" {k}={v}"
+            for k, v in self._values.items()
+            if capabilities is None or needs[k] is None or needs[k] in capabilities)
+
     def __str__(self) -> str:
-        return self.scheduler + "".join(f" {k}={v}" for k, v in self._values.items())
+        return self.describe()

@@ -30,8 +30,10 @@ import polars as pl
 
 from simcore.atomic import atomic_write_bytes
 from simcore.errors import SimcoreError
+from simcore.machines.registry import ALLOCATORS
+from simcore.machines.spec import MachineSpec
 from simcore.metrics import RUN_METRICS
-from simcore.policy import SCHEDULERS
+from simcore.policy import SCHEDULERS, PolicySpec
 from simcore.store import (
     IDENTITY,
     PARAMETERS,
@@ -446,7 +448,7 @@ def markdown(name: str, table: pl.DataFrame) -> str:
                               for c, first in copies.items())
             lines += [*textwrap.wrap(f"Not shown, equal in every row: {equal}.", 100), ""]
         lines += ["Machines:", *_legend(rows, "machine", ["machine_spec"]), "",
-                  "Policies:", *_legend(rows, "policy", ["scheduler", *POLICY_COLUMNS]), ""]
+                  "Policies:", *_policies(rows), ""]
         lines += _grid(rows, shown, labels)
     return "\n".join(lines) + "\n"
 
@@ -473,9 +475,37 @@ def _count(n: pl.Series) -> str:
     return str(low) if low == high else f"{low}-{high}"
 
 
+def _capabilities(machine_spec: str) -> frozenset[str]:
+    """The capabilities of the allocator of a machine_spec ("torus:4x4x8",
+    "mesh:32x32 allocator=bl")."""
+    head, *options = machine_spec.split()
+    allocator = dict(o.split("=", 1) for o in options).get("allocator")
+    return ALLOCATORS[allocator or MachineSpec.parse(head).allocator].capabilities
+
+
+def _policies(rows: pl.DataFrame) -> list[str]:
+    """One line per policy: `PolicySpec.describe` on its machines (parameters that mean
+    nothing on a machine left out); a policy described differently on different machines
+    gets a line per description, naming the machines."""
+    columns = ["policy", "machine", "machine_spec", "scheduler", *POLICY_COLUMNS]
+    out = []
+    for policy, group in rows.select(columns).unique().sort(["policy", "machine"]).group_by(
+            "policy", maintain_order=True):
+        described: dict[str, list[str]] = {}
+        for row in group.iter_rows(named=True):
+            spec = PolicySpec(row["scheduler"], **{c: row[c] for c in POLICY_COLUMNS
+                                                   if row[c] is not None})
+            text = spec.describe(_capabilities(row["machine_spec"]))
+            described.setdefault(text, []).append(row["machine"])
+        for text, machines in described.items():
+            where = "" if len(described) == 1 else f" (on {', '.join(machines)})"
+            out.append(f"- {policy[0]}{where} = {text}")
+    return out
+
+
 def _legend(rows: pl.DataFrame, name: str, columns: list[str]) -> list[str]:
-    """One line per name: its spec, or its scheduler and parameter values; a policy whose
-    values differ by machine (growth where no job grows) gets a line per machine."""
+    """One line per name: its spec; a name whose spec differs by machine gets a line per
+    machine."""
     variants = rows.select(*dict.fromkeys([name, *columns, "machine"])).unique()
     out = []
     for key in sorted(variants[name].unique().to_list()):
