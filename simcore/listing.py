@@ -57,6 +57,7 @@ def _parameters(parameters: tuple[Parameter, ...]) -> list[dict[str, Any]]:
 def columns() -> list[dict[str, Any]]:
     """Every column of every output: the store's summary rows and per-job rows, and each
     result table."""
+    from simcore.cli import RUN_JSON
     from simcore.metrics import JOB_COLUMNS
     from simcore.store import IDENTITY, PARAMETERS, RUN_METRICS
     from simcore.tables import table_columns
@@ -69,6 +70,8 @@ def columns() -> list[dict[str, Any]]:
              for c in JOB_COLUMNS]
     rows += [{"output": f"tables/{table}", "column": name, "unit": unit, "meaning": meaning}
              for table, cols in table_columns().items() for name, unit, meaning in cols]
+    rows += [{"output": "simcore run --json", "column": c.name, "unit": c.unit,
+              "meaning": c.meaning} for c in RUN_JSON]
     return rows
 
 
@@ -114,7 +117,9 @@ def outputs_markdown() -> str:
         "  experiment sets `per_job: true`;",
         "- `results/<dataset>/tables/<table>.parquet` and `.csv` (all columns; units and",
         "  meanings also in `<table>.columns.csv`) and `.md` (a readable digest: columns with",
-        "  one value in an experiment are stated once above its table).",
+        "  one value in an experiment are stated once above its table);",
+        "- `simcore run --json`: one object, the run metrics of summary.parquet (named as",
+        "  there) and the fields below.",
         "",
         "Capacity follows Krevat (2003), section 4.2: over T = max(end) - min(submit) and the",
         "N units of the machine, utilized (eq. 4.1) counts the units each job requested for",

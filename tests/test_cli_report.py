@@ -1,0 +1,101 @@
+"""What `simcore run` reports: compile time apart from simulation time, clean help, one
+description of a policy, and every field of `--json` described in docs/outputs.md."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+
+import polars as pl
+import pytest
+
+from tests.conftest import ROOT
+
+FLAT_BACKFILL = ("run", "--workload", "lublin:128", "--jobs", "60", "--seed", "1",
+                 "--machine", "flat:128", "--scheduler", "backfill")
+
+
+def simcore(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "simcore.cli", *args],
+                          capture_output=True, text=True, check=False)
+
+
+@pytest.fixture(scope="module")
+def run_json() -> dict:
+    result = simcore(*FLAT_BACKFILL, "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def _keys(value: dict, skip: tuple[str, ...] = ("termination_s",)) -> Iterator[str]:
+    """Every key of a JSON object, nested objects' too (but the job ids of `skip`)."""
+    for key, inner in value.items():
+        yield key
+        if isinstance(inner, dict) and key not in skip:
+            yield from _keys(inner, skip)
+
+
+def _documented() -> set[str]:
+    page = (ROOT / "docs/outputs.md").read_text()
+    return {line.split("`")[1] for line in page.splitlines() if line.startswith("| `")}
+
+
+def test_every_field_of_run_json_is_described(run_json: dict) -> None:
+    assert {"resources_left_busy", "termination_s", "turnaround_s"} <= set(run_json)
+    missing = [key for key in dict.fromkeys(_keys(run_json)) if key not in _documented()]
+    assert not missing, f"not in docs/outputs.md: {missing}"
+
+
+def test_compile_time_is_reported_apart_from_simulation_time(run_json: dict) -> None:
+    timing = run_json["timing"]
+    assert set(timing) == {"compile_s", "simulate_s", "s_per_decision", "metrics_s"}
+    assert timing["compile_s"] >= 0 and timing["simulate_s"] >= 0
+    text = simcore(*FLAT_BACKFILL)
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert any(line.strip().startswith("kernel compiled or loaded from numba's cache in")
+               for line in lines)
+    assert any(line.strip().startswith("simulated in") for line in lines)
+
+
+def test_run_help_keeps_names_apart_from_descriptions() -> None:
+    from simcore.cli import _registry_help
+    from simcore.machines.orderings import ORDERINGS
+    from simcore.machines.registry import ALLOCATORS, KINDS
+    from simcore.policy import SCHEDULERS
+
+    lines = _registry_help().splitlines()
+    for name in (*KINDS, *ALLOCATORS, *ORDERINGS, *SCHEDULERS):
+        rows = [line for line in lines if line.startswith(f"  {name}")]
+        assert rows, name
+        assert any(line[2 + len(name):].startswith("  ") for line in rows), name
+    assert "sum-of-squarestorus" not in simcore("run", "--help").stdout
+
+
+def test_one_description_of_a_policy_on_the_command_line_and_in_the_tables() -> None:
+    """Backfilling on a flat machine cannot grow jobs: neither the command line nor the
+    tables print a max_growth for it, and both print the same words."""
+    result = simcore(*FLAT_BACKFILL)
+    assert result.returncode == 0, result.stderr
+    described = result.stdout.splitlines()[0].split(" under ", 1)[1]
+    assert "max_growth" not in described
+
+    from simcore.policy import PolicySpec
+    from simcore.tables import _policies
+
+    policy = PolicySpec("backfill")
+    rows = pl.DataFrame([{"policy": "backfill", "machine": "flat", "machine_spec": "flat:128",
+                          "scheduler": "backfill", **{c: None for c in _policy_columns()},
+                          **policy.params(), "max_growth": 0}])
+    assert _policies(rows) == [f"- backfill = {described}"]
+    torus = rows.with_columns(pl.lit("torus:4x4x8").alias("machine_spec"),
+                              pl.lit(1).alias("max_growth"))
+    assert "max_growth=1" in _policies(torus)[0]
+
+
+def _policy_columns() -> tuple[str, ...]:
+    from simcore.store import POLICY_COLUMNS
+
+    return POLICY_COLUMNS
