@@ -33,3 +33,11 @@ def test_the_workflow_prints_them_on_success() -> None:
     text = (ROOT / "Snakefile").read_text()
     handler = text.split("\nonsuccess:\n", 1)[1]
     assert "where_to_look(RESULTS, config[\"dataset\"])" in handler
+
+
+def test_results_readme_names_every_table() -> None:
+    from simcore.tables import TABLES
+
+    text = " ".join((ROOT / "results" / "README.md").read_text().split())
+    listed = text.split("<dataset>/tables/ ", 1)[1].split(" (.parquet", 1)[0]
+    assert [name.strip() for name in listed.split(",")] == list(TABLES)
