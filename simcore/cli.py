@@ -372,10 +372,11 @@ def _run(args: argparse.Namespace) -> int:
     for flag, name in (("start_delay", "start_delay_s"), ("estimates", "estimates")):
         if getattr(args, flag) is not None:
             params[name] = getattr(args, flag)
-    policy = PolicySpec.from_params(args.scheduler, params)
     machine = MachineSpec.parse(
         args.machine or _model_machine(args.workload), args.allocator, ordering=args.ordering,
         options=dict(_key_value(p, "--machine-param") for p in args.machine_param))
+    capabilities = ALLOCATORS[machine.allocator].capabilities
+    policy = PolicySpec.from_params(args.scheduler, params).on(capabilities)
     seed = _flag_value("--seed", SEED, args.seed)
     jobs = _flag_value("--jobs", JOBS, args.jobs)
     cleaning = CleaningOptions.from_mapping(_json_argument("--cleaning", args.cleaning))
@@ -405,8 +406,7 @@ def _run(args: argparse.Namespace) -> int:
         print(_json(report))
         return 0
     s = result.summary
-    print(f"{s['jobs']} jobs on {s['machine']} under "
-          f"{policy.describe(ALLOCATORS[machine.allocator].capabilities)}")
+    print(f"{s['jobs']} jobs on {s['machine']} under {policy.describe(capabilities)}")
     print(f"  utilization {s['utilization']:.4f}  unused {s['unused']:.4f}  lost {s['lost']:.4f}")
     print(f"  wait mean {s['mean_wait_s']:.0f} s, median {s['median_wait_s']:.0f} s; "
           f"bounded slowdown mean {s['mean_bsld']:.2f}")

@@ -264,6 +264,14 @@ class PolicySpec:
         args = "".join(f", {k}={v!r}" for k, v in self._values.items())
         return f"PolicySpec({self.scheduler!r}{args})"
 
+    def on(self, capabilities: frozenset[str]) -> PolicySpec:
+        """The policy as it runs on a machine whose allocator has `capabilities`:
+        parameters it cannot use (growth where no job grows) at their neutral value, as
+        the sweeps record them."""
+        neutral = {p.name: p.neutral for p in self.row.parameters
+                   if p.needs is not None and p.needs not in capabilities}
+        return self.replace(**neutral) if neutral else self
+
     def describe(self, capabilities: frozenset[str] | None = None) -> str:
         """The scheduler and its parameter values, e.g. "backfill estimates=requested
         reservation=True start_delay_s=0": the one description the command line and the

@@ -74,9 +74,12 @@ def test_run_help_keeps_names_apart_from_descriptions() -> None:
     assert "sum-of-squarestorus" not in simcore("run", "--help").stdout
 
 
-def test_one_description_of_a_policy_on_the_command_line_and_in_the_tables() -> None:
+def test_one_description_of_a_policy_on_the_command_line_and_in_the_tables(
+        run_json: dict) -> None:
     """Backfilling on a flat machine cannot grow jobs: neither the command line nor the
-    tables print a max_growth for it, and both print the same words."""
+    tables print a max_growth for it, and both print the same words; --json records the
+    neutral value a sweep's store records."""
+    assert run_json["policy"]["max_growth"] == 0
     result = simcore(*FLAT_BACKFILL)
     assert result.returncode == 0, result.stderr
     described = result.stdout.splitlines()[0].split(" under ", 1)[1]
