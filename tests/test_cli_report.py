@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 
 from tests.conftest import ROOT
+from tests.test_archive import _fixed_environment, results  # noqa: F401 (fixtures)
 
 FLAT_BACKFILL = ("run", "--workload", "lublin:128", "--jobs", "60", "--seed", "1",
                  "--machine", "flat:128", "--scheduler", "backfill")
@@ -102,3 +103,46 @@ def _policy_columns() -> tuple[str, ...]:
     from simcore.store import POLICY_COLUMNS
 
     return POLICY_COLUMNS
+
+
+def _section(output: str) -> set[str]:
+    """The fields docs/outputs.md describes under `## <output>`."""
+    page = (ROOT / "docs/outputs.md").read_text()
+    body = page.split(f"\n## {output}\n", 1)[1].split("\n## ", 1)[0]
+    return {line.split("`")[1] for line in body.splitlines() if line.startswith("| `")}
+
+
+def _top_and_listed(value: dict) -> set[str]:
+    """The keys of an object and of the objects in its lists (plan's experiments)."""
+    keys = set(value)
+    for inner in value.values():
+        if isinstance(inner, list):
+            keys |= {k for item in inner if isinstance(item, dict) for k in item}
+    return keys
+
+
+@pytest.mark.parametrize("output, args", [
+    ("simcore swf-info --json", ("swf-info", "{swf}", "--json")),
+    ("simcore plan --json", ("plan", "--configfile", "config/config.yaml", "--results",
+                             "{tmp}", "--json")),
+    ("simcore bgl links --json", ("bgl", "links", "--dim", "x", "--midplanes", "1,2",
+                                  "--topology", "torus", "--json")),
+])
+def test_every_field_of_the_other_commands_json_is_described(tmp_path, output, args) -> None:
+    swf = tmp_path / "t.swf"
+    swf.write_text("; MaxProcs: 8\n1 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 1 -1 -1 -1\n"
+                   "2 5 0 20 2 -1 -1 2 30 -1 1 1 1 -1 1 -1 -1 -1\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "simcore.cli", *(a.format(swf=swf, tmp=tmp_path) for a in args)],
+        capture_output=True, text=True, check=False, cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    written = _top_and_listed(json.loads(result.stdout))
+    assert written <= _section(output), sorted(written - _section(output))
+
+
+def test_every_field_of_archive_verify_is_described(tmp_path, results) -> None:  # noqa: F811
+    from simcore.archive import pack, verify
+    from tests.test_archive import METADATA
+
+    report = verify(pack(tmp_path / "d.tar.xz", results, METADATA))
+    assert set(report) <= _section("simcore archive verify --json")
