@@ -276,8 +276,9 @@ def runs_note(rows: pl.DataFrame) -> str:
 
 
 def _error_bars(rows: pl.DataFrame) -> tuple[bool, str]:
-    """Whether to draw 95% CI bars (every point rests on three runs or more), and the
-    sentence saying what the bars are and what n is."""
+    """Whether to draw CI bars (every point rests on three runs or more: with two, t
+    stretches a 95% interval to 12.7 standard errors), and the sentence saying what the
+    utilization bars are and what n is."""
     if int(rows["n"].min()) >= 3:
         return True, f"bars: 95% confidence intervals (Student t), {runs_note(rows)}"
     return False, f"no error bars: {runs_note(rows)}, too few for an interval"
@@ -543,6 +544,13 @@ def _levels(rows: pl.DataFrame) -> str:
     return " and ".join(f"{level:.0%}" for level in sorted(set(rows["ci_level"].to_list())))
 
 
+def _bars_note(rows: pl.DataFrame, bars: bool) -> str:
+    """What the response figures' bars are: their confidence level(s) and n."""
+    if bars:
+        return f"bars: {_levels(rows)} confidence intervals, {runs_note(rows)}"
+    return f"no error bars: {runs_note(rows)}, too few for an interval"
+
+
 def response_ci_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     """Mean response time (CI bars at each row's level: 90% for Chu's schedulers, else
     95%) against the offered load; a hollow marker where the half-width is above the
@@ -554,6 +562,7 @@ def response_ci_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     axis = "offered_load"
     panels = _panels(rows, [axis])
     keys = _series(rows)
+    bars, _ = _error_bars(rows)
     span = float(rows[axis].max() - rows[axis].min()) or 1.0
     fig, axes = _figure(len(panels), 4.4, 3.4)
 
@@ -561,8 +570,8 @@ def response_ci_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
              count: int) -> None:
         x = [v + _dodge(index, count, span) for v in part[axis].to_list()]
         ax.errorbar(x, (part["mean_response_s_mean"] / HOUR_S).to_list(),
-                    yerr=(part["mean_response_s_ci"] / HOUR_S).fill_null(0.0).to_list(),
-                    capsize=2, markersize=4, **style)
+                    yerr=(part["mean_response_s_ci"] / HOUR_S).fill_null(0.0).to_list()
+                    if bars else None, capsize=2, markersize=4, **style)
         missed = [not met for met in part["meets_target"].fill_null(False).to_list()]
         ax.plot([v for v, m in zip(x, missed, strict=True) if m],
                 [v / HOUR_S for v, m in zip(part["mean_response_s_mean"].to_list(), missed,
@@ -577,8 +586,8 @@ def response_ci_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
         ax.set_ylim(bottom=0)
     axes[0].set_ylabel(_RESPONSE_LABEL)
     _title(fig, f"Mean response time vs offered load — experiment {experiment}",
-           f"(bars: {_levels(rows)} confidence intervals, {runs_note(rows)}; hollow: "
-           f"half-width above {RESPONSE_TARGET:.0%} of the mean; {_dodge_note()})")
+           f"({_bars_note(rows, bars)}; hollow: the {_levels(rows)} confidence half-width is "
+           f"above {RESPONSE_TARGET:.0%} of the mean; {_dodge_note()})")
     return fig
 
 
@@ -591,6 +600,7 @@ def response_vs_queues(experiment: str, rows: pl.DataFrame) -> Figure | None:
     panels = _panels(rows, ["queues", *_MQ_VARIANTS])
     columns = ["machine", *_varying(rows, _MQ_VARIANTS)]
     keys = list(rows.select(columns).unique().sort(columns).iter_rows(named=True))
+    bars, _ = _error_bars(rows)
     fig, axes = _figure(len(panels), 4.4, 3.4)
     drawn: dict[int, Line2D] = {}
     styles = _styles(keys)
@@ -602,8 +612,8 @@ def response_vs_queues(experiment: str, rows: pl.DataFrame) -> Figure | None:
                 style = styles[i]
                 ax.errorbar(part["queues"].to_list(),
                             (part["mean_response_s_mean"] / HOUR_S).to_list(),
-                            yerr=(part["mean_response_s_ci"] / HOUR_S).fill_null(0.0).to_list(),
-                            capsize=2, markersize=4, **style)
+                            yerr=(part["mean_response_s_ci"] / HOUR_S).fill_null(0.0).to_list()
+                            if bars else None, capsize=2, markersize=4, **style)
                 drawn[i] = Line2D([], [], markersize=5, **style)
         ax.set_xscale("log", base=2)
         ticks = sorted(panel["queues"].unique().to_list())
@@ -617,7 +627,7 @@ def response_vs_queues(experiment: str, rows: pl.DataFrame) -> Figure | None:
             [", ".join([keys[i]["machine"], *(_value(c, v) for c, v in keys[i].items()
                                              if c != "machine")]) for i in order])
     _title(fig, f"Multiple Queues: mean response time vs Q — experiment {experiment}",
-           f"(bars: {_levels(rows)} confidence intervals, {runs_note(rows)})")
+           f"({_bars_note(rows, bars)})")
     return fig
 
 
