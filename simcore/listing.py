@@ -92,6 +92,16 @@ COMMAND_JSON = {
         ("topology", None, "mesh or torus"),
         ("link_sets", None, "the sets of cables that connect them, fewest cables first"),
         ("cables", None, "each cable's route: source.port -> destination.port")),
+    "simcore leung2002 table1 --json": _fields(
+        ("dilation", "factor", "the dilation coefficient of the run times (0: as given)"),
+        ("strategy", None, "the allocation strategy, as the paper names it"),
+        ("runs", "runs", "runs of the strategy at this dilation (seeds)"),
+        ("makespan_mean_s", "s", "mean makespan over the runs"),
+        ("makespan_std_s", "s", "sample standard deviation of the makespan (null below "
+         "two runs)"),
+        ("mean_hops", "hops", "mean over the runs of the jobs' mean hop distance"),
+        ("paper_makespan_s", "s", "the paper's measured mean makespan (Table 1)"),
+        ("paper_std_s", "s", "the paper's standard deviation (Table 1)")),
     "simcore archive verify --json": _fields(
         ("archive", None, "the archive's path"),
         ("dataset", None, "the dataset name its manifest records"),

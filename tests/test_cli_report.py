@@ -146,3 +146,13 @@ def test_every_field_of_archive_verify_is_described(tmp_path, results) -> None: 
 
     report = verify(pack(tmp_path / "d.tar.xz", results, METADATA))
     assert set(report) <= _section("simcore archive verify --json")
+
+
+def test_every_column_of_leung_table1_is_described() -> None:
+    """What `leung2002 table1` prints as JSON and writes as table1.csv, on two made-up
+    runs per strategy (the simulations themselves are tests/test_leung2002.py's)."""
+    from simcore.leung2002 import STRATEGIES, summarize_table1
+
+    runs = pl.DataFrame([{"dilation": 0.0, "strategy": name, "makespan_s": 100.0 + seed,
+                          "mean_hops": 2.0} for name in STRATEGIES for seed in (1, 2)])
+    assert set(summarize_table1(runs).columns) <= _section("simcore leung2002 table1 --json")
