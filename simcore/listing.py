@@ -102,6 +102,23 @@ COMMAND_JSON = {
         ("mean_hops", "hops", "mean over the runs of the jobs' mean hop distance"),
         ("paper_makespan_s", "s", "the paper's measured mean makespan (Table 1)"),
         ("paper_std_s", "s", "the paper's standard deviation (Table 1)")),
+    "archive manifest.json": _fields(
+        ("archive_schema_version", None, "version of the archive's layout"),
+        ("name", None, "the dataset's name"),
+        ("version", None, "the dataset's version (default: simcore's)"),
+        ("description", None, "what the dataset is"),
+        ("authors", None, "CFF persons or entities"),
+        ("git_commit", None, "the commit of the code that made the results; null if unknown"),
+        ("config", None, "the resolved workflow configuration"),
+        ("simcore_version", None, "the simcore version that packed it"),
+        ("result_schema_version", None, "version of the store's result schema"),
+        ("python", None, "the Python version that packed it"),
+        ("members", None, "one object per member: `path`, `sha256`, `size` (bytes); the "
+         "archive's other generated members are MANIFEST.sha256 (sha256sum -c), "
+         "environment.txt (pip freeze), README.md (the data card) and CITATION.cff"),
+        ("path", None, "in `members`: the member's path in the archive"),
+        ("sha256", None, "in `members`: its sha256"),
+        ("size", "bytes", "in `members`: its size")),
     "simcore archive verify --json": _fields(
         ("archive", None, "the archive's path"),
         ("dataset", None, "the dataset name its manifest records"),
@@ -181,7 +198,8 @@ def outputs_markdown() -> str:
         "  meanings also in `<table>.columns.csv`) and `.md` (a readable digest: columns with",
         "  one value in an experiment are stated once above its table);",
         "- `simcore run --json`: one object, the run metrics of summary.parquet (named as",
-        "  there) and the fields below; the other commands' `--json` objects below it.",
+        "  there) and the fields below; the other commands' `--json` objects and an archive's",
+        "  manifest.json below it.",
         "",
         "Capacity follows Krevat (2003), section 4.2: over T = max(end) - min(submit) and the",
         "N units of the machine, utilized (eq. 4.1) counts the units each job requested for",

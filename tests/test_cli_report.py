@@ -156,3 +156,15 @@ def test_every_column_of_leung_table1_is_described() -> None:
     runs = pl.DataFrame([{"dilation": 0.0, "strategy": name, "makespan_s": 100.0 + seed,
                           "mean_hops": 2.0} for name in STRATEGIES for seed in (1, 2)])
     assert set(summarize_table1(runs).columns) <= _section("simcore leung2002 table1 --json")
+
+
+def test_every_field_of_the_archive_manifest_is_described(tmp_path, results) -> None:  # noqa: F811
+    import tarfile
+
+    from simcore.archive import MANIFEST_JSON, pack
+    from tests.test_archive import METADATA
+
+    with tarfile.open(pack(tmp_path / "d.tar.xz", results, METADATA)) as tar:
+        manifest = json.load(tar.extractfile(MANIFEST_JSON))  # type: ignore[arg-type]
+    assert _top_and_listed(manifest) <= _section("archive manifest.json"), sorted(
+        _top_and_listed(manifest) - _section("archive manifest.json"))
