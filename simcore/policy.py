@@ -273,15 +273,15 @@ class PolicySpec:
         return self.replace(**neutral) if neutral else self
 
     def describe(self, capabilities: frozenset[str] | None = None) -> str:
-        """The scheduler and its parameter values, e.g. "backfill estimates=requested
-        reservation=True start_delay_s=0": the one description the command line and the
-        tables print. Parameters that mean nothing on a machine whose allocator has
-        `capabilities` (growth where no job grows) are left out; None: all shown."""
-        needs = {p.name: p.needs for p in self.row.parameters}
+        """The scheduler and its parameter values in the scheduler's order, e.g.
+        "backfill start_delay_s=0 reservation=True estimates=requested": the one
+        description the command line and the tables print. Parameters that mean nothing
+        on a machine whose allocator has `capabilities` (growth where no job grows) are
+        left out; None: all shown."""
+        shown = [(p.name, self._values[p.name]) for p in self.row.parameters
+                 if capabilities is None or p.needs is None or p.needs in capabilities]
         return self.scheduler + "".join(
-            f" {k}={v:g}" if isinstance(v, float) else f" {k}={v}"
-            for k, v in self._values.items()
-            if capabilities is None or needs[k] is None or needs[k] in capabilities)
+            f" {k}={v:g}" if isinstance(v, float) else f" {k}={v}" for k, v in shown)
 
     def __str__(self) -> str:
         return self.describe()
