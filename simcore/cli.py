@@ -17,6 +17,7 @@ from simcore.listing import REGISTRIES
 from simcore.machines.orderings import ORDERINGS
 from simcore.machines.orderings import describe_choices as describe_orderings
 from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS
+from simcore.metrics import Column
 from simcore.params import Parameter
 from simcore.patterns import CATALOGUE, PUBLISHED, RESULTS
 from simcore.policy import SCHEDULERS
@@ -25,6 +26,32 @@ from simcore.workload.sources import describe_choices
 from simcore.workload.transforms import transforms
 
 _LISTED_JOBS = 100  # `run --json` lists each job's termination time up to this many jobs
+#: The fields of `simcore run --json` besides the run metrics of summary.parquet
+#: (`simcore.metrics.RUN_METRICS`); docs/outputs.md lists them.
+RUN_JSON = (
+    Column("machine", str, None, "the machine as simulated, e.g. torus:4x4x8 (with its "
+           "allocator where it is not the kind's default)"),
+    Column("policy", dict, None, "the scheduler (`scheduler`) and every parameter value "
+           "as run"),
+    Column("resources_left_busy", int, "units", "units still held when the run ended (0: "
+           "every job released its units; a check of the engine)"),
+    Column("turnaround_s", float, "s", "time from the first arrival to the last "
+           "completion (= makespan_s)"),
+    Column("termination_s", dict, "s", f"each job's end time by job id, for runs of at most "
+           f"{_LISTED_JOBS} jobs; null for larger runs"),
+    Column("workload", dict, None, "the workload: `source` (the --workload argument) and "
+           "every workload transform's value (columns of summary.parquet)"),
+    Column("source", str, None, "in `workload`: the --workload argument, a trace or a "
+           "model such as lublin:128"),
+    Column("timing", dict, None, "wall-clock costs, which vary from run to run: "
+           "`compile_s`, `simulate_s`, `s_per_decision`, `metrics_s`"),
+    Column("compile_s", float, "s", "in `timing`: compiling the simulation kernel, or "
+           "loading it from numba's cache (once per process), not counted in simulate_s"),
+    Column("simulate_s", float, "s", "in `timing`: the simulation kernel's run"),
+    Column("s_per_decision", float, "s", "in `timing`: simulate_s per scheduler decision"),
+    Column("metrics_s", float, "s", "in `timing`: measuring placements (locality of the "
+           "curve allocators; 0 elsewhere)"),
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -358,10 +385,11 @@ def _run(args: argparse.Namespace) -> int:
     for flag, name in (("start_delay", "start_delay_s"), ("estimates", "estimates")):
         if getattr(args, flag) is not None:
             params[name] = getattr(args, flag)
-    policy = PolicySpec.from_params(args.scheduler, params)
     machine = MachineSpec.parse(
         args.machine or _model_machine(args.workload), args.allocator, ordering=args.ordering,
         options=dict(_key_value(p, "--machine-param") for p in args.machine_param))
+    capabilities = ALLOCATORS[machine.allocator].capabilities
+    policy = PolicySpec.from_params(args.scheduler, params).on(capabilities)
     seed = _flag_value("--seed", SEED, args.seed)
     jobs = _flag_value("--jobs", JOBS, args.jobs)
     cleaning = CleaningOptions.from_mapping(_json_argument("--cleaning", args.cleaning))
@@ -391,7 +419,7 @@ def _run(args: argparse.Namespace) -> int:
         print(_json(report))
         return 0
     s = result.summary
-    print(f"{s['jobs']} jobs on {s['machine']} under {policy}")
+    print(f"{s['jobs']} jobs on {s['machine']} under {policy.describe(capabilities)}")
     print(f"  utilization {s['utilization']:.4f}  unused {s['unused']:.4f}  lost {s['lost']:.4f}")
     print(f"  wait mean {s['mean_wait_s']:.0f} s, median {s['median_wait_s']:.0f} s; "
           f"bounded slowdown mean {s['mean_bsld']:.2f}")
@@ -404,6 +432,8 @@ def _run(args: argparse.Namespace) -> int:
               f"{s['span_linear_mean']:.1f}), bounding cube / smallest "
               f"{s['bcube_ratio_mean']:.2f}, components {s['components_mean']:.2f}, "
               f"hops {s['mean_hops_mean']:.2f}")
+    print(f"  kernel compiled or loaded from numba's cache in {result.timing['compile_s']:.3f} s"
+          " (not counted below)")
     print(f"  simulated in {result.timing['simulate_s']:.3f} s "
           f"({result.timing['s_per_decision'] * 1e6:.1f} us per decision)"
           + (f", locality measured in {result.timing['metrics_s']:.3f} s"
@@ -449,19 +479,22 @@ class _ProgressBar:
 
 
 def _registry_help() -> str:
-    """The machine kinds, allocators and schedulers, for `simcore run --help`."""
+    """The machine kinds, allocators and schedulers, for `simcore run --help`: one
+    "  name  summary" line each, names padded to the longest so that none runs into its
+    summary."""
+    width = 2 + max(len(name) for name in (*KINDS, *ALLOCATORS, *ORDERINGS, *SCHEDULERS))
     lines = ["machine kinds:"]
-    lines += [f"  {k.name:<14}{k.summary} (e.g. {k.example})" for k in KINDS.values()]
+    lines += [f"  {k.name:<{width}}{k.summary} (e.g. {k.example})" for k in KINDS.values()]
     lines.append("allocators (options):")
-    lines += [f"  {a.name:<14}{', '.join(a.kinds)}: {a.summary}"
+    lines += [f"  {a.name:<{width}}{', '.join(a.kinds)}: {a.summary}"
               + (f" ({', '.join(p.name for p in a.parameters)})" if a.parameters else "")
               for a in ALLOCATORS.values()]
     lines.append("failure options (any machine; simcore.failures): "
                  + ", ".join(p.name for p in FAILURE_OPTIONS))
     lines.append("orderings (curve allocators; or a file of 'index rank' lines):")
-    lines += [f"  {o.name:<14}{o.summary}" for o in ORDERINGS.values()]
+    lines += [f"  {o.name:<{width}}{o.summary}" for o in ORDERINGS.values()]
     lines.append("schedulers (parameters):")
-    lines += [f"  {r.name:<14}{r.summary} ({', '.join(r.parameter_names)})"
+    lines += [f"  {r.name:<{width}}{r.summary} ({', '.join(r.parameter_names)})"
               for r in SCHEDULERS.values()]
     return "\n".join(lines)
 
