@@ -46,4 +46,4 @@ onsuccess:
     from simcore.guide import where_to_look
     from simcore.patterns import RESULTS
 
-    print(where_to_look(RESULTS, config["dataset"]))
+    print(where_to_look(RESULTS, DATASET))

@@ -354,10 +354,7 @@ def _normalised(policy: PolicySpec, machine: MachineSpec) -> PolicySpec | None:
         check_compatible(machine, policy.row.needs, f"scheduler {policy.scheduler}")
     except SimcoreError:
         return None
-    capabilities = ALLOCATORS[machine.allocator].capabilities
-    neutral = {p.name: p.neutral for p in policy.row.parameters
-               if p.needs is not None and p.needs not in capabilities}
-    return policy.replace(**neutral) if neutral else policy
+    return policy.on(ALLOCATORS[machine.allocator].capabilities)
 
 
 def _runs(source: Source, machine: MachineSpec, grid: Mapping[str, Sequence[Any]],
