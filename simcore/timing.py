@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +23,13 @@ from simcore import patterns
 from simcore.experiments import Shard
 
 SHARD_RULE = "simulate_shard"
+#: A shard job's own start (interpreter, kernels, Dask workers), in seconds, and the
+#: margin a request keeps over a measured run.
+STARTUP_S = 60.0
+MARGIN = 2.0
+#: Requests of a shard that was never measured: minutes, and MB per process.
+UNMEASURED_MINUTES = 60
+UNMEASURED_MB_PER_PROCESS = 750
 
 
 def read_benchmark(path: Path) -> dict[str, float] | None:
@@ -43,6 +51,30 @@ def read_shard_timing(root: Path, shard: Shard) -> dict[str, Any] | None:
         return values if isinstance(values, dict) else None
     except (OSError, ValueError):
         return None
+
+
+def shard_request(root: str | os.PathLike[str], shard: Shard, threads: int,
+                  attempt: int = 1) -> dict[str, int]:
+    """Slurm's `runtime` (minutes) and `mem_mb` for a shard's job with `threads` workers,
+    from what its last run measured (`root` holds `benchmarks/`): the seconds per
+    simulated run times all of its runs, spread over the workers, plus the start, with a
+    margin of MARGIN; memory per process as measured, for `threads` workers and the shard's
+    own process. A retry (`attempt`) asks for that much more time. Never measured: an
+    hour and UNMEASURED_MB_PER_PROCESS per process."""
+    root = Path(root)
+    job = patterns.SHARD_JOB.format(dataset=shard.dataset, **shard.names)
+    bench = read_benchmark(root / patterns.BENCHMARK.format(rule=SHARD_RULE, job=job))
+    own = read_shard_timing(root, shard)
+    processes = threads + 1
+    if bench is None or own is None or not own.get("simulated"):
+        return {"runtime": UNMEASURED_MINUTES * attempt,
+                "mem_mb": 250 + UNMEASURED_MB_PER_PROCESS * processes}
+    per_run_s = float(own["simulation_s"]) / int(own["simulated"])
+    seconds = STARTUP_S + per_run_s * len(shard.runs) / threads
+    measured_processes = int(own.get("workers", 1)) + 1
+    per_process_mb = (bench["max_rss"] or 0.0) / measured_processes
+    return {"runtime": max(2, math.ceil(MARGIN * seconds / 60)) * attempt,
+            "mem_mb": max(1000, math.ceil(MARGIN * per_process_mb * processes))}
 
 
 def timing_report(shards: Sequence[Shard], root: str | os.PathLike[str] = ".") -> dict[str, Any]:

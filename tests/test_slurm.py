@@ -68,22 +68,24 @@ def assert_same_tables(workdir, local_tables) -> None:
 
 
 def test_snakemake_slurm_executor(slurm, local_tables, tmp_path):
+    """The Slurm profile sends the shards in groups: the small config's 8 shards are one
+    Slurm job (a group of 8), whose tables equal a workstation's."""
     workdir = scratch_workflow(tmp_path)
-    snakemake(workdir, "--workflow-profile", "profiles/slurm",
-              "--configfile", "config/test/small.yaml",
-              "--slurm-status-command", "squeue", "--slurm-no-account",
-              "--slurm-init-seconds-before-status-checks", "2",
-              "--slurm-keep-successful-logs", "--jobs", "4",
-              "--set-threads", "simulate_shard=1",
-              "--set-resources", "simulate_shard:mem_mb=1500", "simulate_shard:runtime=20")
+    before = set(all_jobs())
+    result = snakemake(workdir, "--workflow-profile", "profiles/slurm",
+                       "--configfile", "config/test/small.yaml",
+                       "--slurm-status-command", "squeue", "--slurm-no-account",
+                       "--slurm-init-seconds-before-status-checks", "2",
+                       "--slurm-keep-successful-logs", "--jobs", "4", "--cores", "2")
     assert_same_tables(workdir, local_tables)
-    logs = list((workdir / ".snakemake/slurm_logs/rule_simulate_shard").glob("*/*.log"))
-    assert len(logs) == 8, "one Slurm job per shard"
+    submitted = re.findall(r"submitted with SLURM jobid (\d+)", result.stdout + result.stderr)
     known = all_jobs()
-    for log in logs:
-        assert log.stem in known, f"Slurm has no job {log.stem}"
-        text = log.read_text()  # the job ran the shard rule to completion on the node
-        assert "(Rule: simulate_shard)" in text and "1 of 1 steps (100%) done" in text
+    assert sorted(submitted) == sorted(set(known) - before), "every submission is counted"
+    assert len(submitted) == 1, "8 shards, one group of 8"
+    logs = list((workdir / ".snakemake/slurm_logs/group_sweep_simulate_shard").glob("*.log"))
+    assert [log.stem for log in logs] == submitted
+    text = logs[0].read_text()
+    assert "8 of 8 steps (100%) done" in text, "the job ran the 8 shards of its group"
 
 
 def test_dask_workers_as_slurm_jobs(slurm, local_tables, tmp_path):

@@ -11,6 +11,7 @@ from simcore.config import validate
 from simcore.errors import SimcoreError
 from simcore.experiments import plan
 from simcore.runner import useful_workers
+from simcore.timing import shard_request
 from simcore.traces import load_catalogue
 from simcore.workload.synthetic import MODELS
 
@@ -77,6 +78,11 @@ def shard_threads(wildcards):
     """A shard's Dask workers: one per RUNS_PER_WORKER runs (64 at most), so that a small
     shard runs in its own process while others run beside it."""
     return useful_workers(len(shard(wildcards).runs), 64)
+
+
+def shard_resources(wildcards, threads, attempt):
+    """Time and memory a shard's job asks for, from what its last run measured."""
+    return shard_request(".", shard(wildcards), threads, attempt)
 
 
 def shard_code(wildcards):

@@ -59,7 +59,12 @@ rule simulate_shard:
         ),
     threads: shard_threads
     resources:
-        mem_mb=lambda wildcards, threads: 1000 + 750 * threads,
+        mem_mb=lambda wildcards, threads, attempt: shard_resources(wildcards, threads, attempt)[
+            "mem_mb"
+        ],
+        runtime=lambda wildcards, threads, attempt: shard_resources(
+            wildcards, threads, attempt
+        )["runtime"],
     log:
         f"logs/simulate_shard/{patterns.SHARD_JOB}.log",
     benchmark:
