@@ -595,29 +595,10 @@ def _figures(args: argparse.Namespace) -> int:
 
 
 def _archive_pack(args: argparse.Namespace) -> int:
-    import subprocess
-    import tempfile
+    from simcore.archive import pack_dataset
 
-    import yaml
-
-    from simcore.archive import pack
-
-    config = _json_argument("--config-json", args.config_json)
-    results = Path(args.results)
-    members = {name: results / name for name in ("tables", "figures", "reproduction.md")
-               if (results / name).exists()}
-    shards = ([Path(f).parent for f in args.summaries] if args.summaries
-              else [p.parent for p in (results / "store").glob("**/summary.parquet")])
-    for shard in shards:
-        members[shard.relative_to(results).as_posix()] = shard
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                            check=False).stdout.strip() or None
-    name = args.name or config.get("dataset") or Path(args.out).name.split(".")[0]
-    with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=True))
-        members["config"] = Path(tmp)
-        path = pack(args.out, members, {"name": name, "config": config, "git_commit": commit})
-    print(path)
+    print(pack_dataset(args.out, args.results, _json_argument("--config-json", args.config_json),
+                       name=args.name, summaries=args.summaries))
     return 0
 
 

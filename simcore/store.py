@@ -10,7 +10,7 @@ interrupted sweep leaves only whole cache entries behind. The partition columns
 (experiment, workload, machine, policy) live in the directory names only; read the store
 with `read_summaries`, which restores them with explicit types. Every file carries schema
 metadata: `result_schema_version`, `simcore_version` and, for shard files, the resolved
-shard specification.
+shard specification, which must name the shard its directory names (`read_shard`).
 
 The columns are defined once: the run's identity, the workload transforms
 (`WorkloadSpec`), every scheduler parameter (`simcore.policy`) and the run metrics
@@ -23,14 +23,14 @@ import json
 import math
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from simcore import patterns
-from simcore.atomic import atomic_path
+from simcore.atomic import atomic_path, atomic_write_bytes
 from simcore.checksums import recorded_digest, table_digest, with_digest
 from simcore.errors import IntegrityError, SimcoreError
 from simcore.jobs import Jobs
@@ -113,6 +113,86 @@ def read_verified(path: str | os.PathLike[str], schema: pa.Schema | None = None,
     return table
 
 
+#: The schema of each file of a shard directory.
+SHARD_FILES = {"summary.parquet": SUMMARY_SCHEMA, "jobs.parquet": JOBS_SCHEMA}
+REBUILD = ("remove it and run snakemake again: the shard is rebuilt from the run cache, "
+           "simulating only runs the cache lacks")
+
+
+def read_shard(path: str | os.PathLike[str]) -> pa.Table:
+    """A shard file (`summary.parquet` or `jobs.parquet`) verified as `read_verified` does,
+    and written for the shard its place names: the specification in its metadata must
+    name the directory's experiment, workload, machine and policy and, under
+    `<dataset>/store/`, the dataset. FileNotFoundError if it is missing; otherwise an
+    IntegrityError naming the file, the problem and how to repair it."""
+    path = Path(path)
+    try:
+        table = read_verified(path, SHARD_FILES.get(path.name))
+    except IntegrityError as exc:
+        raise IntegrityError(f"{exc}; {REBUILD}") from None
+    problem = misplaced(path, table.schema.metadata or {})
+    if problem is not None:
+        raise IntegrityError(f"{path}: {problem}; {REBUILD}")
+    return table
+
+
+def misplaced(path: PurePath, metadata: Mapping[bytes, bytes]) -> str | None:
+    """What in the specification a shard file records differs from its place `path`
+    (hive directories, and the dataset directory above `store/` where there is one), or
+    None."""
+    try:
+        spec = json.loads(metadata[b"shard"])
+        written = {key: spec[key] for key in ("dataset", *PARTITIONS)}
+    except (KeyError, TypeError, ValueError):
+        return "no shard specification in its metadata, so not a shard file written by simcore"
+    place = dict(part.split("=", 1) for part in path.parent.parts[-4:] if "=" in part)
+    if len(path.parents) > 5 and path.parents[4].name == "store" and path.parents[5].name:
+        place["dataset"] = path.parents[5].name
+    differ = [f"{key} {written[key]!r} (its place: {value!r})" for key, value in place.items()
+              if written[key] != value]
+    if differ:
+        return f"written for another shard: {', '.join(differ)}"
+    return None
+
+
+def damaged_shards(files: Sequence[str | os.PathLike[str]], memo: str | os.PathLike[str],
+                   record: bool = True) -> dict[str, str]:
+    """The existing shard `files` that `read_shard` refuses, each with its problem (missing
+    files are not damaged: the workflow makes them).
+
+    Reading a file whole is the only full check, so each file that passed is remembered
+    in `memo` (a JSON file) under its stat stamp: size, inode, modification and change
+    time. A file is read again only when its stamp changed, and any write changes it: a
+    copy, truncation or edit gets a new change time even when the modification time is
+    set back, and no user can set a change time. With `record` false, `memo` is only
+    read."""
+    try:
+        known = json.loads(Path(memo).read_text())
+    except (OSError, ValueError):
+        known = {}
+    if not isinstance(known, dict):
+        known = {}
+    passed, damaged = {}, {}
+    for name in map(str, files):
+        try:
+            info = os.stat(name)
+        except FileNotFoundError:
+            continue
+        stamp = [info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns]
+        if known.get(name) != stamp:
+            try:
+                read_shard(name)
+            except FileNotFoundError:
+                continue
+            except IntegrityError as exc:
+                damaged[name] = str(exc)
+                continue
+        passed[name] = stamp
+    if record and passed and passed != known:
+        atomic_write_bytes(memo, json.dumps(passed, sort_keys=True).encode())
+    return damaged
+
+
 def cache_path(root: str | os.PathLike[str], key: str, per_job: bool = False) -> Path:
     """Where the run cache keeps run `key`."""
     pattern = patterns.CACHE_JOBS if per_job else patterns.CACHE_ENTRY
@@ -136,7 +216,7 @@ def read_summaries(store: str | os.PathLike[str],
     string = {p: pl.String for p in PARTITIONS}
     frames = [pl.DataFrame(schema=string).hstack(pl.from_arrow(SUMMARY_SCHEMA.empty_table()))]
     for path in files:
-        table = read_verified(path, SUMMARY_SCHEMA)
+        table = read_shard(path)
         names = dict(part.split("=", 1) for part in Path(path).parent.parts if "=" in part)
         frames.append(pl.from_arrow(table.replace_schema_metadata(None)).select(
             *(pl.lit(names.get(p), pl.String).alias(p) for p in PARTITIONS), pl.all()))

@@ -39,7 +39,8 @@ def build(root: Path) -> Path:
                 row["run_key"] = f"{allocator}-{queues}-{i}"
             names = {"experiment": "chu", "workload": "uniform", "machine": allocator,
                      "policy": f"mq-q{queues}"}
-            write_table(summary_table(rows), shard_dir(root, "test", names) / "summary.parquet")
+            write_table(summary_table(rows), shard_dir(root, "test", names) / "summary.parquet",
+                        {"shard": {"dataset": "test", **names}})
     return root / "test" / "store"
 
 

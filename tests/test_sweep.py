@@ -140,3 +140,32 @@ def test_deleted_results_are_rebuilt_exactly(swept, tmp_path):
     for name in (f"{t}.csv" for t in TABLES):
         assert (workdir / DATASET / "tables" / name).read_bytes() == \
             (swept / DATASET / "tables" / name).read_bytes(), name
+
+
+def readme_command(needle: str) -> list[str]:
+    """The line of README's command block that contains `needle`, as arguments (comment
+    dropped)."""
+    import shlex
+
+    from tests.workflow import ROOT
+
+    lines = [line for line in (ROOT / "README.md").read_text().splitlines()
+             if line.startswith("snakemake ") and needle in line]
+    assert len(lines) == 1, lines
+    return shlex.split(lines[0], comments=True)
+
+
+def test_readme_archive_command_as_written(swept):
+    """README's archive command, run as written (on the small config instead of the
+    papers'), packs the dataset: page and store at their places, nothing nested."""
+    import subprocess
+
+    command = [SMALL if arg == "config/papers.yaml" else arg for arg in readme_command(" archive")]
+    done = subprocess.run(command, cwd=swept, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    archive = swept / DATASET / "archive/torus-sweep-test.tar.xz"
+    with tarfile.open(archive) as tar:
+        names = set(tar.getnames())
+        cff = yaml.safe_load(tar.extractfile("CITATION.cff").read())
+    assert "reproduction.md" in names and "reproduction.md/reproduction.md" not in names
+    assert "Parallel Workloads Archive" not in cff["message"] + cff["abstract"]

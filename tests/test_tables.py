@@ -117,7 +117,8 @@ def build_store(root: Path, reverse: bool = False,
         names = {"experiment": experiment, "workload": workload, "machine": machine,
                  "policy": policy}
         write_table(summary_table(rows[::-1] if reverse else rows),
-                    shard_dir(root, "test", names) / "summary.parquet")
+                    shard_dir(root, "test", names) / "summary.parquet",
+                    {"shard": {"dataset": "test", **names}})
     return root / "test" / "store"
 
 
