@@ -81,10 +81,13 @@ def _metadata(extra: Mapping[str, object] | None = None) -> dict[bytes, bytes]:
 def write_table(table: pa.Table, path: str | os.PathLike[str],
                 metadata: Mapping[str, object] | None = None) -> None:
     """Write zstd Parquet atomically with the store's metadata and the checksum of the
-    table's content."""
+    table's content. A shard file (`metadata` has `shard`) gets its stat stamp recorded
+    beside it, so `damaged_shards` need not read it until it changes."""
     table = with_digest(table.replace_schema_metadata(_metadata(metadata)))
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd")
+    if metadata is not None and "shard" in metadata:
+        _record_stamp(path)
 
 
 def read_verified(path: str | os.PathLike[str], schema: pa.Schema | None = None,
@@ -155,42 +158,50 @@ def misplaced(path: PurePath, metadata: Mapping[bytes, bytes]) -> str | None:
     return None
 
 
-def damaged_shards(files: Sequence[str | os.PathLike[str]], memo: str | os.PathLike[str],
-                   record: bool = True) -> dict[str, str]:
-    """The existing shard `files` that `read_shard` refuses, each with its problem (missing
-    files are not damaged: the workflow makes them).
+def damaged_shards(files: Sequence[str | os.PathLike[str]]) -> dict[str, str]:
+    """The existing shard `files` that `read_shard` refuses, each with its problem (without
+    the repair, REBUILD; missing files are not damaged: the workflow makes them).
 
-    Reading a file whole is the only full check, so each file that passed is remembered
-    in `memo` (a JSON file) under its stat stamp: size, inode, modification and change
-    time. A file is read again only when its stamp changed, and any write changes it: a
-    copy, truncation or edit gets a new change time even when the modification time is
-    set back, and no user can set a change time. With `record` false, `memo` is only
-    read."""
-    try:
-        known = json.loads(Path(memo).read_text())
-    except (OSError, ValueError):
-        known = {}
-    if not isinstance(known, dict):
-        known = {}
-    passed, damaged = {}, {}
+    Reading a file whole is the only full check, so a file is read only when its stat
+    stamp (size, inode, modification and change time) differs from the one recorded
+    beside it (`.<name>.checked`) when it was written or last passed. Any write changes
+    the stamp: a copy, truncation or edit gets a new change time even when the
+    modification time is set back, and no user can set a change time."""
+    damaged = {}
     for name in map(str, files):
         try:
-            info = os.stat(name)
+            stamp = _stamp(name)
         except FileNotFoundError:
             continue
-        stamp = [info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns]
-        if known.get(name) != stamp:
-            try:
-                read_shard(name)
-            except FileNotFoundError:
+        try:
+            if json.loads(_stamp_path(name).read_text()) == stamp:
                 continue
-            except IntegrityError as exc:
-                damaged[name] = str(exc)
-                continue
-        passed[name] = stamp
-    if record and passed and passed != known:
-        atomic_write_bytes(memo, json.dumps(passed, sort_keys=True).encode())
+        except (OSError, ValueError):
+            pass
+        try:
+            read_shard(name)
+        except FileNotFoundError:
+            continue
+        except IntegrityError as exc:
+            damaged[name] = str(exc).removesuffix(f"; {REBUILD}")
+            continue
+        _record_stamp(name)
     return damaged
+
+
+def _stamp(path: str | os.PathLike[str]) -> list[int]:
+    info = os.stat(path)
+    return [info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns]
+
+
+def _stamp_path(path: str | os.PathLike[str]) -> Path:
+    return Path(path).with_name(f".{Path(path).name}.checked")
+
+
+def _record_stamp(path: str | os.PathLike[str]) -> None:
+    """Record that the file at `path`, as it is now, passed its checks (or was just written
+    from checked data)."""
+    atomic_write_bytes(_stamp_path(path), json.dumps(_stamp(path)).encode())
 
 
 def cache_path(root: str | os.PathLike[str], key: str, per_job: bool = False) -> Path:

@@ -75,28 +75,22 @@ def test_a_shard_of_another_dataset_is_refused(two_shards, tmp_path):
 @pytest.mark.parametrize("how", ["truncate", "flip", "foreign"])
 def test_the_workflow_check_finds_damage_that_keeps_the_mtime(two_shards, tmp_path, how):
     bm, fcfs = two_shards
-    memo = tmp_path / "checked.json"
     missing = tmp_path / "not-made-yet" / "summary.parquet"
-    assert damaged_shards([bm, fcfs, missing], memo) == {}
+    assert damaged_shards([bm, fcfs, missing]) == {}
     damage(bm, how, fcfs)
-    found = damaged_shards([bm, fcfs, missing], memo)
-    assert list(found) == [str(bm)] and "rebuilt from the run cache" in found[str(bm)]
+    found = damaged_shards([bm, fcfs, missing])
+    assert list(found) == [str(bm)] and found[str(bm)].startswith(f"{bm}: ")
 
 
 def test_the_workflow_check_reads_only_files_that_changed(two_shards, tmp_path, monkeypatch):
+    """Written shard files are known good; a file is read again once it changed, and
+    then, when it passes, known good again."""
     bm, fcfs = two_shards
-    memo = tmp_path / "checked.json"
-    damaged_shards([bm, fcfs], memo)
     read = []
-    monkeypatch.setattr(store, "read_shard", lambda path: read.append(path))
-    assert damaged_shards([bm, fcfs], memo) == {} and read == []
+    checked = store.read_shard
+    monkeypatch.setattr(store, "read_shard", lambda path: read.append(path) or checked(path))
+    assert damaged_shards([bm, fcfs]) == {} and read == []
     shutil.copyfile(bm, tmp_path / "copy")  # a rewrite in place: same bytes, new stamp
     os.replace(tmp_path / "copy", bm)
-    damaged_shards([bm, fcfs], memo)
-    assert read == [str(bm)]
-
-
-def test_the_check_records_nothing_when_asked_not_to(two_shards, tmp_path):
-    bm, fcfs = two_shards
-    damaged_shards([bm, fcfs], tmp_path / "checked.json", record=False)
-    assert not (tmp_path / "checked.json").exists()
+    assert damaged_shards([bm, fcfs]) == {} and read == [str(bm)]
+    assert damaged_shards([bm, fcfs]) == {} and read == [str(bm)]

@@ -2,6 +2,8 @@
 
 import hashlib
 import json
+import os
+import sys
 
 from snakemake.exceptions import WorkflowError
 
@@ -11,6 +13,7 @@ from simcore.config import validate
 from simcore.errors import SimcoreError
 from simcore.experiments import plan
 from simcore.runner import useful_workers
+from simcore.store import damaged_shards
 from simcore.timing import shard_request
 from simcore.traces import load_catalogue
 from simcore.workload.synthetic import MODELS
@@ -117,3 +120,20 @@ CODE = closure_digests(
     | {synthetic_modules(s.source.synthetic.model) for s in SHARDS.values() if s.source.synthetic}
     | {CONVERSION_MODULES}
 )
+
+
+# -- shard files the store no longer holds intact ------------------------------------------
+
+
+def remove_damaged_shards():
+    """Remove the shard files damaged or replaced by another shard's since they were
+    written (a change modification times miss), so that Snakemake rebuilds them from the
+    run cache, in a dry run's plan too: every reader would refuse them. Only files changed
+    since they were written or last checked are read (simcore.store.damaged_shards)."""
+    for path, problem in damaged_shards(shard_outputs()).items():
+        os.remove(path)
+        print(f"{problem}; removed: the shard is rebuilt from the run cache", file=sys.stderr)
+
+
+if workflow.is_main_process:
+    remove_damaged_shards()
