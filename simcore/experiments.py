@@ -27,11 +27,12 @@ import itertools
 import json
 import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from simcore import patterns
+from simcore.cleaning import CleaningOptions
 from simcore.errors import ConfigError, SimcoreError
 from simcore.fingerprint import closure, digest
 from simcore.machines.registry import ALLOCATORS, check_compatible
@@ -50,23 +51,42 @@ DEFAULT_DATASET = "torus-sweep"
 
 @dataclass(frozen=True)
 class Source:
-    """A named workload source: a catalogued trace, or a synthetic model sampled per seed."""
+    """A named workload source: a catalogued trace (its sha256, where the catalogue is
+    known, and the cleaning options), or a synthetic model sampled per seed."""
 
     name: str
     trace: str | None = None
     synthetic: SyntheticSpec | None = None
     processors_per_unit: int = 1
+    sha256: str | None = None
+    cleaning: tuple[tuple[str, Any], ...] = ()
+
+    def provenance(self, seed: int) -> dict[str, Any]:
+        """What a workload file of this source records as its `source` metadata (see
+        `simcore.workload.io`) for a run with `seed`."""
+        if self.trace is None:
+            assert self.synthetic is not None
+            return {"kind": "synthetic", **self.synthetic.to_dict(), "seed": seed}
+        made = {"kind": "trace", "file": Path(patterns.TRACE.format(trace=self.trace)).name,
+                "cleaning": dict(self.cleaning)}
+        return made if self.sha256 is None else {**made, "sha256": self.sha256}
 
     def path(self, seed: int) -> str:
-        """The converted job table (relative to the results root) a run with `seed` reads."""
+        """The converted job table (relative to the results root) a run with `seed` reads,
+        in a directory named by a digest of what makes it: sources that differ (in two
+        datasets, say) never share a file, identical ones do."""
+        made = {k: v for k, v in self.provenance(seed).items() if k != "seed"}
+        variant = hashlib.sha256(json.dumps(made, sort_keys=True).encode()).hexdigest()[:12]
         if self.trace is not None:
-            return patterns.TRACE_WORKLOAD.format(trace=self.trace)
-        return patterns.SYNTHETIC_WORKLOAD.format(workload=self.name, seed=seed)
+            return patterns.TRACE_WORKLOAD.format(trace=self.trace, variant=variant)
+        return patterns.SYNTHETIC_WORKLOAD.format(workload=self.name, variant=variant,
+                                                  seed=seed)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "trace": self.trace,
                 "processors_per_unit": self.processors_per_unit,
-                "synthetic": None if self.synthetic is None else self.synthetic.to_dict()}
+                "synthetic": None if self.synthetic is None else self.synthetic.to_dict(),
+                "sha256": self.sha256, "cleaning": dict(self.cleaning)}
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> Source:
@@ -75,7 +95,8 @@ class Source:
             synthetic = dict(synthetic)
             synthetic = SyntheticSpec.create(synthetic.pop("model"), synthetic)
         return cls(values["name"], values.get("trace"), synthetic,
-                   values.get("processors_per_unit", 1))
+                   values.get("processors_per_unit", 1), values.get("sha256"),
+                   tuple(sorted(values.get("cleaning", {}).items())))
 
 
 @dataclass(frozen=True)
@@ -190,9 +211,11 @@ class Shard:
         return "/".join(self.names.values())
 
 
-def plan(config: Mapping[str, Any], traces: Sequence[str] | None = None) -> list[Shard]:
+def plan(config: Mapping[str, Any],
+         traces: Mapping[str, Any] | None = None) -> list[Shard]:
     """Every shard of every experiment, validated; errors name the config key. `traces`,
-    when given, are the catalogued trace names workloads may use."""
+    when given, is the trace catalogue (`simcore.traces.load_catalogue`): the traces
+    workloads may use, and their sha256."""
     dataset = config.get("dataset", DEFAULT_DATASET)
     patterns.check_dataset(dataset)
     sources = _sources(config, traces)
@@ -223,8 +246,10 @@ def _check_name(name: object, section: str) -> None:
                           "and start with a letter or digit (they become directory names)")
 
 
-def _sources(config: Mapping[str, Any], traces: Sequence[str] | None) -> dict[str, Source]:
+def _sources(config: Mapping[str, Any],
+             traces: Mapping[str, Any] | None) -> dict[str, Source]:
     sources = {}
+    cleaning = _cleaning(config)
     for name, values in _section(config, "workloads").items():
         where = f"workloads.{name}"
         if not isinstance(values, Mapping) or ("trace" in values) == ("synthetic" in values):
@@ -238,13 +263,25 @@ def _sources(config: Mapping[str, Any], traces: Sequence[str] | None) -> dict[st
             if traces is not None and values["trace"] not in traces:
                 raise ConfigError(f"{where}.trace: {values['trace']!r} is not in the trace "
                                   f"catalogue; expected one of {sorted(traces)}")
-            sources[name] = Source(name, trace=values["trace"], processors_per_unit=ppu)
+            sha256 = None if traces is None else traces[values["trace"]].sha256
+            sources[name] = Source(name, trace=values["trace"], processors_per_unit=ppu,
+                                   sha256=sha256, cleaning=cleaning)
         else:
             if not isinstance(values["synthetic"], Mapping):
                 raise ConfigError(f"{where}.synthetic: expected a mapping with a 'model' key")
             spec = SyntheticSpec.from_mapping(values["synthetic"], f"{where}.synthetic")
             sources[name] = Source(name, synthetic=spec, processors_per_unit=ppu)
     return sources
+
+
+def _cleaning(config: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The trace cleaning options with defaults filled in (key order and spelt-out
+    defaults are no change)."""
+    values = (config.get("traces") or {}).get("cleaning") or {}
+    try:
+        return tuple(sorted(asdict(CleaningOptions.from_mapping(values)).items()))
+    except (SimcoreError, TypeError) as exc:
+        raise ConfigError(f"traces.cleaning: {exc}") from None
 
 
 def _value(parameter: Parameter, value: Any, where: str) -> Any:

@@ -30,14 +30,14 @@ def load_plan(configfile: str | os.PathLike[str]) -> list[Shard]:
     if not isinstance(config, dict):
         raise ConfigError(f"{configfile}: expected a mapping of configuration keys")
     validate(config, SCHEMA)
-    return plan(config, sorted(load_catalogue(config["traces"]["catalogue"])))
+    return plan(config, load_catalogue(config["traces"]["catalogue"]))
 
 
 def summarize_plan(configfile: str | os.PathLike[str],
                    results: str | os.PathLike[str]) -> dict[str, Any]:
     """Shards and runs of the configuration in `configfile`, and how many runs have a cache
-    entry under `results` (runs whose workload file does not exist yet are `unknown`: their
-    keys depend on its content)."""
+    entry under `results` (runs whose workload file does not exist yet, or is not the one
+    the shard reads, are `unknown`: their keys depend on its content)."""
     shards = load_plan(configfile)
     digests: dict[str, str | None] = {}
     experiments: dict[str, dict[str, int]] = {}
@@ -50,7 +50,8 @@ def summarize_plan(configfile: str | os.PathLike[str],
             path = Path(results) / shard.source.path(run.seed)
             if str(path) not in digests:
                 try:
-                    digests[str(path)] = recorded_digest(read_workload(path))
+                    digests[str(path)] = recorded_digest(
+                        read_workload(path, shard.source.provenance(run.seed)))
                 except (FileNotFoundError, IntegrityError):
                     digests[str(path)] = None
             row["runs"] += 1

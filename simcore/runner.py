@@ -134,7 +134,8 @@ def _tasks(shard: Shard, root: Path) -> list[Task]:
         if not path.is_file():
             raise SimcoreError(f"shard {shard.label()}: workload file {path} is missing")
         if str(path) not in hashes:
-            hashes[str(path)] = recorded_digest(read_workload(path))
+            made = shard.source.provenance(run.seed)  # a file of this source and seed
+            hashes[str(path)] = recorded_digest(read_workload(path, made))
         key = shard.run_key(run, hashes[str(path)], code)
         tasks.append(Task(key, str(path), run, shard.machine_spec, shard.policy_spec,
                           shard.per_job, str(root)))

@@ -30,6 +30,7 @@ from simcore.traces import TraceEntry, acquire
 from simcore.workload.io import convert_trace, read_workload, write_workload
 from simcore.workload.synthetic import synthesize
 from tests.test_runner import heavy_shard, summary, workloads
+from tests.test_workflow_traces import trace_workload
 from tests.workflow import scratch_workflow, small_config, snakemake
 
 LINE = "1 0 0 100 4 -1 -1 4 100 -1 1 1 1 1 1 1 -1 -1\n"
@@ -45,8 +46,8 @@ def test_mirror_paths_are_arguments_not_shell(tmp_path, trace_dir):
     shutil.copy(trace_dir / f"{trace}.swf.gz", mirror)
     wf = scratch_workflow(tmp_path)
     config = small_config(wf, traces={"mirrors": [str(mirror)]})
-    snakemake(wf, f"results/workloads/{trace}/jobs.parquet", "--configfile", config)
-    assert (wf / f"results/workloads/{trace}/jobs.parquet").is_file()
+    snakemake(wf, trace_workload(wf, config, trace), "--configfile", config)
+    assert (wf / trace_workload(wf, config, trace)).is_file()
     assert not list(wf.rglob("PWNED")) and not list(tmp_path.rglob("PWNED"))
 
 

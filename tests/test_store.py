@@ -8,17 +8,25 @@ import io
 import os
 import re
 import shutil
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+import yaml
 
 from simcore import store
+from simcore.checksums import file_digest
+from simcore.cleaning import CleaningOptions
 from simcore.errors import IntegrityError
+from simcore.experiments import Source, plan
+from simcore.planning import summarize_plan
 from simcore.policy import PolicySpec
 from simcore.runner import run_shard
 from simcore.store import damaged_shards, read_shard, read_summaries, shard_dir
+from simcore.workload.io import convert_trace, read_workload
+from tests.conftest import ROOT
 from tests.test_integrity import flip_a_data_bit
-from tests.test_runner import heavy_shard, workloads
+from tests.test_runner import CONFIG, heavy_shard, workloads
 
 
 @pytest.fixture
@@ -94,3 +102,68 @@ def test_the_workflow_check_reads_only_files_that_changed(two_shards, tmp_path, 
     os.replace(tmp_path / "copy", bm)
     assert damaged_shards([bm, fcfs]) == {} and read == [str(bm)]
     assert damaged_shards([bm, fcfs]) == {} and read == [str(bm)]
+
+
+# -- workload files: what made them, and whose they are ------------------------------------
+
+def test_a_workload_file_of_another_seed_is_refused(tmp_path):
+    shard = heavy_shard(jobs=60, loads=(0.6,), seeds=(1, 2))
+    workloads(tmp_path, shard)
+    first, second = (tmp_path / shard.source.path(seed) for seed in (1, 2))
+    shutil.copyfile(second, first)
+    with pytest.raises(IntegrityError, match=re.escape(
+            f"{first}: made from another source: seed 2 (expected 1); remove it and run "
+            "snakemake again to rebuild it")):
+        run_shard(shard, tmp_path, log=io.StringIO())
+
+
+def test_a_trace_workload_records_its_sha256_and_cleaning(tmp_path):
+    swf = tmp_path / "T.swf"
+    swf.write_text("; MaxProcs: 8\n" + "".join(
+        f"{i} {i * 10} 0 100 {1 + i % 16} -1 -1 {1 + i % 16} 100 -1 1 1 1 1 1 1 -1 -1\n"
+        for i in range(1, 21)))
+    out = tmp_path / "jobs.parquet"
+    convert_trace(swf, out, {"oversize": "drop"})
+    source = Source("t", trace="T", sha256=file_digest(swf),
+                    cleaning=tuple(sorted(asdict(CleaningOptions(oversize="drop")).items())))
+    made = {**source.provenance(1), "file": "T.swf"}
+    assert read_workload(out, made).num_rows > 0
+    with pytest.raises(IntegrityError, match=re.escape("cleaning {'drop_negative_submit'")):
+        read_workload(out, {**made, "cleaning": {**made["cleaning"], "oversize": "clamp"}})
+    with pytest.raises(IntegrityError, match="made from another source: sha256"):
+        read_workload(out, {**made, "sha256": "0" * 64})
+
+
+def two_datasets(tmp_path, second_jobs: int) -> list[Path]:
+    """Config files of two datasets that both name a workload lublin16, the second with
+    `second_jobs` jobs."""
+    files = []
+    for dataset, jobs in (("first", 60), ("second", second_jobs)):
+        config = {**CONFIG, "dataset": dataset,
+                  "traces": {**CONFIG["traces"], "catalogue": str(ROOT / "config/traces.yaml")},
+                  "workloads": {"lublin16": {"synthetic": {"model": "lublin", "jobs": jobs,
+                                                           "max_procs": 16}}},
+                  "experiments": {"e": {"workloads": ["lublin16"], "machines": ["flat"],
+                                        "policies": ["fcfs"], "grid": {"offered_load": [0.6]},
+                                        "seeds": [1]}}}
+        files.append(tmp_path / f"{dataset}.yaml")
+        files[-1].write_text(yaml.safe_dump(config))
+    return files
+
+
+def test_datasets_never_share_a_workload_file_they_define_differently(tmp_path):
+    first, second = two_datasets(tmp_path, second_jobs=80)
+    shard = plan(yaml.safe_load(first.read_text()))[0]
+    other = plan(yaml.safe_load(second.read_text()))[0]
+    assert shard.source.path(1) != other.source.path(1)
+    workloads(tmp_path / "results", shard)
+    run_shard(shard, tmp_path / "results", log=io.StringIO())
+    report = summarize_plan(second, tmp_path / "results")
+    assert (report["cached"], report["unknown"]) == (0, 1), "not the first dataset's runs"
+    assert summarize_plan(first, tmp_path / "results")["cached"] == 1
+
+
+def test_datasets_defining_a_workload_alike_share_its_file(tmp_path):
+    first, second = two_datasets(tmp_path, second_jobs=60)
+    paths = [plan(yaml.safe_load(f.read_text()))[0].source.path(1) for f in (first, second)]
+    assert paths[0] == paths[1]

@@ -129,7 +129,7 @@ def test_deleted_results_are_rebuilt_exactly(swept, tmp_path):
     (store / "experiment=small/workload=lublin16/machine=flat/policy=fcfs/summary.parquet"
      ).unlink()
     assert planned_rules(workdir, SMALL)["simulate_shard"] == 1
-    (workdir / "results/workloads/lublin16/seed=2/jobs.parquet").unlink()
+    next((workdir / "results/workloads/lublin16").glob("*/seed=2/jobs.parquet")).unlink()
     rerun = planned_rules(workdir, SMALL)
     assert (rerun["synthesize_workload"], rerun["simulate_shard"]) == (1, 6)
     shutil.rmtree(store)
@@ -169,3 +169,35 @@ def test_readme_archive_command_as_written(swept):
         cff = yaml.safe_load(tar.extractfile("CITATION.cff").read())
     assert "reproduction.md" in names and "reproduction.md/reproduction.md" not in names
     assert "Parallel Workloads Archive" not in cff["message"] + cff["abstract"]
+
+
+@pytest.mark.parametrize("damage", ["flip", "foreign"])
+def test_default_target_rebuilds_a_damaged_shard_from_the_cache(swept, tmp_path, damage):
+    """A shard file with a byte flipped, or another shard's copied over it, its
+    modification time kept: the next run removes it, rebuilds the shard from the run
+    cache alone, and the tables come out as before."""
+    import os
+
+    workdir = tmp_path / "wf"
+    shutil.copytree(swept, workdir, symlinks=True)
+    snakemake(workdir, "--configfile", SMALL)  # the copy's files are checked once
+    shards = workdir / DATASET / "store/experiment=small/workload=lublin16/machine=flat"
+    target = shards / "policy=fcfs/summary.parquet"
+    info = target.stat()
+    if damage == "flip":
+        data = bytearray(target.read_bytes())
+        data[len(data) // 3] ^= 0x10
+        target.write_bytes(bytes(data))
+    else:
+        shutil.copyfile(shards / "policy=backfill/summary.parquet", target)
+    os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
+    done = snakemake(workdir, "--configfile", SMALL)
+    assert f"{target.relative_to(workdir)}: " in done.stderr
+    assert "removed: this run rebuilds the shard from the run cache" in done.stderr
+    log = (workdir / LOGS / "small/lublin16/flat/fcfs.log").read_text()
+    assert "4 runs: 4 cached, 0 simulated" in log
+    for name in (f"{t}.csv" for t in TABLES):
+        assert (workdir / DATASET / "tables" / name).read_bytes() == \
+            (swept / DATASET / "tables" / name).read_bytes(), name
+    again = snakemake(workdir, "--configfile", SMALL)
+    assert "Nothing to be done" in again.stdout + again.stderr

@@ -27,13 +27,14 @@ wildcard_constraints:
     machine=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     policy=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     seed=r"\d+",
+    variant=r"[0-9a-f]{12}",
 
 
 R = patterns.results
 try:  # bad input is a one-line message naming the key, not a traceback
     validate(config, workflow.source_path("../schemas/config.schema.yaml"))
     CATALOGUE = load_catalogue(config["traces"]["catalogue"])
-    SHARDS = {shard.label(): shard for shard in plan(config, sorted(CATALOGUE))}
+    SHARDS = {shard.label(): shard for shard in plan(config, CATALOGUE)}
 except SimcoreError as exc:
     raise WorkflowError(f"configuration: {exc}") from None
 DATASET = next(iter(SHARDS.values())).dataset
@@ -132,7 +133,8 @@ def remove_damaged_shards():
     since they were written or last checked are read (simcore.store.damaged_shards)."""
     for path, problem in damaged_shards(shard_outputs()).items():
         os.remove(path)
-        print(f"{problem}; removed: the shard is rebuilt from the run cache", file=sys.stderr)
+        print(f"{problem}; removed: this run rebuilds the shard from the run cache "
+              "(simulating any run the cache lacks)", file=sys.stderr)
 
 
 if workflow.is_main_process:

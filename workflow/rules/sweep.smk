@@ -16,9 +16,9 @@ rule synthesize_workload:
         spec=synthetic_spec,
         code=synthetic_code,
     log:
-        "logs/synthesize_workload/{workload}/seed={seed}.log",
+        "logs/synthesize_workload/{workload}/{variant}/seed={seed}.log",
     benchmark:
-        benchmark("synthesize_workload", "{workload}/seed={seed}")
+        benchmark("synthesize_workload", "{workload}/{variant}/seed={seed}")
     shell:
         "simcore synthesize --spec {params.spec:q} --seed {wildcards.seed} --out {output:q}"
         " > {log:q} 2>&1"

@@ -35,9 +35,9 @@ rule convert_trace:
         max_procs=lambda wildcards: CATALOGUE[wildcards.trace].max_procs,
         sha256=lambda wildcards: CATALOGUE[wildcards.trace].sha256,
     log:
-        "logs/convert_trace/{trace}.log",
+        "logs/convert_trace/{trace}/{variant}.log",
     benchmark:
-        benchmark("convert_trace", "{trace}")
+        benchmark("convert_trace", "{trace}/{variant}")
     shell:
         "simcore convert-trace {input.swf:q} {output:q} --cleaning {params.cleaning:q}"
         " --expect-jobs {params.jobs} --expect-max-procs {params.max_procs}"
