@@ -397,10 +397,9 @@ def _citation(meta: Mapping[str, object]) -> str:
 
 def _sources(config: object) -> tuple[list[str], list[str]]:
     """The traces and the workload models that the experiments of a configuration read."""
-    workloads = config.get("workloads") if isinstance(config, Mapping) else None
-    if not isinstance(workloads, Mapping):
+    if not isinstance(config, Mapping) or not isinstance(config.get("workloads"), Mapping):
         return [], []
-    experiments = config.get("experiments")  # type: ignore[union-attr]
+    workloads, experiments = config["workloads"], config.get("experiments")
     used = ({name for e in experiments.values() if isinstance(e, Mapping)
              for name in e.get("workloads", [])} if isinstance(experiments, Mapping)
             else set(workloads))
