@@ -88,7 +88,8 @@ def test_intervals_are_95_percent_but_for_chus_schedulers(tmp_path: Path) -> Non
              "scan": None, "criterion": None, "blocking": None, "machine_spec": "flat:1024",
              "utilization": 0.5 + 0.01 * seed, "run_key": f"k{seed}"} for seed in (1, 2, 3)]
     names = {"experiment": "e", "workload": "w", "machine": "flat", "policy": "backfill"}
-    write_table(summary_table(rows), shard_dir(tmp_path, "t", names) / "summary.parquet")
+    write_table(summary_table(rows), shard_dir(tmp_path, "t", names) / "summary.parquet",
+                {"shard": {"dataset": "t", **names}})
     tables = aggregate(read_summaries(tmp_path / "t" / "store"))
     response = tables["response"].row(0, named=True)
     utilization = tables["utilization"].row(0, named=True)
