@@ -8,7 +8,6 @@ variable); without it they are skipped, and the summary lists them.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -43,25 +42,6 @@ def whole_trace():
         return found
 
     return path
-
-
-def _trace_dir() -> Path:
-    configured = os.environ.get("TORUS_SWEEP_TEST_TRACES")
-    return Path(configured) if configured else ROOT.parent / "shared" / "traces"
-
-
-@pytest.fixture(scope="session")
-def trace_dir() -> Path:
-    """Directory holding the PWA .swf.gz files (tests fail, not skip, without it)."""
-    path = _trace_dir()
-    assert path.is_dir(), f"trace mirror {path} missing; set TORUS_SWEEP_TEST_TRACES"
-    return path
-
-
-@pytest.fixture(scope="session")
-def trace_path(trace_dir: Path):
-    """trace_path(name) -> path of that trace's .swf.gz."""
-    return lambda name: trace_dir / f"{name}.swf.gz"
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
