@@ -12,6 +12,7 @@ from simcore.cleaning import CleaningOptions, cleaning_report
 from simcore.experiments import Source
 from simcore.swf import header_of
 from simcore.traces import load_catalogue
+from tests.excerpts import excerpt_catalogue, manifest, raw_jobs
 from tests.workflow import scratch_workflow, small_config, snakemake
 
 TRACE = "NASA-iPSC-1993-3.1-cln"
@@ -27,9 +28,10 @@ def trace_workload(wf: Path, config: str, trace: str = TRACE) -> str:
     return f"results/{source.path(0)}"
 
 
-def test_trace_converted_from_mirror(tmp_path, trace_dir):
+def test_trace_converted_from_mirror(tmp_path, whole_trace):
+    mirror = whole_trace(TRACE).parent
     wf = scratch_workflow(tmp_path)
-    config = small_config(wf, traces={"mirrors": [str(trace_dir)]})
+    config = small_config(wf, traces={"mirrors": [str(mirror)]})
     target = trace_workload(wf, config)
     snakemake(wf, target, "--configfile", config)
     table = pq.read_table(wf / target)
@@ -38,6 +40,27 @@ def test_trace_converted_from_mirror(tmp_path, trace_dir):
     assert report["jobs_in"] == 18239
     assert table.num_rows == 18239 - report["rules"]["nonpositive_runtime"]["removed"]
     assert (wf / f"resources/traces/{TRACE}.swf.gz").stat().st_size == 207976
+
+
+def test_excerpt_converted_from_mirror(tmp_path, trace_excerpt):
+    """The same rules on the excerpt, pinned by a catalogue of excerpts: the jobs and
+    removals match the job lines counted here."""
+    path = trace_excerpt(TRACE)
+    wf = scratch_workflow(tmp_path)
+    catalogue = excerpt_catalogue(tmp_path / "excerpts.yaml")
+    config = small_config(wf, traces={"mirrors": [str(path.parent)], "catalogue": str(catalogue)})
+    target = trace_workload(wf, config)
+    snakemake(wf, target, "--configfile", config)
+    table = pq.read_table(wf / target)
+    assert header_of(table).max_procs == 128
+    report = cleaning_report(table)
+    runs = [row[3] for row in raw_jobs(path)]
+    assert report["jobs_in"] == len(runs) == manifest()[TRACE]["jobs"]
+    removed = report["rules"]["nonpositive_runtime"]["removed"]
+    assert removed == sum(run <= 0 for run in runs) > 0
+    assert table.num_rows == len(runs) - removed
+    copied = wf / f"resources/traces/{TRACE}.swf.gz"
+    assert copied.read_bytes() == path.read_bytes()
 
 
 def test_missing_trace_fails_without_leftovers(tmp_path):
