@@ -322,7 +322,7 @@ def _executor(workers: int, n_tasks: int, dask: dict[str, Any],
         if backend == "address":
             workers = max(workers, len(client.scheduler_info()["workers"]))
 
-        def execute(tasks: Sequence[Task]) -> Iterator[int]:
+        def execute(tasks: Sequence[Task]) -> Iterator[tuple[int, float]]:
             futures = client.map(simulate_batch, _batches(tasks, workers), retries=3,
                                  pure=False)
             for _, outcome in as_completed(futures, with_results=True):
