@@ -22,6 +22,7 @@ them with a grid of workload transforms and a list of seeds (see
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import itertools
 import json
@@ -71,15 +72,19 @@ class Source:
                 "cleaning": dict(self.cleaning)}
         return made if self.sha256 is None else {**made, "sha256": self.sha256}
 
+    @functools.cached_property
+    def variant(self) -> str:
+        """A digest of what makes this source's files, the seed aside: sources that differ
+        (in two datasets, say) never share a file, identical ones do."""
+        made = {k: v for k, v in self.provenance(0).items() if k != "seed"}
+        return hashlib.sha256(json.dumps(made, sort_keys=True).encode()).hexdigest()[:12]
+
     def path(self, seed: int) -> str:
         """The converted job table (relative to the results root) a run with `seed` reads,
-        in a directory named by a digest of what makes it: sources that differ (in two
-        datasets, say) never share a file, identical ones do."""
-        made = {k: v for k, v in self.provenance(seed).items() if k != "seed"}
-        variant = hashlib.sha256(json.dumps(made, sort_keys=True).encode()).hexdigest()[:12]
+        in a directory named by the source's variant."""
         if self.trace is not None:
-            return patterns.TRACE_WORKLOAD.format(trace=self.trace, variant=variant)
-        return patterns.SYNTHETIC_WORKLOAD.format(workload=self.name, variant=variant,
+            return patterns.TRACE_WORKLOAD.format(trace=self.trace, variant=self.variant)
+        return patterns.SYNTHETIC_WORKLOAD.format(workload=self.name, variant=self.variant,
                                                   seed=seed)
 
     def to_dict(self) -> dict[str, Any]:
@@ -107,7 +112,9 @@ class Run:
     seed: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"transforms": self.transforms.to_dict(), "seed": self.seed}
+        """The seed and the transforms that differ from their defaults (the rest are
+        implied: `WorkloadSpec(**transforms)` rebuilds the same spec)."""
+        return {"transforms": self.transforms.changes(), "seed": self.seed}
 
 
 @dataclass(frozen=True)

@@ -160,6 +160,11 @@ class WorkloadSpec:
         """Every transform parameter by name (all plain values)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
+    def changes(self) -> dict[str, Any]:
+        """The transform parameters whose values differ from their defaults."""
+        return {f.name: value for f in fields(self)
+                if (value := getattr(self, f.name)) != f.metadata["parameter"].default}
+
     def key(self) -> str:
         """Canonical JSON of every transform parameter."""
         return json.dumps(self.to_dict(), sort_keys=True)

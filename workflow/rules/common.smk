@@ -1,5 +1,6 @@
 # Shared by the rules: the experiment plan, path patterns and the file lists derived from them.
 
+import functools
 import hashlib
 import json
 import os
@@ -86,7 +87,12 @@ def shard_threads(wildcards):
 
 def shard_resources(wildcards, threads, attempt):
     """Time and memory a shard's job asks for, from what its last run measured."""
-    return shard_request(".", shard(wildcards), threads, attempt)
+    return _shard_request(shard(wildcards).label(), threads, attempt)
+
+
+@functools.cache  # memory and time are asked apart: read the measurements once
+def _shard_request(label, threads, attempt):
+    return shard_request(".", SHARDS[label], threads, attempt)
 
 
 def shard_code(wildcards):
