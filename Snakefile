@@ -39,3 +39,11 @@ rule all:
         dataset_file(patterns.REPRODUCTION),
         shard_outputs(),
         workload_files(),
+
+
+onsuccess:
+    # The last lines of a run: where the results are and what to open first.
+    from simcore.guide import where_to_look
+    from simcore.patterns import RESULTS
+
+    print(where_to_look(RESULTS, DATASET))

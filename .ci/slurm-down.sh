@@ -4,10 +4,23 @@
 # Never fails when the daemons are already gone. Wait override: SLURM_DOWN_TIMEOUT (s).
 set -euo pipefail
 
-PIDS=/run/torus-sweep-slurm/pids
+RUN_DIR=/run/torus-sweep-slurm
+PIDS=$RUN_DIR/pids
 WAIT=${SLURM_DOWN_TIMEOUT:-15}
 
-[[ -f $PIDS ]] || { echo "slurm-down: nothing recorded in $PIDS"; exit 0; }
+# Leave no configuration naming a stopped controller: Slurm's clients (and so the
+# Snakemake plugin, at every snakemake call) would wait ~9 s for it. Put back what
+# slurm-up.sh replaced, else remove what it wrote.
+restore_conf() {
+    local conf=/etc/slurm/slurm.conf
+    if [[ -f $RUN_DIR/slurm.conf.before ]]; then
+        mv -f "$RUN_DIR/slurm.conf.before" "$conf"
+    elif [[ -f $conf ]] && grep -q 'written by .ci/slurm-up.sh' "$conf"; then
+        rm -f "$conf"
+    fi
+}
+
+[[ -f $PIDS ]] || { restore_conf; echo "slurm-down: nothing recorded in $PIDS"; exit 0; }
 
 # True if $1 still runs the recorded program $2 (pids may be reused).
 alive() { [[ -n ${1:-} && $(cat "/proc/$1/comm" 2>/dev/null || true) == "$2" ]]; }
@@ -42,4 +55,5 @@ while read -r name pid; do
 done < <(tac "$PIDS")
 
 rm -f "$PIDS"
+restore_conf
 echo "slurm-down: stopped ${stopped[*]:-nothing (already gone)}"

@@ -2,7 +2,8 @@
 # Start a throw-away single-node Slurm cluster (munged + slurmctld + slurmd) on
 # 127.0.0.1 for CI tests. Debian/Ubuntu, run as root, no systemd needed.
 # Idempotent: daemons still running from an earlier call are reused.
-# Stop it with .ci/slurm-down.sh. Timeout override: SLURM_UP_TIMEOUT (s).
+# Stop it with .ci/slurm-down.sh, which also removes the slurm.conf written here (or puts
+# back the one it replaced). Timeout override: SLURM_UP_TIMEOUT (s).
 set -euo pipefail
 
 RUN_DIR=/run/torus-sweep-slurm       # pid file read by slurm-down.sh
@@ -98,6 +99,12 @@ NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$real_mb State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
 if ! cmp -s "$tmp_conf" "$CONF"; then
+    # keep a configuration found here (slurm-down.sh puts it back); none is left behind
+    # otherwise: with a configuration naming a stopped controller, every Slurm client call
+    # (the Snakemake plugin's `scontrol show config` at import) waits ~9 s
+    if [[ -f $CONF && ! -f $RUN_DIR/slurm.conf.before ]] && ! grep -q 'written by .ci/slurm-up.sh' "$CONF"; then
+        cp -p "$CONF" "$RUN_DIR/slurm.conf.before"
+    fi
     install -m 0644 "$tmp_conf" "$CONF"
     # a running controller must re-read it (node size changes need a restart)
     alive "$(pid_of "$RUN_DIR/slurmctld.pid")" slurmctld && { scontrol reconfigure || true; }

@@ -13,10 +13,6 @@ The names below are imported when first used, so `import simcore` stays cheap.
 
 import importlib
 
-from simcore.caches import configure_numba
-
-NUMBA_CACHE = configure_numba()  # before any kernel module is imported
-
 __version__ = "0.1.0"
 
 _API = {
@@ -25,6 +21,7 @@ _API = {
     "Jobs": "simcore.jobs",
     "load_workload": "simcore.workload.sources",
     "MachineSpec": "simcore.machines.spec",
+    "NUMBA_CACHE": "simcore.jit",
     "PolicySpec": "simcore.policy",
     "SimulationResult": "simcore.simulate",
     "simulate": "simcore.simulate",
@@ -36,7 +33,7 @@ _API = {
     "prepare": "simcore.workload.transforms",
 }
 
-__all__ = ["NUMBA_CACHE", "__version__", *sorted(_API)]
+__all__ = ["__version__", *sorted(_API)]
 
 
 def __getattr__(name: str) -> object:

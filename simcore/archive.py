@@ -8,7 +8,8 @@ caller names them) beside five generated members:
                       (path, sha256, size) except manifest.json and MANIFEST.sha256
     environment.txt   `python -m pip freeze` of the packing interpreter
     README.md         data card: what, how produced, layout, loading, verifying, citing
-    CITATION.cff      Citation File Format 1.2.0, citing the Parallel Workloads Archive
+    CITATION.cff      Citation File Format 1.2.0, citing the sources of the workloads the
+                      configuration uses (Parallel Workloads Archive traces, workload models)
 
 Members are regular files in sorted path order with mtime 0 (or a given epoch), mode 0644,
 uid/gid 0 and no user or group names, so the same inputs give a byte-identical archive
@@ -30,7 +31,7 @@ import sys
 import tarfile
 import tempfile
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
@@ -39,8 +40,10 @@ import polars as pl
 import yaml
 
 from simcore.atomic import atomic_path
-from simcore.errors import ArchiveError
-from simcore.store import PARTITIONS, RESULT_SCHEMA_VERSION
+from simcore.checksums import recorded_digest, table_digest
+from simcore.errors import ArchiveError, IntegrityError
+from simcore.patterns import NAME
+from simcore.store import PARTITIONS, RESULT_SCHEMA_VERSION, SHARD_FILES, misplaced, read_shard
 
 ARCHIVE_SCHEMA_VERSION = 1
 MANIFEST = "MANIFEST.sha256"
@@ -65,8 +68,7 @@ _MANIFEST_LINE = re.compile(r"([0-9a-f]{64})  (.+)")
 _CHUNK = 1 << 20
 _DESCRIPTION = (
     "Simulation results of torus-sweep: parameter sweeps of job scheduling and partition "
-    "allocation on torus- and mesh-connected supercomputers such as Blue Gene/L, driven by "
-    "job traces from the Parallel Workloads Archive."
+    "allocation on torus- and mesh-connected supercomputers such as Blue Gene/L."
 )
 _AUTHORS = [{"name": "The torus-sweep authors"}]  # CFF requires authors; pass real ones
 _ABOUT = {
@@ -94,11 +96,28 @@ _PWA_PAPER = {
     "year": 2014,
     "doi": "10.1016/j.jpdc.2014.06.013",
 }
+_LUBLIN_PAPER = {
+    "type": "article",
+    "title": "The workload on parallel supercomputers: modeling the characteristics of rigid "
+             "jobs",
+    "authors": [
+        {"family-names": "Lublin", "given-names": "Uri"},
+        {"family-names": "Feitelson", "given-names": "Dror G."},
+    ],
+    "journal": "Journal of Parallel and Distributed Computing",
+    "volume": 63,
+    "issue": 11,
+    "year": 2003,
+}
+#: References of the synthetic models that have a published source beyond their summary.
+_MODEL_PAPERS = {"lublin": _LUBLIN_PAPER}
 
 
 def pack(out: str | os.PathLike[str], members: Mapping[str, str | os.PathLike[str]],
          metadata: Mapping[str, object], *, mtime: int = 0) -> Path:
     """Write one reproducible archive of `members` (archive prefix -> file or directory).
+    A directory's files go under its prefix; a file goes under its prefix too, unless the
+    prefix ends with the file's own name (`{"reproduction.md": path}`: `reproduction.md`).
 
     The suffix of `out` picks the compression: .tar.xz, .tar.gz or .tar. `metadata` needs
     `name`; optional: version, description, authors (CFF persons or entities), git_commit,
@@ -134,12 +153,58 @@ def pack(out: str | os.PathLike[str], members: Mapping[str, str | os.PathLike[st
     return out
 
 
+def pack_dataset(out: str | os.PathLike[str], results: str | os.PathLike[str],
+                 config: Mapping[str, object], *, name: str | None = None,
+                 summaries: Sequence[str | os.PathLike[str]] | None = None) -> Path:
+    """Pack a dataset's directory `results` (`results/<dataset>/`): its store shards (those
+    of `summaries`, else all), tables, figures, reproduction.md and `config` as
+    config/config.yaml. `name` defaults to the config's `dataset`, else the directory's.
+
+    Refused: a directory without store shards or tables, a name that is not a dataset
+    name, and any store file that `simcore.store.read_shard` refuses (damaged, or written
+    for another shard), so that an archive never holds what the workflow would not read."""
+    results = Path(results)
+    name = name or str(config.get("dataset") or results.name)
+    if not NAME.fullmatch(name):
+        raise ArchiveError(f"name {name!r}: expected a dataset name of letters, digits, '_', "
+                           f"'.', '-' starting with a letter or digit")
+    shards = sorted({Path(f).parent for f in summaries} if summaries else
+                    {p.parent for p in (results / "store").glob("**/summary.parquet")})
+    if not shards or not (results / "tables").is_dir():
+        raise ArchiveError(f"{results}: no store shards or no tables/; expected a dataset "
+                           f"directory results/<dataset>/ that snakemake has made")
+    problems = []
+    for shard in shards:
+        for file in SHARD_FILES:
+            try:
+                read_shard(shard / file)
+            except (FileNotFoundError, IntegrityError) as exc:
+                problems.append(str(exc) if isinstance(exc, IntegrityError)
+                                else f"{shard / file}: missing; run snakemake again to make it")
+    if problems:
+        raise ArchiveError("store files the archive would hold fail their checks: "
+                           + " | ".join(problems))
+    members: dict[str, str | os.PathLike[str]] = {
+        item: results / item for item in ("tables", "figures", "reproduction.md")
+        if (results / item).exists()}
+    for shard in shards:
+        members[shard.relative_to(results).as_posix()] = shard
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=False).stdout.strip() or None
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "config.yaml").write_text(yaml.safe_dump(dict(config), sort_keys=True))
+        members["config"] = tmp
+        return pack(out, members, {"name": name, "config": dict(config), "git_commit": commit})
+
+
 def verify(path: str | os.PathLike[str],
            extract_to: str | os.PathLike[str] | None = None) -> dict[str, object]:
-    """Check every member against MANIFEST.sha256 and manifest.json, then reload the tables.
+    """Check every member against MANIFEST.sha256 and manifest.json, every Parquet member
+    against the content checksum in its own metadata (which every `store/` file must
+    have, with the shard specification of its place), then reload the tables.
 
     With `extract_to`, every member is extracted there (also when a check fails); otherwise
-    only the manifests and `tables/*.parquet` go to a temporary directory. Returns the
+    only the manifests and the Parquet members go to a temporary directory. Returns the
     archive path, dataset name, number of members, total bytes and each table's row count.
     """
     path = Path(path)
@@ -174,6 +239,8 @@ def verify(path: str | os.PathLike[str],
                     differences.append(f"size expected {sizes[name]}, actual {size}")
                 if differences:
                     problems.append(f"{name}: {' and '.join(differences)}")
+        problems += [p for name in sorted(actual) if name.endswith(".parquet")
+                     if (p := _parquet_problem(name, dest / name)) is not None]
         if problems:
             raise ArchiveError(f"{path}: {'; '.join(problems)}")
         tables = {}
@@ -247,8 +314,9 @@ def _collect(out: Path, members: Mapping[str, str | os.PathLike[str]]) -> dict[s
         if prefix.split("/")[0] in GENERATED:
             raise ArchiveError(f"members[{prefix!r}]: {prefix.split('/')[0]} is generated by "
                                f"pack")
-        if local.is_file():
-            found = {f"{prefix}/{local.name}": local}
+        if local.is_file():  # under the prefix, unless the prefix is already its name
+            name = prefix if PurePosixPath(prefix).name == local.name else f"{prefix}/{local.name}"
+            found = {name: local}
         elif local.is_dir():
             found = {f"{prefix}/{p.relative_to(local).as_posix()}": p
                      for p in local.rglob("*") if p.is_file()
@@ -302,21 +370,59 @@ def _pip_freeze() -> str:
 
 
 def _citation(meta: Mapping[str, object]) -> str:
-    """CITATION.cff (CFF 1.2.0) of the dataset, citing the Parallel Workloads Archive."""
+    """CITATION.cff (CFF 1.2.0) of the dataset, citing the sources of its workloads."""
+    traces, models = _sources(meta["config"])
+    references = ([_PWA_PAPER] if traces else []) + [
+        _MODEL_PAPERS[m] for m in models if m in _MODEL_PAPERS]
+    message = "If you use this dataset, please cite it using these metadata"
+    if traces:
+        message += ", and cite the Parallel Workloads Archive, whose traces drove the simulations"
+    if any(m in _MODEL_PAPERS for m in models):
+        message += ", and the workload models' authors"
     document: dict[str, object] = {
         "cff-version": "1.2.0",
-        "message": "If you use this dataset, please cite it using these metadata, and cite "
-                   "the Parallel Workloads Archive, whose traces drove the simulations.",
+        "message": message + ".",
         "type": "dataset",
         "title": meta["name"],
         "version": meta["version"],
-        "abstract": meta["description"],
+        "abstract": f"{meta['description']} {_sources_sentence(traces, models)}",
         "authors": meta["authors"],
     }
     if meta["git_commit"]:
         document["commit"] = meta["git_commit"]
-    document["references"] = [_PWA_PAPER]
+    if references:
+        document["references"] = references
     return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _sources(config: object) -> tuple[list[str], list[str]]:
+    """The traces and the workload models that the experiments of a configuration read."""
+    if not isinstance(config, Mapping) or not isinstance(config.get("workloads"), Mapping):
+        return [], []
+    workloads, experiments = config["workloads"], config.get("experiments")
+    used = ({name for e in experiments.values() if isinstance(e, Mapping)
+             for name in e.get("workloads", [])} if isinstance(experiments, Mapping)
+            else set(workloads))
+    traces, models = set(), set()
+    for name in used:
+        source = workloads.get(name)
+        if isinstance(source, Mapping) and "trace" in source:
+            traces.add(str(source["trace"]))
+        elif isinstance(source, Mapping) and isinstance(source.get("synthetic"), Mapping):
+            models.add(str(source["synthetic"].get("model")))
+    return sorted(traces), sorted(models)
+
+
+def _sources_sentence(traces: list[str], models: list[str]) -> str:
+    """Where the workloads came from, in one sentence."""
+    parts = []
+    if traces:
+        parts.append(f"job traces from the Parallel Workloads Archive ({', '.join(traces)})")
+    if models:
+        parts.append(f"samples of the synthetic workload model(s) {', '.join(models)}")
+    if not parts:
+        return "The configuration records no workload sources."
+    return f"The workloads are {' and '.join(parts)}."
 
 
 def _readme(meta: Mapping[str, object], digests: Mapping[str, tuple[str, int]]) -> str:
@@ -331,6 +437,10 @@ def _readme(meta: Mapping[str, object], digests: Mapping[str, tuple[str, int]]) 
     tables = "".join(f"- `{n}`\n" for n in digests if _is_table(n)) or "none\n"
     config = ("```yaml\n" + yaml.safe_dump(meta["config"], sort_keys=True, allow_unicode=True)
               + "```" if meta["config"] else "Not recorded.")
+    traces, models = _sources(meta["config"])
+    citing = f"See `{CITATION}`. {_sources_sentence(traces, models)}"
+    if traces:
+        citing += _PWA_CITING
     store = ('runs = pl.read_parquet(\n    "store/**/summary.parquet", hive_partitioning=True,\n'
              f"    hive_schema={{c: pl.String for c in {json.dumps(list(PARTITIONS))}}},\n)\n"
              if "store" in groups else "")
@@ -401,12 +511,15 @@ python -c "from simcore.archive import verify; print(verify('<archive>'))"
 
 ## Citing
 
-See `{CITATION}`. The simulations replay traces from the Parallel Workloads Archive
-(https://www.cs.huji.ac.il/labs/parallel/workload/); please also cite D. G. Feitelson,
-D. Tsafrir and D. Krakov, "Experience with using the Parallel Workloads Archive",
-J. Parallel Distrib. Comput. 74(10):2967-2982, 2014, doi:10.1016/j.jpdc.2014.06.013, and
-acknowledge the people each log names in its header.
+{citing}
 """
+
+
+_PWA_CITING = """ Please also cite the Parallel Workloads Archive
+(https://www.cs.huji.ac.il/labs/parallel/workload/): D. G. Feitelson, D. Tsafrir and
+D. Krakov, "Experience with using the Parallel Workloads Archive", J. Parallel Distrib.
+Comput. 74(10):2967-2982, 2014, doi:10.1016/j.jpdc.2014.06.013, and acknowledge the people
+each log names in its header."""
 
 
 def _info(name: str, size: int, mtime: int) -> tarfile.TarInfo:
@@ -448,7 +561,7 @@ def _scan(path: Path, dest: Path, extract_all: bool) -> dict[str, tuple[str, int
                 if name in found:
                     raise ArchiveError(f"{path}: {name}: present twice")
                 target = None
-                if extract_all or name in (MANIFEST, MANIFEST_JSON) or _is_table(name):
+                if extract_all or name in (MANIFEST, MANIFEST_JSON) or name.endswith(".parquet"):
                     target = dest.joinpath(*parts)
                     target.parent.mkdir(parents=True, exist_ok=True)
                 source = tar.extractfile(member)
@@ -484,6 +597,28 @@ def _read_manifest_json(path: Path, local: Path) -> dict[str, object]:
         raise ArchiveError(f"{path}: {MANIFEST_JSON}: expected an object whose 'members' list "
                            f"path and size of each member ({exc!r})") from exc
     return document
+
+
+def _parquet_problem(name: str, local: Path) -> str | None:
+    """What is wrong with a Parquet member by its own metadata: content not matching its
+    recorded checksum, or under store/, no checksum or a shard specification of another
+    place (None if nothing)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(local)
+    except (pa.ArrowException, OSError) as exc:
+        return f"{name}: not readable as Parquet ({exc})"
+    recorded = recorded_digest(table)
+    if recorded is None and name.startswith("store/"):
+        return f"{name}: no content checksum in its metadata"
+    if recorded is not None and recorded != table_digest(table):
+        return f"{name}: content does not match its checksum"
+    if name.startswith("store/"):
+        problem = misplaced(PurePosixPath(name), table.schema.metadata or {})
+        return None if problem is None else f"{name}: {problem}"
+    return None
 
 
 def _is_table(name: str) -> bool:

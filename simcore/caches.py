@@ -6,13 +6,17 @@ cache lives in a directory named by a hash of every module that defines compiled
 of everything those modules import (constants are compiled in): a change there means a
 fresh directory, never a stale kernel, while editing, say, the plotting code keeps the
 compiled kernels.
-`configure_numba` must run before any module with `@njit(cache=True)` is imported;
-`simcore/__init__.py` does that first.
+`configure_numba` must run before any cached function is defined: `simcore.jit`, through
+which every compiled function of simcore is declared, calls it first.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import os
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 CACHE_ENV = "TORUS_SWEEP_CACHE"
@@ -35,30 +39,48 @@ def kernel_sources() -> list[Path]:
 
 
 def sources_digest() -> str:
-    """sha256 over the path and bytes of every kernel source file.
-
-    Finding those files parses every module, a large part of a short run's start-up, so
-    the digest is remembered in the cache under a stamp of the package's files (path,
-    size, modification time): any edit gives a new stamp and a fresh computation."""
-    import hashlib
-    import json
-
+    """sha256 over the path and bytes of every kernel source file."""
     from simcore.fingerprint import digest
 
+    return _remembered({"kernels": lambda: digest(kernel_sources())})["kernels"]
+
+
+def closure_digests(module_sets: Iterable[tuple[str, ...]]) -> dict[tuple[str, ...], str]:
+    """For each set of modules, the sha256 of its import closure's sources
+    (`simcore.fingerprint`): a workflow's code parameters."""
+    from simcore.fingerprint import closure, digest
+
+    def compute(modules: tuple[str, ...]) -> str:
+        return digest(closure(modules))
+
+    sets = {",".join(modules): modules for modules in module_sets}
+    found = _remembered({name: functools.partial(compute, modules)
+                         for name, modules in sets.items()})
+    return {modules: found[name] for name, modules in sets.items()}
+
+
+def _remembered(computations: Mapping[str, Callable[[], str]]) -> dict[str, str]:
+    """Values derived from the package's source, remembered in the cache under a stamp of
+    its files (path, size, modification time): any edit gives a new stamp and fresh
+    computations. Finding import closures parses every module, a large part of a short
+    run's start-up and of a workflow's planning."""
     stamp = hashlib.sha256()
     for path in sorted(PACKAGE.rglob("*.py")):
         info = path.stat()
         stamp.update(f"{path}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
-    memo = cache_dir() / "kernel-digests.json"
+    memo = cache_dir() / "code-digests.json"
     try:
         known = json.loads(memo.read_text())
     except (OSError, ValueError):
         known = {}
-    key = stamp.hexdigest()
     if not isinstance(known, dict):
         known = {}
-    if not isinstance(known.get(key), str):  # keep a few: checkouts may share the cache
-        known = {**dict(list(known.items())[-7:]), key: digest(kernel_sources())}
+    entry = known.get(stamp.hexdigest())
+    entry = dict(entry) if isinstance(entry, dict) else {}
+    missing = [name for name in computations if not isinstance(entry.get(name), str)]
+    if missing:  # keep a few stamps: checkouts may share the cache
+        entry.update((name, computations[name]()) for name in missing)
+        known = {**dict(list(known.items())[-7:]), stamp.hexdigest(): entry}
         try:
             memo.parent.mkdir(parents=True, exist_ok=True)
             tmp = memo.with_suffix(f".{os.getpid()}.tmp")
@@ -66,7 +88,7 @@ def sources_digest() -> str:
             tmp.replace(memo)
         except OSError:  # a read-only cache: compute it every time
             pass
-    return known[key]
+    return {name: entry[name] for name in computations}
 
 
 def configure_numba() -> Path:

@@ -19,6 +19,7 @@ from simcore.listing import REGISTRIES
 from simcore.machines.orderings import ORDERINGS
 from simcore.machines.orderings import describe_choices as describe_orderings
 from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS
+from simcore.metrics import Column
 from simcore.params import Parameter
 from simcore.patterns import CATALOGUE, PUBLISHED, RESULTS
 from simcore.policy import SCHEDULERS
@@ -27,6 +28,32 @@ from simcore.workload.sources import describe_choices
 from simcore.workload.transforms import transforms
 
 _LISTED_JOBS = 100  # `run --json` lists each job's termination time up to this many jobs
+#: The fields of `simcore run --json` besides the run metrics of summary.parquet
+#: (`simcore.metrics.RUN_METRICS`); docs/outputs.md lists them.
+RUN_JSON = (
+    Column("machine", str, None, "the machine as simulated, e.g. torus:4x4x8 (with its "
+           "allocator where it is not the kind's default)"),
+    Column("policy", dict, None, "the scheduler (`scheduler`) and every parameter value "
+           "as run"),
+    Column("resources_left_busy", int, "units", "units still held when the run ended (0: "
+           "every job released its units; a check of the engine)"),
+    Column("turnaround_s", float, "s", "time from the first arrival to the last "
+           "completion (= makespan_s)"),
+    Column("termination_s", dict, "s", f"each job's end time by job id, for runs of at most "
+           f"{_LISTED_JOBS} jobs; null for larger runs"),
+    Column("workload", dict, None, "the workload: `source` (the --workload argument) and "
+           "every workload transform's value (columns of summary.parquet)"),
+    Column("source", str, None, "in `workload`: the --workload argument, a trace or a "
+           "model such as lublin:128"),
+    Column("timing", dict, None, "wall-clock costs, which vary from run to run: "
+           "`compile_s`, `simulate_s`, `s_per_decision`, `metrics_s`"),
+    Column("compile_s", float, "s", "in `timing`: compiling the simulation kernel, or "
+           "loading it from numba's cache (once per process), not counted in simulate_s"),
+    Column("simulate_s", float, "s", "in `timing`: the simulation kernel's run"),
+    Column("s_per_decision", float, "s", "in `timing`: simulate_s per scheduler decision"),
+    Column("metrics_s", float, "s", "in `timing`: measuring placements (locality of the "
+           "curve allocators; 0 elsewhere)"),
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -126,8 +153,12 @@ def _parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=_run)
 
     synth = commands.add_parser("synthesize", help="sample a workload model into a .parquet")
-    synth.add_argument("model", help="MODEL:ARGUMENT, e.g. lublin:128")
-    synth.add_argument("--jobs", required=True, help="jobs to sample")
+    synth.add_argument("model", nargs="?", help="MODEL:ARGUMENT, e.g. lublin:128")
+    synth.add_argument("--jobs", help="jobs to sample (with MODEL)")
+    synth.add_argument("--spec", metavar="JSON",
+                       help="instead of MODEL and its flags: the model and every parameter, "
+                            "e.g. '{\"model\": \"lublin\", \"machine_size\": 128, "
+                            "\"jobs\": 1000}'")
     synth.add_argument("--param", action="append", default=[], metavar="K=V",
                        help="other model parameters, e.g. job_type=mixed (repeatable)")
     synth.add_argument("--seed", required=True, help="seed of the sample (an integer >= 0)")
@@ -138,17 +169,22 @@ def _parser() -> argparse.ArgumentParser:
     warm = commands.add_parser("warm", help="compile the simulation kernels into the cache")
     warm.add_argument("--pair", nargs=2, action="append", metavar=("ALLOCATOR", "SCHEDULER"),
                       help="only this allocator and scheduler (repeatable; default: all)")
+    warm.add_argument("--jobs", type=int, default=1,
+                      help="engines compiled at once, each in its own process (default 1)")
     warm.add_argument("--flag", help="touch this file when done")
     warm.set_defaults(handler=_warm)
 
     shard = commands.add_parser("sweep-shard", help="run one shard of a sweep")
     spec = shard.add_mutually_exclusive_group(required=True)
-    spec.add_argument("--spec", help="shard specification (JSON)")
-    spec.add_argument("--spec-file", help="file holding the shard specification")
+    spec.add_argument("--spec", metavar="JSON", help="shard specification")
+    spec.add_argument("--spec-packed", metavar="WORD",
+                      help="shard specification as the workflow passes it (compressed)")
     shard.add_argument("--results", default="results", help="results root (store and cache)")
     shard.add_argument("--workers", type=int, default=1, help="local Dask worker processes")
     shard.add_argument("--dask", default='{"backend": "local"}', metavar="JSON",
                        help="Dask backend: local, address or slurm, with options")
+    shard.add_argument("--timing", metavar="FILE",
+                       help="write the shard's wall and simulation seconds here (JSON)")
     shard.set_defaults(handler=_sweep_shard)
 
     tables = commands.add_parser("tables", help="aggregate a dataset's store into tables")
@@ -209,6 +245,10 @@ def _parser() -> argparse.ArgumentParser:
         "plan", help="the shards and runs a configuration holds, and how many are cached")
     planner.add_argument("--configfile", required=True, help="a complete configuration")
     planner.add_argument("--results", default=RESULTS, help="results root (run cache)")
+    planner.add_argument("--timing", action="store_true",
+                         help="what the last run of each shard cost, from its benchmark files")
+    planner.add_argument("--benchmarks-root", default=".", metavar="DIR",
+                         help="with --timing: the directory holding benchmarks/ (default .)")
     planner.add_argument("--json", action="store_true", help="print one JSON object")
     planner.set_defaults(handler=_plan)
 
@@ -373,10 +413,11 @@ def _run(args: argparse.Namespace) -> int:
     for flag, name in (("start_delay", "start_delay_s"), ("estimates", "estimates")):
         if getattr(args, flag) is not None:
             params[name] = getattr(args, flag)
-    policy = PolicySpec.from_params(args.scheduler, params)
     machine = MachineSpec.parse(
         args.machine or _model_machine(args.workload), args.allocator, ordering=args.ordering,
         options=dict(_key_value(p, "--machine-param") for p in args.machine_param))
+    capabilities = ALLOCATORS[machine.allocator].capabilities
+    policy = PolicySpec.from_params(args.scheduler, params).on(capabilities)
     seed = _flag_value("--seed", SEED, args.seed)
     jobs = _flag_value("--jobs", JOBS, args.jobs)
     cleaning = CleaningOptions.from_mapping(_json_argument("--cleaning", args.cleaning))
@@ -409,7 +450,7 @@ def _run(args: argparse.Namespace) -> int:
         print(_json(report))
         return 0
     s = result.summary
-    print(f"{s['jobs']} jobs on {s['machine']} under {policy}")
+    print(f"{s['jobs']} jobs on {s['machine']} under {policy.describe(capabilities)}")
     print(f"  utilization {s['utilization']:.4f}  unused {s['unused']:.4f}  lost {s['lost']:.4f}")
     print(f"  wait mean {s['mean_wait_s']:.0f} s, median {s['median_wait_s']:.0f} s; "
           f"bounded slowdown mean {s['mean_bsld']:.2f}")
@@ -422,6 +463,8 @@ def _run(args: argparse.Namespace) -> int:
               f"{s['span_linear_mean']:.1f}), bounding cube / smallest "
               f"{s['bcube_ratio_mean']:.2f}, components {s['components_mean']:.2f}, "
               f"hops {s['mean_hops_mean']:.2f}")
+    print(f"  kernel compiled or loaded from numba's cache in {result.timing['compile_s']:.3f} s"
+          " (not counted below)")
     print(f"  simulated in {result.timing['simulate_s']:.3f} s "
           f"({result.timing['s_per_decision'] * 1e6:.1f} us per decision)"
           + (f", locality measured in {result.timing['metrics_s']:.3f} s"
@@ -467,19 +510,22 @@ class _ProgressBar:
 
 
 def _registry_help() -> str:
-    """The machine kinds, allocators and schedulers, for `simcore run --help`."""
+    """The machine kinds, allocators and schedulers, for `simcore run --help`: one
+    "  name  summary" line each, names padded to the longest so that none runs into its
+    summary."""
+    width = 2 + max(len(name) for name in (*KINDS, *ALLOCATORS, *ORDERINGS, *SCHEDULERS))
     lines = ["machine kinds:"]
-    lines += [f"  {k.name:<14}{k.summary} (e.g. {k.example})" for k in KINDS.values()]
+    lines += [f"  {k.name:<{width}}{k.summary} (e.g. {k.example})" for k in KINDS.values()]
     lines.append("allocators (options):")
-    lines += [f"  {a.name:<14}{', '.join(a.kinds)}: {a.summary}"
+    lines += [f"  {a.name:<{width}}{', '.join(a.kinds)}: {a.summary}"
               + (f" ({', '.join(p.name for p in a.parameters)})" if a.parameters else "")
               for a in ALLOCATORS.values()]
     lines.append("failure options (any machine; simcore.failures): "
                  + ", ".join(p.name for p in FAILURE_OPTIONS))
     lines.append("orderings (curve allocators; or a file of 'index rank' lines):")
-    lines += [f"  {o.name:<14}{o.summary}" for o in ORDERINGS.values()]
+    lines += [f"  {o.name:<{width}}{o.summary}" for o in ORDERINGS.values()]
     lines.append("schedulers (parameters):")
-    lines += [f"  {r.name:<14}{r.summary} ({', '.join(r.parameter_names)})"
+    lines += [f"  {r.name:<{width}}{r.summary} ({', '.join(r.parameter_names)})"
               for r in SCHEDULERS.values()]
     return "\n".join(lines)
 
@@ -490,13 +536,20 @@ def _synthesize(args: argparse.Namespace) -> int:
     from simcore.workload.synthetic import JOBS, SyntheticSpec, synthesize
 
     seed = _flag_value("--seed", SEED, args.seed)
-    jobs = _flag_value("--jobs", JOBS, args.jobs)
-    _check_memory(args, jobs)
-    spec = SyntheticSpec.parse(args.model, jobs)
-    if spec is None:
-        raise SpecError(f"{args.model!r}: not a model; expected {describe_choices()}")
-    spec = SyntheticSpec.create(spec.model, {**dict(spec.params),
-                                             **dict(_key_value(p) for p in args.param)})
+    if (args.model is None) == (args.spec is None):
+        raise SpecError("synthesize: give MODEL (with --jobs) or --spec, not both")
+    if args.spec is not None:
+        values = _json_argument("--spec", args.spec)
+        if not isinstance(values, dict):
+            raise SpecError("--spec: expected a JSON object with a 'model' key")
+        spec = SyntheticSpec.create(values.pop("model", None), values)
+    else:
+        spec = SyntheticSpec.parse(args.model, _flag_value("--jobs", JOBS, args.jobs))
+        if spec is None:
+            raise SpecError(f"{args.model!r}: not a model; expected {describe_choices()}")
+        spec = SyntheticSpec.create(spec.model, {**dict(spec.params),
+                                                 **dict(_key_value(p) for p in args.param)})
+    _check_memory(args, dict(spec.params).get(JOBS.name))
     _check_output(args.out, "--out")
     table = synthesize(spec, seed)
     write_workload(table, args.out)
@@ -515,9 +568,11 @@ def _warm(args: argparse.Namespace) -> int:
     for allocator, scheduler in pairs or []:
         get_allocator(allocator)
         get_scheduler(scheduler)
-    warmed = warm_kernels(pairs)
-    print(f"{len(warmed)} engine(s) compiled in {time.perf_counter() - began:.1f} s "
-          f"(cache {NUMBA_CACHE})")
+    if args.jobs < 1:
+        raise SpecError(f"--jobs {args.jobs}: expected at least 1")
+    warmed = warm_kernels(pairs, args.jobs)
+    print(f"kernels: {len(warmed)} engine(s) compiled in {time.perf_counter() - began:.1f} s "
+          f"with {args.jobs} process(es) (cache {NUMBA_CACHE})", file=sys.stderr)
     if args.flag:
         Path(args.flag).parent.mkdir(parents=True, exist_ok=True)
         Path(args.flag).touch()
@@ -525,13 +580,16 @@ def _warm(args: argparse.Namespace) -> int:
 
 
 def _sweep_shard(args: argparse.Namespace) -> int:
-
+    from simcore.atomic import atomic_write_bytes
     from simcore.experiments import Shard
     from simcore.runner import run_shard
 
     dask = _json_argument("--dask", args.dask)
-    text = args.spec if args.spec is not None else Path(args.spec_file).read_text()
-    run_shard(Shard.from_json(text), args.results, args.workers, dask)
+    shard = (Shard.from_json(args.spec) if args.spec is not None
+             else Shard.unpack(args.spec_packed))
+    report = run_shard(shard, args.results, args.workers, dask)
+    if args.timing:
+        atomic_write_bytes(args.timing, _json(report.timing(args.workers)).encode())
     return 0
 
 
@@ -574,33 +632,10 @@ def _figures(args: argparse.Namespace) -> int:
 
 
 def _archive_pack(args: argparse.Namespace) -> int:
-    import subprocess
-    import tempfile
+    from simcore.archive import pack_dataset
 
-    import yaml
-
-    from simcore.archive import pack
-
-    config = _json_argument("--config-json", args.config_json)
-    results = Path(args.results)
-    if not (results / "store").is_dir() and not (results / "tables").is_dir():
-        raise SpecError(f"--results {args.results}: no store/ or tables/ directory; expected "
-                        "a dataset's directory, e.g. results/torus-sweep-default")
-    members = {name: results / name for name in ("tables", "figures", "reproduction.md")
-               if (results / name).exists()}
-    shards = ([Path(f).parent for f in args.summaries] if args.summaries
-              else [p.parent for p in (results / "store").glob("**/summary.parquet")])
-    for shard in shards:
-        members[shard.relative_to(results).as_posix()] = shard
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
-                            check=False).stdout.strip() or None
-    name = args.name or config.get("dataset") or Path(args.out).name.split(".")[0]
-    _check_name("--name" if args.name else "dataset name", name)
-    with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=True))
-        members["config"] = Path(tmp)
-        path = pack(args.out, members, {"name": name, "config": config, "git_commit": commit})
-    print(path)
+    print(pack_dataset(args.out, args.results, _json_argument("--config-json", args.config_json),
+                       name=args.name, summaries=args.summaries))
     return 0
 
 
@@ -636,8 +671,14 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from simcore.planning import summarize_plan
+    from simcore.planning import load_plan, summarize_plan
 
+    if args.timing:
+        from simcore.timing import format_report, timing_report
+
+        timing = timing_report(load_plan(args.configfile), args.benchmarks_root)
+        print(_json(timing) if args.json else format_report(timing))
+        return 0
     report = summarize_plan(args.configfile, args.results)
     if args.json:
         print(_json(report))

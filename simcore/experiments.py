@@ -21,15 +21,19 @@ them with a grid of workload transforms and a list of seeds (see
 
 from __future__ import annotations
 
+import base64
+import functools
 import hashlib
 import itertools
 import json
+import zlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from simcore import patterns
+from simcore.cleaning import CleaningOptions
 from simcore.errors import ConfigError, SimcoreError
 from simcore.fingerprint import closure, digest
 from simcore.limits import Limits, check_plan, experiment_runs
@@ -49,23 +53,46 @@ DEFAULT_DATASET = "torus-sweep"
 
 @dataclass(frozen=True)
 class Source:
-    """A named workload source: a catalogued trace, or a synthetic model sampled per seed."""
+    """A named workload source: a catalogued trace (its sha256, where the catalogue is
+    known, and the cleaning options), or a synthetic model sampled per seed."""
 
     name: str
     trace: str | None = None
     synthetic: SyntheticSpec | None = None
     processors_per_unit: int = 1
+    sha256: str | None = None
+    cleaning: tuple[tuple[str, Any], ...] = ()
+
+    def provenance(self, seed: int) -> dict[str, Any]:
+        """What a workload file of this source records as its `source` metadata (see
+        `simcore.workload.io`) for a run with `seed`."""
+        if self.trace is None:
+            assert self.synthetic is not None
+            return {"kind": "synthetic", **self.synthetic.to_dict(), "seed": seed}
+        made = {"kind": "trace", "file": Path(patterns.TRACE.format(trace=self.trace)).name,
+                "cleaning": dict(self.cleaning)}
+        return made if self.sha256 is None else {**made, "sha256": self.sha256}
+
+    @functools.cached_property
+    def variant(self) -> str:
+        """A digest of what makes this source's files, the seed aside: sources that differ
+        (in two datasets, say) never share a file, identical ones do."""
+        made = {k: v for k, v in self.provenance(0).items() if k != "seed"}
+        return hashlib.sha256(json.dumps(made, sort_keys=True).encode()).hexdigest()[:12]
 
     def path(self, seed: int) -> str:
-        """The converted job table (relative to the results root) a run with `seed` reads."""
+        """The converted job table (relative to the results root) a run with `seed` reads,
+        in a directory named by the source's variant."""
         if self.trace is not None:
-            return patterns.TRACE_WORKLOAD.format(trace=self.trace)
-        return patterns.SYNTHETIC_WORKLOAD.format(workload=self.name, seed=seed)
+            return patterns.TRACE_WORKLOAD.format(trace=self.trace, variant=self.variant)
+        return patterns.SYNTHETIC_WORKLOAD.format(workload=self.name, variant=self.variant,
+                                                  seed=seed)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "trace": self.trace,
                 "processors_per_unit": self.processors_per_unit,
-                "synthetic": None if self.synthetic is None else self.synthetic.to_dict()}
+                "synthetic": None if self.synthetic is None else self.synthetic.to_dict(),
+                "sha256": self.sha256, "cleaning": dict(self.cleaning)}
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> Source:
@@ -74,7 +101,8 @@ class Source:
             synthetic = dict(synthetic)
             synthetic = SyntheticSpec.create(synthetic.pop("model"), synthetic)
         return cls(values["name"], values.get("trace"), synthetic,
-                   values.get("processors_per_unit", 1))
+                   values.get("processors_per_unit", 1), values.get("sha256"),
+                   tuple(sorted(values.get("cleaning", {}).items())))
 
 
 @dataclass(frozen=True)
@@ -85,7 +113,9 @@ class Run:
     seed: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"transforms": json.loads(self.transforms.key()), "seed": self.seed}
+        """The seed and the transforms that differ from their defaults (the rest are
+        implied: `WorkloadSpec(**transforms)` rebuilds the same spec)."""
+        return {"transforms": self.transforms.changes(), "seed": self.seed}
 
 
 @dataclass(frozen=True)
@@ -114,11 +144,15 @@ class Shard:
         """Job tables the shard reads (relative to the results root)."""
         return sorted({self.source.path(run.seed) for run in self.runs})
 
+    def code_modules(self) -> tuple[str, ...]:
+        """The modules whose import closure is the code this shard's runs can execute: the
+        run module, the scheduler's module and the allocator's module."""
+        return (RUN_MODULE, self.policy_spec.row.module,
+                ALLOCATORS[self.machine_spec.allocator].module)
+
     def code_files(self) -> list[Path]:
-        """Source files whose change can change this shard's results: the import closure of
-        the run module, the scheduler's module and the allocator's module."""
-        allocator = ALLOCATORS[self.machine_spec.allocator].module
-        return closure([RUN_MODULE, self.policy_spec.row.module, allocator])
+        """Source files whose change can change this shard's results."""
+        return closure(self.code_modules())
 
     def code_fingerprint(self) -> str:
         """sha256 over the code files (a wiring's content is in the machine's key)."""
@@ -128,7 +162,7 @@ class Shard:
         """Identity of one run: the hash of everything that determines its result."""
         identity = {
             "workload": workload_hash,
-            "transforms": json.loads(run.transforms.key()),
+            "transforms": run.transforms.to_dict(),
             "seed": run.seed,
             "machine": self.machine_spec.key(),
             "policy": json.loads(self.policy_spec.key()),
@@ -162,9 +196,19 @@ class Shard:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise SimcoreError(f"not a shard specification: {exc}") from exc
 
-    def digest(self) -> str:
-        """A short hash of the whole specification."""
-        return hashlib.sha256(self.to_json().encode()).hexdigest()[:16]
+    def packed(self) -> str:
+        """The canonical JSON, compressed into one short shell-safe word (base64 of zlib):
+        a shard of thousands of runs still fits on a command line."""
+        return base64.b64encode(zlib.compress(self.to_json().encode(), 9)).decode()
+
+    @classmethod
+    def unpack(cls, word: str) -> Shard:
+        """The shard `packed` wrote."""
+        try:
+            text = zlib.decompress(base64.b64decode(word, validate=True)).decode()
+        except (ValueError, zlib.error) as exc:
+            raise SimcoreError(f"not a packed shard specification: {exc}") from None
+        return cls.from_json(text)
 
     def describe(self) -> str:
         """One readable line: what the shard simulates and how many runs."""
@@ -176,11 +220,11 @@ class Shard:
 
 
 def plan(config: Mapping[str, Any],
-         traces: Sequence[str] | Mapping[str, int] | None = None) -> list[Shard]:
+         traces: Mapping[str, Any] | None = None) -> list[Shard]:
     """Every shard of every experiment, validated; errors name the config key. `traces`,
-    when given, are the catalogued trace names workloads may use (a mapping: with their
-    number of jobs, for the size estimate). A configuration above its `limits`
-    (`simcore.limits`) is refused before it is expanded."""
+    when given, is the trace catalogue (`simcore.traces.load_catalogue`): the traces
+    workloads may use, their sha256 and their number of jobs (for the size estimate). A
+    configuration above its `limits` (`simcore.limits`) is refused before it is expanded."""
     dataset = config.get("dataset", DEFAULT_DATASET)
     patterns.check_dataset(dataset)
     sources = _sources(config, traces)
@@ -188,7 +232,7 @@ def plan(config: Mapping[str, Any],
     policies = {name: _policy(name, values)
                 for name, values in _section(config, "policies").items()}
     experiments = _section(config, "experiments")
-    trace_jobs = traces if isinstance(traces, Mapping) else {}
+    trace_jobs = {name: entry.jobs for name, entry in (traces or {}).items()}
     sizes = [_estimate(values, f"experiments.{name}", sources, trace_jobs)
              for name, values in experiments.items()]
     check_plan(sum(runs for runs, _ in sizes), sum(runs * jobs for runs, jobs in sizes),
@@ -218,8 +262,9 @@ def _check_name(name: object, section: str) -> None:
 
 
 def _sources(config: Mapping[str, Any],
-             traces: Sequence[str] | Mapping[str, int] | None) -> dict[str, Source]:
+             traces: Mapping[str, Any] | None) -> dict[str, Source]:
     sources = {}
+    cleaning = _cleaning(config)
     for name, values in _section(config, "workloads").items():
         where = f"workloads.{name}"
         if not isinstance(values, Mapping) or ("trace" in values) == ("synthetic" in values):
@@ -233,13 +278,25 @@ def _sources(config: Mapping[str, Any],
             if traces is not None and values["trace"] not in traces:
                 raise ConfigError(f"{where}.trace: {values['trace']!r} is not in the trace "
                                   f"catalogue; expected one of {sorted(traces)}")
-            sources[name] = Source(name, trace=values["trace"], processors_per_unit=ppu)
+            sha256 = None if traces is None else traces[values["trace"]].sha256
+            sources[name] = Source(name, trace=values["trace"], processors_per_unit=ppu,
+                                   sha256=sha256, cleaning=cleaning)
         else:
             if not isinstance(values["synthetic"], Mapping):
                 raise ConfigError(f"{where}.synthetic: expected a mapping with a 'model' key")
             spec = SyntheticSpec.from_mapping(values["synthetic"], f"{where}.synthetic")
             sources[name] = Source(name, synthetic=spec, processors_per_unit=ppu)
     return sources
+
+
+def _cleaning(config: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The trace cleaning options with defaults filled in (key order and spelt-out
+    defaults are no change)."""
+    values = (config.get("traces") or {}).get("cleaning") or {}
+    try:
+        return tuple(sorted(asdict(CleaningOptions.from_mapping(values)).items()))
+    except (SimcoreError, TypeError) as exc:
+        raise ConfigError(f"traces.cleaning: {exc}") from None
 
 
 def _value(parameter: Parameter, value: Any, where: str) -> Any:
@@ -371,10 +428,7 @@ def _normalised(policy: PolicySpec, machine: MachineSpec) -> PolicySpec | None:
         check_compatible(machine, policy.row.needs, f"scheduler {policy.scheduler}")
     except SimcoreError:
         return None
-    capabilities = ALLOCATORS[machine.allocator].capabilities
-    neutral = {p.name: p.neutral for p in policy.row.parameters
-               if p.needs is not None and p.needs not in capabilities}
-    return policy.replace(**neutral) if neutral else policy
+    return policy.on(ALLOCATORS[machine.allocator].capabilities)
 
 
 def _runs(source: Source, machine: MachineSpec, grid: Mapping[str, Sequence[Any]],

@@ -41,13 +41,14 @@ def module_name(path: Path) -> str:
 
 
 @functools.lru_cache(maxsize=512)
-def _imports(path: Path, mtime_ns: int) -> frozenset[str]:
-    """simcore modules the file at `path` imports anywhere (names of modules, including
-    submodules imported with `from package import module`)."""
+def _dependencies(path: Path, mtime_ns: int) -> tuple[Path, ...]:
+    """Source files of the simcore modules the file at `path` imports anywhere (including
+    submodules imported with `from package import module`), and of the packages that
+    contain it (whose __init__ runs on import)."""
     tree = ast.parse(path.read_bytes(), filename=str(path))
-    package = module_name(path) if path.name == "__init__.py" else \
-        module_name(path).rpartition(".")[0]
-    found = set()
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = {".".join(name.split(".")[:k]) for k in range(1, name.count(".") + 1)}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
@@ -58,25 +59,24 @@ def _imports(path: Path, mtime_ns: int) -> frozenset[str]:
                 base = ".".join([*anchor, base] if base else anchor)
             found.add(base)
             found.update(f"{base}.{alias.name}" for alias in node.names)
-    return frozenset(name for name in found if module_file(name) is not None)
+    return tuple(sorted({file for file in map(module_file, found) if file is not None}))
 
 
 def closure(modules: Iterable[str]) -> list[Path]:
     """Source files of `modules`, of every simcore module they import transitively, and of
-    the packages that contain them (whose __init__ runs on import), sorted."""
-    seen: set[Path] = set()
-    todo = list(modules)
-    while todo:
-        name = todo.pop()
+    the packages that contain them, sorted."""
+    todo = []
+    for name in modules:
         path = module_file(name)
         if path is None:
             raise ValueError(f"{name} is not a module of {ROOT_NAME}")
-        if path in seen:
-            continue
-        seen.add(path)
-        parents = [".".join(name.split(".")[:k]) for k in range(1, name.count(".") + 1)]
-        todo.extend(parents)
-        todo.extend(_imports(path, path.stat().st_mtime_ns))
+        todo.append(path)
+    seen: set[Path] = set()
+    while todo:
+        path = todo.pop()
+        if path not in seen:
+            seen.add(path)
+            todo.extend(_dependencies(path, path.stat().st_mtime_ns))
     return sorted(seen)
 
 

@@ -17,16 +17,67 @@ central list of kinds to keep in sync; the compiled kernels are cached as usual.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import functools
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from numba import njit
 from numba.extending import overload
 
+from simcore.caches import configure_numba
+
+#: numba's cache directory for simcore's compiled code: set here, before any of it is
+#: defined, so that merely importing simcore (a workflow parsing its rules) loads no numba.
+NUMBA_CACHE = configure_numba()
+
 _OPTIONS = {"nogil": True, "_nrt": False}
 
-kernel = njit(cache=True, **_OPTIONS)
+
+def _cached(**options: Any) -> Callable[[Callable], Any]:
+    """numba's `njit(cache=True)`, with writes to the on-disk cache serialised across
+    processes. numba saves a compiled signature by reading the function's cache index,
+    choosing a free data file name and writing both back: two processes compiling
+    different signatures of one function at once (two engines) would otherwise pick the
+    same data file, and the index would point one signature at the other's code. Reads
+    need no lock (numba replaces each file atomically and ignores an entry whose data file
+    is missing)."""
+    compile_cached = njit(cache=True, **options)
+
+    def decorate(fn: Callable) -> Any:
+        dispatcher = compile_cached(fn)
+        cache_file = dispatcher._cache._cache_file  # numba's IndexDataCacheFile
+        save = cache_file.save
+
+        @functools.wraps(save)
+        def locked_save(key: Any, data: Any) -> None:
+            with cache_lock():
+                save(key, data)
+
+        cache_file.save = locked_save
+        return dispatcher
+
+    return decorate
+
+
+@contextlib.contextmanager
+def cache_lock() -> Iterator[None]:
+    """An exclusive lock on the kernel cache, across processes (POSIX record locks, which
+    network file systems also honour)."""
+    NUMBA_CACHE.mkdir(parents=True, exist_ok=True)
+    with open(NUMBA_CACHE / ".write-lock", "a+b") as handle:
+        fcntl.lockf(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.lockf(handle, fcntl.LOCK_UN)
+
+
+kernel = _cached(**_OPTIONS)
+#: Compiled, cached helpers that may allocate (table builders), with numba's runtime.
+njit_cached = _cached()
 
 
 def generic(stub: Callable | None = None, *, default: bool = False) -> Any:

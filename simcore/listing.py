@@ -12,6 +12,7 @@ from typing import Any
 
 from simcore.machines.registry import ALLOCATORS, CAPABILITIES, KINDS
 from simcore.machines.spec import machines_dirs
+from simcore.metrics import Column
 from simcore.params import Parameter
 from simcore.policy import SCHEDULERS
 from simcore.workload.synthetic import MODELS
@@ -50,6 +51,83 @@ def listing(catalogue: str | os.PathLike[str] | None = None) -> dict[str, list[d
     }
 
 
+def _fields(*rows: tuple[str, str | None, str]) -> tuple[Column, ...]:
+    return tuple(Column(name, object, unit, meaning) for name, unit, meaning in rows)
+
+
+#: The fields of the other commands' JSON (`simcore run --json`: `simcore.cli.RUN_JSON`);
+#: objects whose keys are data (histogram bins, rule names) are described as a whole.
+COMMAND_JSON = {
+    "simcore swf-info --json": _fields(
+        ("jobs", "jobs", "job lines in the file"),
+        ("jobs_clean", "jobs", "jobs left after the default cleaning (oversize: drop)"),
+        ("max_procs", "procs", "the header's MaxProcs"),
+        ("max_nodes", "nodes", "the header's MaxNodes; null without one"),
+        ("first_submit", "s", "the first arrival of the cleaned jobs"),
+        ("last_submit", "s", "the last arrival of the cleaned jobs"),
+        ("span_s", "s", "last_submit - first_submit"),
+        ("offered_load", "fraction", "sum(size x run) / (max_procs x span_s); null without "
+         "a span"),
+        ("size_histogram", "jobs", "cleaned jobs by size in power-of-two bins (1, 2, 3-4, "
+         "5-8, ...)"),
+        ("runtime_percentiles_s", "s", "run-time percentiles of the cleaned jobs (p5 .. "
+         "p100); null without jobs"),
+        ("cleaning_removed", "jobs", "jobs each cleaning rule removed"),
+        ("header", None, "the header's fields as written (Note: a list of its notes)")),
+    "simcore plan --json": _fields(
+        ("dataset", None, "the configuration's dataset name"),
+        ("shards", "shards", "shards (experiment x workload x machine x policy)"),
+        ("runs", "runs", "runs the configuration holds"),
+        ("cached", "runs", "runs with an entry in the run cache"),
+        ("unknown", "runs", "runs whose workload file is not made yet (their keys cannot be "
+         "known)"),
+        ("to_simulate", "runs", "runs - cached"),
+        ("experiments", None, "one object per experiment: `experiment`, `shards`, `runs`, "
+         "`cached`"),
+        ("experiment", None, "in `experiments`: the experiment's name")),
+    "simcore bgl links --json": _fields(
+        ("machine", None, "the wired machine description's name"),
+        ("dim", None, "the dimension of the line"),
+        ("midplanes", None, "the positions along the line to connect"),
+        ("topology", None, "mesh or torus"),
+        ("link_sets", None, "the sets of cables that connect them, fewest cables first"),
+        ("cables", None, "each cable's route: source.port -> destination.port")),
+    "simcore leung2002 table1 --json": _fields(
+        ("dilation", "factor", "the dilation coefficient of the run times (0: as given)"),
+        ("strategy", None, "the allocation strategy, as the paper names it"),
+        ("runs", "runs", "runs of the strategy at this dilation (seeds)"),
+        ("makespan_mean_s", "s", "mean makespan over the runs"),
+        ("makespan_std_s", "s", "sample standard deviation of the makespan (null below "
+         "two runs)"),
+        ("mean_hops", "hops", "mean over the runs of the jobs' mean hop distance"),
+        ("paper_makespan_s", "s", "the paper's measured mean makespan (Table 1)"),
+        ("paper_std_s", "s", "the paper's standard deviation (Table 1)")),
+    "archive manifest.json": _fields(
+        ("archive_schema_version", None, "version of the archive's layout"),
+        ("name", None, "the dataset's name"),
+        ("version", None, "the dataset's version (default: simcore's)"),
+        ("description", None, "what the dataset is"),
+        ("authors", None, "CFF persons or entities"),
+        ("git_commit", None, "the commit of the code that made the results; null if unknown"),
+        ("config", None, "the resolved workflow configuration"),
+        ("simcore_version", None, "the simcore version that packed it"),
+        ("result_schema_version", None, "version of the store's result schema"),
+        ("python", None, "the Python version that packed it"),
+        ("members", None, "one object per member: `path`, `sha256`, `size` (bytes); the "
+         "archive's other generated members are MANIFEST.sha256 (sha256sum -c), "
+         "environment.txt (pip freeze), README.md (the data card) and CITATION.cff"),
+        ("path", None, "in `members`: the member's path in the archive"),
+        ("sha256", None, "in `members`: its sha256"),
+        ("size", "bytes", "in `members`: its size")),
+    "simcore archive verify --json": _fields(
+        ("archive", None, "the archive's path"),
+        ("dataset", None, "the dataset name its manifest records"),
+        ("members", "files", "members checked against their sha256"),
+        ("bytes", "bytes", "their total size"),
+        ("tables", "rows", "rows of each table, reloaded from the archive")),
+}
+
+
 def _parameters(parameters: tuple[Parameter, ...]) -> list[dict[str, Any]]:
     return [p.describe() for p in parameters]
 
@@ -57,6 +135,7 @@ def _parameters(parameters: tuple[Parameter, ...]) -> list[dict[str, Any]]:
 def columns() -> list[dict[str, Any]]:
     """Every column of every output: the store's summary rows and per-job rows, and each
     result table."""
+    from simcore.cli import RUN_JSON
     from simcore.metrics import JOB_COLUMNS
     from simcore.store import IDENTITY, PARAMETERS, RUN_METRICS
     from simcore.tables import table_columns
@@ -69,6 +148,9 @@ def columns() -> list[dict[str, Any]]:
              for c in JOB_COLUMNS]
     rows += [{"output": f"tables/{table}", "column": name, "unit": unit, "meaning": meaning}
              for table, cols in table_columns().items() for name, unit, meaning in cols]
+    rows += [{"output": output, "column": c.name, "unit": c.unit, "meaning": c.meaning}
+             for output, fields in {"simcore run --json": RUN_JSON, **COMMAND_JSON}.items()
+             for c in fields]
     return rows
 
 
@@ -114,7 +196,17 @@ def outputs_markdown() -> str:
         "  experiment sets `per_job: true`;",
         "- `results/<dataset>/tables/<table>.parquet` and `.csv` (all columns; units and",
         "  meanings also in `<table>.columns.csv`) and `.md` (a readable digest: columns with",
-        "  one value in an experiment are stated once above its table).",
+        "  one value in an experiment are stated once above its table);",
+        "- `results/workloads/.../jobs.parquet`: a workload's jobs (SWF columns); its metadata",
+        "  `source` records what made it: `kind` synthetic with the model, its parameters and",
+        "  `seed`, or `kind` trace with `file`, `sha256` and `cleaning` (the options applied);",
+        "- `results/<dataset>/archive/<dataset>.tar.xz`: the shards, tables, figures,",
+        "  reproduction.md and config/config.yaml, with MANIFEST.sha256, manifest.json,",
+        "  environment.txt, README.md and CITATION.cff (citing the sources the experiments'",
+        "  workloads come from);",
+        "- `simcore run --json`: one object, the run metrics of summary.parquet (named as",
+        "  there) and the fields below; the other commands' `--json` objects and an archive's",
+        "  manifest.json below it.",
         "",
         "Capacity follows Krevat (2003), section 4.2: over T = max(end) - min(submit) and the",
         "N units of the machine, utilized (eq. 4.1) counts the units each job requested for",

@@ -5,14 +5,16 @@ them with `str.format` (the library) or as Snakemake wildcards (the rules, throu
 `results()`). Traces are retrieved resources and live outside it. Each configuration's
 results form a dataset of their own, `<dataset>/` (named by the config key `dataset`), so
 the results of several configurations sit side by side; the run cache and the workload
-files are shared by all datasets.
+files are shared by all datasets. A workload file's `<variant>` is a digest of what makes
+it (model, parameters; or trace sha256 and cleaning), so datasets that define one name
+differently never overwrite each other's files.
 
     resources/traces/<trace>.swf.gz                 verified copies of archive traces
-    results/workloads/<trace>/jobs.parquet          converted, cleaned traces
-    results/workloads/<name>/seed=<s>/jobs.parquet  synthetic workload samples
+    benchmarks/<rule>/<job>.tsv                     each job's measured cost (never a result)
+    results/workloads/<trace>/<variant>/jobs.parquet          converted, cleaned traces
+    results/workloads/<name>/<variant>/seed=<s>/jobs.parquet  synthetic workload samples
     results/cache/runs/<k0k1>/<key>.parquet         one entry per simulated run
     results/.kernels/<digest>.ready                 the numba kernels are compiled
-    results/<dataset>/specs/E/W/M/P.json            a shard's full specification
     results/<dataset>/store/experiment=E/workload=W/machine=M/policy=P/summary.parquet
     results/<dataset>/tables/  figures/  archive/<dataset>.tar.xz
     results/<dataset>/reproduction.md               the seeds' numbers beside ours
@@ -33,13 +35,18 @@ MACHINE_DESCRIPTIONS = REPOSITORY / "config" / "machines"
 
 RESULTS = "results"
 TRACE = "resources/traces/{trace}.swf.gz"
+#: Each job's measured cost (Snakemake's benchmark), and a shard's simulation seconds:
+#: timings, never part of a result.
+BENCHMARK = "benchmarks/{rule}/{job}.tsv"
+SHARD_JOB = "{dataset}/{experiment}/{workload}/{machine}/{policy}"
+SHARD_TIMING = "benchmarks/simulate_shard/" + SHARD_JOB + ".json"
 
-TRACE_WORKLOAD = "workloads/{trace}/jobs.parquet"
-SYNTHETIC_WORKLOAD = "workloads/{workload}/seed={seed}/jobs.parquet"
+#: `variant`: a digest of what makes the file (`simcore.experiments.Source.path`)
+TRACE_WORKLOAD = "workloads/{trace}/{variant}/jobs.parquet"
+SYNTHETIC_WORKLOAD = "workloads/{workload}/{variant}/seed={seed}/jobs.parquet"
 CACHE_ENTRY = "cache/runs/{prefix}/{key}.parquet"
 CACHE_JOBS = "cache/runs/{prefix}/{key}.jobs.parquet"
 KERNELS_READY = ".kernels/{digest}.ready"
-SPEC = "{dataset}/specs/{experiment}/{workload}/{machine}/{policy}.json"
 SHARD = ("{dataset}/store/experiment={experiment}/workload={workload}/machine={machine}"
          "/policy={policy}")
 SHARD_SUMMARY = SHARD + "/summary.parquet"

@@ -10,7 +10,7 @@ from typing import Any
 from simcore.checksums import recorded_digest
 from simcore.config import read_config, validate
 from simcore.errors import IntegrityError
-from simcore.experiments import plan
+from simcore.experiments import Shard, plan
 from simcore.patterns import REPOSITORY
 from simcore.store import cache_path
 from simcore.traces import load_catalogue
@@ -19,15 +19,19 @@ from simcore.workload.io import read_workload
 SCHEMA = REPOSITORY / "workflow" / "schemas" / "config.schema.yaml"
 
 
+def load_plan(configfile: str | os.PathLike[str]) -> list[Shard]:
+    """The shards of the configuration in `configfile`, validated."""
+    config = read_config(configfile)
+    validate(config, SCHEMA)
+    return plan(config, load_catalogue(config["traces"]["catalogue"]))
+
+
 def summarize_plan(configfile: str | os.PathLike[str],
                    results: str | os.PathLike[str]) -> dict[str, Any]:
     """Shards and runs of the configuration in `configfile`, and how many runs have a cache
-    entry under `results` (runs whose workload file does not exist yet are `unknown`: their
-    keys depend on its content)."""
-    config = read_config(configfile)
-    validate(config, SCHEMA)
-    catalogue = load_catalogue(config["traces"]["catalogue"])
-    shards = plan(config, {name: entry.jobs for name, entry in catalogue.items()})
+    entry under `results` (runs whose workload file does not exist yet, or is not the one
+    the shard reads, are `unknown`: their keys depend on its content)."""
+    shards = load_plan(configfile)
     digests: dict[str, str | None] = {}
     experiments: dict[str, dict[str, int]] = {}
     totals = {"runs": 0, "cached": 0, "unknown": 0}
@@ -39,7 +43,8 @@ def summarize_plan(configfile: str | os.PathLike[str],
             path = Path(results) / shard.source.path(run.seed)
             if str(path) not in digests:
                 try:
-                    digests[str(path)] = recorded_digest(read_workload(path))
+                    digests[str(path)] = recorded_digest(
+                        read_workload(path, shard.source.provenance(run.seed)))
                 except (FileNotFoundError, IntegrityError):
                     digests[str(path)] = None
             row["runs"] += 1

@@ -53,10 +53,12 @@ from matplotlib.ticker import Formatter
 from simcore.atomic import atomic_path
 from simcore.errors import SimcoreError
 from simcore.store import read_verified
-from simcore.tables import CONFIG_KEYS
+from simcore.tables import CONFIG_KEYS, MAX_SUCCESSFUL, RESPONSE_TARGET
 
-FIGURES = ("utilization-vs-load", "wait-vs-utilization", "bsld-vs-utilization",
-           "migrations-vs-load", "capacity", "response-vs-load", "response-ci-vs-load",
+#: Figure names; `{axis}` is the slug of the figure's x axis (AXIS_SLUGS), so that a file
+#: is named after what it plots.
+FIGURES = ("utilization-vs-{axis}", "wait-vs-utilization", "bsld-vs-utilization",
+           "migrations-vs-{axis}", "capacity", "response-vs-{axis}", "response-ci-vs-{axis}",
            "response-vs-queues")
 MAX_LOADS = 6
 DPI = 150
@@ -76,12 +78,15 @@ _AXIS_NAMES = {"offered_load": "offered load", "runtime_scale": "runtime scale c
 _AXIS_LABELS = {"offered_load": "offered load (target, fraction of capacity)",
                 "runtime_scale": "runtime scale c (× trace run times)"}
 _AXIS_SHORT = {"offered_load": "load", "runtime_scale": "c"}
+AXIS_SLUGS = {"offered_load": "load", "runtime_scale": "runtime-scale"}
+#: Every time in a figure is in hours.
+HOUR_S = 3600.0
 _UTILIZATION = "utilization (fraction of capacity)"
 _MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
 _CAPACITY = (("utilized_mean", "utilized", "#4c72b0"), ("unused_mean", "unused", "#c7c7c7"),
              ("lost_mean", "lost", "#dd8452"), ("failed_mean", "failed", "#c44e52"))
-_RESPONSE = (("mean_response_s_mean", "mean response (h)", 3600.0),
-             ("median_response_s_mean", "median response (h)", 3600.0))
+_RESPONSE = (("mean_response_s_mean", "mean response (h)"),
+             ("median_response_s_mean", "median response (h)"))
 _METRICS = (("migrations_attempted_mean", "attempted", "-", "o"),
             ("migrations_successful_mean", "successful", "--", "s"),
             ("max_successful_mean", "max successful (always migrate)", ":", "^"))
@@ -111,11 +116,30 @@ def _matches(row: Row) -> pl.Expr:
     return pl.all_horizontal(pl.col(c).eq_missing(pl.lit(v)) for c, v in row.items())
 
 
-def _panels(rows: pl.DataFrame, extra: Sequence[str] = ()) -> list[tuple[str, pl.DataFrame]]:
-    """(title, rows) per workload and per value of each `extra` column that varies. Rows
-    with a null there belong to every panel of that workload: the parameter does not apply
-    to them (a machine without shapes ignores p_fat), so they are the shared reference."""
-    split = _varying(rows, extra)
+def _splits(rows: pl.DataFrame, exclude: Sequence[str]) -> list[str]:
+    """The configuration columns outside `exclude` that take several values within one
+    workload x machine x policy (p_fat, p_torus may; fn_tor, fixed by the policy, does
+    not, nor does processors_per_unit when only workloads differ in it): each value gets
+    panels of its own, so that a curve is one machine x policy (small multiples rather
+    than a legend that encodes parameters)."""
+    out = []
+    for column in CONFIG_KEYS:
+        if column in (*_SERIES, "experiment", "workload", "machine_spec", "scheduler",
+                      *exclude):
+            continue
+        spread = rows.group_by(["workload", *_SERIES]).agg(
+            pl.col(column).drop_nulls().n_unique())[column].max()
+        if spread > 1:
+            out.append(column)
+    return out
+
+
+def _panels(rows: pl.DataFrame, exclude: Sequence[str] = ()) -> list[tuple[str, pl.DataFrame]]:
+    """(title, rows) per workload and per value combination of the columns `_splits`
+    finds. Rows with a null there belong to every panel of that workload: the parameter
+    does not apply to them (a machine without shapes ignores p_fat), so they are the
+    shared reference."""
+    split = _splits(rows, exclude)
     panels = []
     for workload in sorted(rows["workload"].unique().to_list()):
         part = rows.filter(pl.col("workload") == workload)
@@ -132,51 +156,55 @@ def _panels(rows: pl.DataFrame, extra: Sequence[str] = ()) -> list[tuple[str, pl
     return panels
 
 
-def _series(rows: pl.DataFrame, exclude: Sequence[str]) -> list[Row]:
-    """The curves: value combinations, sorted (nulls first), of machine, policy and every
-    other configuration column outside `exclude` that takes several values within one
-    workload x machine x policy (p_torus may; fn_tor, fixed by the policy, does not, nor
-    does processors_per_unit when only workloads differ in it, as panels split those)."""
-    columns = ["machine", "policy"]
-    for column in CONFIG_KEYS:
-        if column in (*columns, "experiment", "workload", *exclude):
-            continue
-        spread = rows.group_by(["workload", *columns]).agg(
-            pl.col(column).n_unique())[column].max()
-        if spread > 1:
-            columns.append(column)
+#: What a curve is: one machine x policy.
+_SERIES = ("machine", "policy")
+
+
+def _series(rows: pl.DataFrame) -> list[Row]:
+    """The curves: the machine x policy combinations, sorted."""
+    columns = list(_SERIES)
     return list(rows.select(columns).unique().sort(columns).iter_rows(named=True))
 
 
+def _same_curves(rows: pl.DataFrame, keys: Sequence[Row],
+                 columns: Sequence[str]) -> dict[int, list[int]]:
+    """Series of one panel drawn in the same place: {first: [it and every later series
+    whose `columns` equal its own]}, so that one curve is drawn for them and the panel
+    names them all instead of hiding one under another. Series without rows are left
+    out."""
+    signatures: dict[tuple, int] = {}
+    groups: dict[int, list[int]] = {}
+    for i, key in enumerate(keys):
+        part = rows.filter(_matches(key))
+        if part.height:
+            signature = tuple(part.sort(list(columns)).select(columns).iter_rows())
+            groups.setdefault(signatures.setdefault(signature, i), []).append(i)
+    return groups
+
+
 def _label(key: Row) -> str:
-    extra = [_value(c, v) for c, v in key.items() if c not in ("machine", "policy")]
-    return ", ".join([f"{key['machine']} / {key['policy']}", *extra])
-
-
-_LINES = ("-", "--", ":", "-.")
+    return f"{key['machine']} / {key['policy']}"
 
 
 def _styles(keys: Sequence[Row]) -> list[dict[str, object]]:
-    """A style per series: the colour says machine and policy, the marker and line style
-    the other values that vary (p_torus, ...), so related curves read as a family."""
+    """A colour and a marker per series."""
     palette = mpl.colormaps["tab10"]
-    primary = list(dict.fromkeys((k["machine"], k["policy"]) for k in keys))
-    rest = list(dict.fromkeys(tuple(v for c, v in k.items() if c not in ("machine", "policy"))
-                              for k in keys))
-    styles = []
-    for key in keys:
-        colour = primary.index((key["machine"], key["policy"]))
-        other = rest.index(tuple(v for c, v in key.items() if c not in ("machine", "policy")))
-        styles.append({"color": palette(colour % palette.N),
-                       "marker": _MARKERS[(colour + other) % len(_MARKERS)],
-                       "linestyle": _LINES[other % len(_LINES)]})
-    return styles
+    return [{"color": palette(i % palette.N), "marker": _MARKERS[i % len(_MARKERS)]}
+            for i in range(len(keys))]
+
+
+#: Coinciding curves are spread sideways over this fraction of the load axis.
+DODGE = 0.05
 
 
 def _dodge(index: int, count: int, span: float) -> float:
     """Horizontal offset of series `index` of `count` so that coinciding curves stay
-    visible: spread over 2% of the axis."""
-    return 0.0 if count < 2 else (index - (count - 1) / 2) * 0.02 * span / (count - 1)
+    visible: spread over DODGE of the axis."""
+    return 0.0 if count < 2 else (index - (count - 1) / 2) * DODGE * span / (count - 1)
+
+
+def _dodge_note() -> str:
+    return f"series offset sideways by up to {DODGE / 2:.1%} of the axis to stay visible"
 
 
 def _new(width: float, height: float) -> Figure:
@@ -215,30 +243,45 @@ def _legend(fig: Figure, handles: Sequence[object], labels: Sequence[str]) -> No
 
 
 def _draw_lines(fig: Figure, axes: Sequence[Axes], panels: Sequence[tuple[str, pl.DataFrame]],
-                keys: Sequence[Row], axis: str,
-                plot: Callable[[Axes, pl.DataFrame, dict[str, object], int], None]) -> None:
-    """Per panel, one curve per series key (rows sorted along the load axis, `plot` told
-    the series' index); a shared legend of the curves that were drawn."""
-    drawn: dict[int, Line2D] = {}
+                keys: Sequence[Row], axis: str, columns: Sequence[str],
+                plot: Callable[[Axes, pl.DataFrame, dict[str, object], int, int], None]) -> None:
+    """Per panel, one curve per series key (rows sorted along `axis`; `plot` told the
+    series' index and count, for `_dodge`), and a shared legend. Series whose `columns`
+    equal an earlier one's in a panel are drawn once there, and a note in the panel names
+    them ("a = b"): nothing is hidden under another curve."""
     styles = _styles(keys)
+    drawn = set()
     for ax, (title, rows) in zip(axes, panels, strict=True):
         ax.set_title(title)
-        for i, key in enumerate(keys):
-            part = rows.filter(_matches(key)).sort(axis)
-            if part.height:
-                plot(ax, part, styles[i], i)
-                drawn[i] = Line2D([], [], markersize=5, **styles[i])
+        same = []
+        for first, group in _same_curves(rows, keys, [axis, *columns]).items():
+            plot(ax, rows.filter(_matches(keys[first])).sort(axis), styles[first], first,
+                 len(keys))
+            drawn.add(first)
+            if len(group) > 1:
+                same.append(" = ".join(_label(keys[i]) for i in group))
+        if same:
+            ax.text(0.02, 0.98, "\n".join(f"{text} (equal)" for text in same),
+                    transform=ax.transAxes, va="top", fontsize=7)
     order = sorted(drawn)
-    _legend(fig, [drawn[i] for i in order], [_label(keys[i]) for i in order])
+    _legend(fig, [Line2D([], [], markersize=5, **styles[i]) for i in order],
+            [_label(keys[i]) for i in order])
+
+
+def runs_note(rows: pl.DataFrame) -> str:
+    """How many runs each point rests on: "n = 3 runs per point" (or a range)."""
+    fewest, most = int(rows["n"].min()), int(rows["n"].max())
+    count = str(fewest) if fewest == most else f"{fewest}-{most}"
+    return f"n = {count} runs per point"
 
 
 def _error_bars(rows: pl.DataFrame) -> tuple[bool, str]:
-    """Whether to draw 95% CI bars (every point rests on three runs or more), and the
-    sentence saying what the bars are."""
-    fewest = int(rows["n"].min())
-    if fewest >= 3:
-        return True, f"bars: 95% confidence intervals (Student t) over {fewest}+ runs"
-    return False, f"no error bars: {fewest} run(s) per point, too few for an interval"
+    """Whether to draw CI bars (every point rests on three runs or more: with two, t
+    stretches a 95% interval to 12.7 standard errors), and the sentence saying what the
+    utilization bars are and what n is."""
+    if int(rows["n"].min()) >= 3:
+        return True, f"bars: 95% confidence intervals (Student t), {runs_note(rows)}"
+    return False, f"no error bars: {runs_note(rows)}, too few for an interval"
 
 
 def utilization_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
@@ -248,25 +291,26 @@ def utilization_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     if not rows.height:
         return None
     axis = _load_axis(rows)
-    panels = _panels(rows, ["p_fat"])
-    keys = _series(rows, [axis, "workload", "p_fat"])
+    panels = _panels(rows, [axis])
+    keys = _series(rows)
     bars, bar_note = _error_bars(rows)
     span = float(rows[axis].max() - rows[axis].min()) or 1.0
     fig, axes = _figure(len(panels), 4.4, 3.4, sharey=True)
 
-    def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object], index: int) -> None:
-        x = [v + _dodge(index, len(keys), span) for v in part[axis].to_list()]
+    def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object], index: int,
+             count: int) -> None:
+        x = [v + _dodge(index, count, span) for v in part[axis].to_list()]
         ax.errorbar(x, part["utilization_mean"].to_list(),
                     yerr=part["utilization_ci95"].fill_null(0.0).to_list() if bars else None,
                     capsize=2, markersize=4, **style)
 
-    _draw_lines(fig, axes, panels, keys, axis, plot)
+    _draw_lines(fig, axes, panels, keys, axis, ["utilization_mean", "utilization_ci95"], plot)
     for ax in axes:
         ax.set_xlabel(_AXIS_LABELS[axis])
         ax.set_ylim(0.0, 1.0)
     axes[0].set_ylabel(_UTILIZATION)
     _title(fig, f"Utilization vs {_AXIS_NAMES[axis]} — experiment {experiment}",
-           f"({bar_note}; series offset sideways by up to 1% of the axis to stay visible)")
+           f"({bar_note}; {_dodge_note()})")
     return fig
 
 
@@ -287,6 +331,12 @@ class _LogLabels(Formatter):
         return f"{x:g}"
 
 
+def _log_y(ax: Axes) -> None:
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(_LogLabels(minor=False))
+    ax.yaxis.set_minor_formatter(_LogLabels(minor=True))
+
+
 def _vs_utilization(experiment: str, rows: pl.DataFrame, column: str, scale: float,
                     ylabel: str, what: str) -> Figure | None:
     """A positive per-configuration mean (log scale) against mean utilization."""
@@ -294,29 +344,28 @@ def _vs_utilization(experiment: str, rows: pl.DataFrame, column: str, scale: flo
     if not rows.height:
         return None
     axis = _load_axis(rows)
-    panels = _panels(rows, ["p_fat"])
-    keys = _series(rows, [axis, "workload", "p_fat"])
+    panels = _panels(rows, [axis])
+    keys = _series(rows)
     fig, axes = _figure(len(panels), 4.4, 3.4)
 
-    def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object], index: int) -> None:
+    def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object], index: int,
+             count: int) -> None:
         ax.plot(part["utilization_mean"].to_list(), (part[column] / scale).to_list(),
                 markersize=4, **style)
 
-    _draw_lines(fig, axes, panels, keys, axis, plot)
+    _draw_lines(fig, axes, panels, keys, axis, ["utilization_mean", column], plot)
     for ax in axes:
-        ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(_LogLabels(minor=False))
-        ax.yaxis.set_minor_formatter(_LogLabels(minor=True))
+        _log_y(ax)
         ax.set_xlabel(_UTILIZATION)
     axes[0].set_ylabel(ylabel)
     _title(fig, f"{what} vs utilization — experiment {experiment}",
-           f"(one point per {_AXIS_NAMES[axis]})")
+           f"(one point per {_AXIS_NAMES[axis]}, means over runs; {runs_note(rows)})")
     return fig
 
 
 def wait_vs_utilization(experiment: str, rows: pl.DataFrame) -> Figure | None:
     """Mean job wait in hours (log) against mean utilization."""
-    return _vs_utilization(experiment, rows, "mean_wait_s_mean", 3600.0,
+    return _vs_utilization(experiment, rows, "mean_wait_s_mean", HOUR_S,
                            "mean job wait (h, log scale)", "Mean wait")
 
 
@@ -326,23 +375,31 @@ def bsld_vs_utilization(experiment: str, rows: pl.DataFrame) -> Figure | None:
                            "mean bounded slowdown (τ = 10 s, log scale)", "Bounded slowdown")
 
 
+def _always(part: pl.DataFrame) -> bool:
+    """Whether the rows are always-migrate runs (fn_tor 0, fn_max 1)."""
+    return bool((part["fn_tor"] == 0.0).all() and (part["fn_max"] == 1.0).all())
+
+
 def migrations_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
-    """Migrations attempted, successful and the always-migrate maximum per run against the
-    load axis (log scale: always-migrate attempts dwarf the others); below, the mean time
-    between migrations (when any run has one)."""
+    """Migrations attempted and successful per run against the load axis (log scale:
+    always-migrate attempts dwarf the others); below, the mean time between migrations
+    (when any run has one). Krevat's maximum successful is the always-migrate policy's
+    successful curve, drawn once as that policy's (the subtitle says so)."""
     rows = rows.filter(pl.col("utilization_mean").is_not_null())
     if not rows.height:
         return None
     axis = _load_axis(rows)
-    panels = _panels(rows)
-    keys = _series(rows, [axis, "workload"])
+    panels = _panels(rows, [axis])
+    keys = _series(rows)
     styles = _styles(keys)
+    span = float(rows[axis].max() - rows[axis].min()) or 1.0
     gaps = rows["mean_time_between_migrations_s_mean"].drop_nulls().len() > 0
     ncols = len(panels)
     fig = _new(4.4 * ncols, 3.4 * (1 + gaps))
     grid = fig.subplots(1 + gaps, ncols, squeeze=False, sharex="col")
     drawn: dict[int, object] = {}  # series index: colour
     metrics: set[str] = set()
+    always = next((_label(k) for k in keys if _always(rows.filter(_matches(k)))), "")
     for col, (title, panel) in enumerate(panels):
         counts = grid[0][col]
         counts.set_title(title)
@@ -351,22 +408,19 @@ def migrations_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
             if not part.height:
                 continue
             color = drawn[i] = styles[i]["color"]
-            always = bool((part["fn_tor"] == 0.0).all() and (part["fn_max"] == 1.0).all())
-            x = part[axis].to_list()
+            x = [v + _dodge(i, len(keys), span) for v in part[axis].to_list()]
             for metric, _, line, marker in _METRICS:
-                if metric == "max_successful_mean" and always:
-                    continue  # an always-migrate curve is its own maximum
+                if metric == MAX_SUCCESSFUL.column and always:
+                    continue  # the always-migrate curve itself: not drawn twice
                 values = part[metric].to_list()
                 if any(v for v in values if v is not None):
                     counts.plot(x, [v if v else None for v in values], linestyle=line,
                                 marker=marker, markersize=4, color=color)
                     metrics.add(metric)
             if gaps:
-                grid[1][col].plot(x, (part["mean_time_between_migrations_s_mean"] / 3600.0)
+                grid[1][col].plot(x, (part["mean_time_between_migrations_s_mean"] / HOUR_S)
                                   .to_list(), marker="o", markersize=4, color=color)
-        counts.set_yscale("log")
-        counts.yaxis.set_major_formatter(_LogLabels(minor=False))
-        counts.yaxis.set_minor_formatter(_LogLabels(minor=True))
+        _log_y(counts)
         counts.set_ylabel("migrations per run (count, log scale)")
         grid[-1][col].set_xlabel(_AXIS_LABELS[axis])
         if gaps:
@@ -379,8 +433,10 @@ def migrations_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
                 for _, _, line, marker in shown]
     labels = [_label(keys[i]) for i in order] + [label for _, label, _, _ in shown]
     _legend(fig, handles, labels)
+    maximum = f"; max successful = {always}'s successful" if always else ""
     _title(fig, f"Migrations vs {_AXIS_NAMES[axis]} — experiment {experiment}",
-           "(means over runs; zero counts are not drawn on the log scale)")
+           f"(means over runs, {runs_note(rows)}; zero counts are not drawn on the log "
+           f"scale{maximum}; {_dodge_note()})")
     return fig
 
 
@@ -394,15 +450,15 @@ def _pick(values: Sequence[float], limit: int = MAX_LOADS) -> list[float]:
 
 def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
     """Capacity utilized, unused, lost and (where units failed) failed per series: a row of
-    panels per workload (and p_fat), one panel per load value."""
+    panels per workload (and parameter values), one panel per load value."""
     rows = rows.filter(pl.all_horizontal(pl.col(c).is_not_null() for c, _, _ in _CAPACITY))
     if not rows.height:
         return None
     shares = [s for s in _CAPACITY if s[1] != "failed" or rows[s[0]].max() > 0]
     axis = _load_axis(rows)
     loads = _pick(sorted(rows[axis].unique().to_list()))
-    panels = _panels(rows, ["p_fat"])
-    keys = _series(rows, [axis, "workload", "p_fat"])
+    panels = _panels(rows, [axis])
+    keys = _series(rows)
     labels = [_label(k) for k in keys]
     height = 0.9 + 0.28 * len(keys)
     label_in = 0.07 * max(len(label) for label in labels)
@@ -435,7 +491,8 @@ def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
     _legend(fig, [Patch(color=color) for _, _, color in shares],
             [label for _, label, _ in shares])
     what = ", ".join(label for _, label, _ in shares[:-1]) + f" and {shares[-1][1]}"
-    _title(fig, f"Capacity {what} — experiment {experiment}")
+    _title(fig, f"Capacity {what} — experiment {experiment}",
+           f"(means over runs, {runs_note(rows)})")
     return fig
 
 
@@ -449,67 +506,88 @@ def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     axis = _load_axis(rows)
     if not metrics or rows[axis].n_unique() < 2:
         return None
-    panels = _panels(rows)
-    keys = _series(rows, [axis, "workload"])
+    panels = _panels(rows, [axis])
+    keys = _series(rows)
     styles = _styles(keys)
-    fig = _new(3.6 * len(metrics), 3.2 * len(panels))
+    span = float(rows[axis].max() - rows[axis].min()) or 1.0
+    fig = _new(4.4 * len(metrics), 3.2 * len(panels))
     grid = fig.subplots(len(panels), len(metrics), squeeze=False)
     drawn: dict[int, Line2D] = {}
     for r, (title, panel) in enumerate(panels):
-        for c, (column, label, scale) in enumerate(metrics):
+        for c, (column, label) in enumerate(metrics):
             ax = grid[r][c]
             for i, key in enumerate(keys):
                 part = panel.filter(_matches(key) & (pl.col(column) > 0)).sort(axis)
                 if part.height:
-                    ax.plot(part[axis].to_list(), (part[column] / scale).to_list(),
-                            markersize=4, **styles[i])
+                    ax.plot([v + _dodge(i, len(keys), span) for v in part[axis].to_list()],
+                            (part[column] / HOUR_S).to_list(), markersize=4, **styles[i])
                     drawn[i] = Line2D([], [], markersize=5, **styles[i])
-            ax.set_yscale("log")
-            ax.yaxis.set_major_formatter(_LogLabels(minor=False))
-            ax.yaxis.set_minor_formatter(_LogLabels(minor=True))
-            ax.set_title(title)
+            _log_y(ax)
+            ax.set_title(f"{title}: {label.split(' (')[0]}")
             ax.set_ylabel(label)
             ax.set_xlabel(_AXIS_LABELS[axis])
     order = sorted(drawn)
     _legend(fig, [drawn[i] for i in order], [_label(keys[i]) for i in order])
     _title(fig, f"Response time vs {_AXIS_NAMES[axis]} — experiment "
-                f"{experiment}", "(means over runs; no error bars)")
+                f"{experiment}", f"(means over runs, {runs_note(rows)}; no error bars; "
+                f"{_dodge_note()})")
     return fig
 
 
-_RESPONSE_LABEL = "mean response time (s)"
+_RESPONSE_LABEL = "mean response time (h)"
 #: MQ's parameters besides Q, which split its curves where they vary.
 _MQ_VARIANTS = ("scan", "criterion", "blocking", "wtl")
 
 
+def _levels(rows: pl.DataFrame) -> str:
+    """The confidence levels of the rows' response intervals, e.g. "90%"."""
+    return " and ".join(f"{level:.0%}" for level in sorted(set(rows["ci_level"].to_list())))
+
+
+def _bars_note(rows: pl.DataFrame, bars: bool) -> str:
+    """What the response figures' bars are: their confidence level(s) and n."""
+    if bars:
+        return f"bars: {_levels(rows)} confidence intervals, {runs_note(rows)}"
+    return f"no error bars: {runs_note(rows)}, too few for an interval"
+
+
 def response_ci_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
-    """Mean response time (90% CI bars) against the offered load; a hollow marker where
-    the half-width is above Chu's target."""
+    """Mean response time (CI bars at each row's level: 90% for Chu's schedulers, else
+    95%) against the offered load; a hollow marker where the half-width is above the
+    precision target."""
     rows = rows.filter(pl.col("mean_response_s_mean").is_not_null()
                        & pl.col("offered_load").is_not_null())
     if rows["offered_load"].n_unique() < 2:
         return None
     axis = "offered_load"
-    panels = _panels(rows)
-    keys = _series(rows, [axis, "workload"])
+    panels = _panels(rows, [axis])
+    keys = _series(rows)
+    bars, _ = _error_bars(rows)
+    span = float(rows[axis].max() - rows[axis].min()) or 1.0
     fig, axes = _figure(len(panels), 4.4, 3.4)
 
-    def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object], index: int) -> None:
-        ax.errorbar(part[axis].to_list(), part["mean_response_s_mean"].to_list(),
-                    yerr=part["mean_response_s_ci90"].fill_null(0.0).to_list(), capsize=2,
-                    markersize=4, **style)
-        missed = part.filter(~pl.col("meets_target").fill_null(False))
-        ax.plot(missed[axis].to_list(), missed["mean_response_s_mean"].to_list(),
+    def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object], index: int,
+             count: int) -> None:
+        x = [v + _dodge(index, count, span) for v in part[axis].to_list()]
+        ax.errorbar(x, (part["mean_response_s_mean"] / HOUR_S).to_list(),
+                    yerr=(part["mean_response_s_ci"] / HOUR_S).fill_null(0.0).to_list()
+                    if bars else None, capsize=2, markersize=4, **style)
+        missed = [not met for met in part["meets_target"].fill_null(False).to_list()]
+        ax.plot([v for v, m in zip(x, missed, strict=True) if m],
+                [v / HOUR_S for v, m in zip(part["mean_response_s_mean"].to_list(), missed,
+                                            strict=True) if m],
                 linestyle="none", marker=style["marker"], markersize=7,
                 markerfacecolor="white", markeredgecolor=style["color"])
 
-    _draw_lines(fig, axes, panels, keys, axis, plot)
+    _draw_lines(fig, axes, panels, keys, axis,
+                ["mean_response_s_mean", "mean_response_s_ci"], plot)
     for ax in axes:
         ax.set_xlabel(_AXIS_LABELS[axis])
         ax.set_ylim(bottom=0)
     axes[0].set_ylabel(_RESPONSE_LABEL)
     _title(fig, f"Mean response time vs offered load — experiment {experiment}",
-           "(bars: 90% confidence; hollow: half-width above 5% of the mean)")
+           f"({_bars_note(rows, bars)}; hollow: the {_levels(rows)} confidence half-width is "
+           f"above {RESPONSE_TARGET:.0%} of the mean; {_dodge_note()})")
     return fig
 
 
@@ -519,21 +597,23 @@ def response_vs_queues(experiment: str, rows: pl.DataFrame) -> Figure | None:
                        & pl.col("mean_response_s_mean").is_not_null())
     if rows["queues"].n_unique() < 2:
         return None
-    panels = _panels(rows, ["offered_load"])
+    panels = _panels(rows, ["queues", *_MQ_VARIANTS])
     columns = ["machine", *_varying(rows, _MQ_VARIANTS)]
     keys = list(rows.select(columns).unique().sort(columns).iter_rows(named=True))
+    bars, _ = _error_bars(rows)
     fig, axes = _figure(len(panels), 4.4, 3.4)
     drawn: dict[int, Line2D] = {}
-    styles = _styles([{"machine": k["machine"], "policy": "mq", **k} for k in keys])
+    styles = _styles(keys)
     for ax, (title, panel) in zip(axes, panels, strict=True):
         ax.set_title(title)
         for i, key in enumerate(keys):
             part = panel.filter(_matches(key)).sort("queues")
             if part.height:
                 style = styles[i]
-                ax.errorbar(part["queues"].to_list(), part["mean_response_s_mean"].to_list(),
-                            yerr=part["mean_response_s_ci90"].fill_null(0.0).to_list(),
-                            capsize=2, markersize=4, **style)
+                ax.errorbar(part["queues"].to_list(),
+                            (part["mean_response_s_mean"] / HOUR_S).to_list(),
+                            yerr=(part["mean_response_s_ci"] / HOUR_S).fill_null(0.0).to_list()
+                            if bars else None, capsize=2, markersize=4, **style)
                 drawn[i] = Line2D([], [], markersize=5, **style)
         ax.set_xscale("log", base=2)
         ticks = sorted(panel["queues"].unique().to_list())
@@ -546,20 +626,23 @@ def response_vs_queues(experiment: str, rows: pl.DataFrame) -> Figure | None:
     _legend(fig, [drawn[i] for i in order],
             [", ".join([keys[i]["machine"], *(_value(c, v) for c, v in keys[i].items()
                                              if c != "machine")]) for i in order])
-    _title(fig, f"Multiple Queues: mean response time vs Q — experiment {experiment}")
+    _title(fig, f"Multiple Queues: mean response time vs Q — experiment {experiment}",
+           f"({_bars_note(rows, bars)})")
     return fig
 
 
-_SOURCES: dict[str, tuple[str, Callable[[str, pl.DataFrame], Figure | None]]] = {
-    "utilization-vs-load": ("utilization", utilization_vs_load),
-    "wait-vs-utilization": ("wait_slowdown", wait_vs_utilization),
-    "bsld-vs-utilization": ("wait_slowdown", bsld_vs_utilization),
-    "migrations-vs-load": ("migrations", migrations_vs_load),
-    "capacity": ("capacity", capacity),
-    "response-vs-load": ("response", response_vs_load),
-    "response-ci-vs-load": ("response", response_ci_vs_load),
-    "response-vs-queues": ("response", response_vs_queues),
-}
+_SOURCES: dict[str, tuple[str, Callable[[str, pl.DataFrame], Figure | None]]] = dict(zip(
+    FIGURES, (("utilization", utilization_vs_load), ("wait_slowdown", wait_vs_utilization),
+              ("wait_slowdown", bsld_vs_utilization), ("migrations", migrations_vs_load),
+              ("capacity", capacity), ("response", response_vs_load),
+              ("response", response_ci_vs_load), ("response", response_vs_queues)),
+    strict=True))
+
+
+def figure_name(figure: str, rows: pl.DataFrame) -> str:
+    """The file name of FIGURES entry `figure` drawn from `rows`: its x axis filled in
+    (utilization-vs-load, utilization-vs-runtime-scale)."""
+    return figure.format(axis=AXIS_SLUGS[_load_axis(rows)])
 
 
 def _save(fig: Figure, out_dir: Path, name: str) -> list[Path]:
@@ -576,9 +659,9 @@ def _save(fig: Figure, out_dir: Path, name: str) -> list[Path]:
 def write_figures(tables_dir: str | os.PathLike[str],
                   out_dir: str | os.PathLike[str]) -> list[Path]:
     """Draw every figure each experiment's tables support into `out_dir` as
-    <experiment>/<figure>.png (DPI dots per inch) and .svg; returns the paths, ordered by
-    experiment, then FIGURES, then png before svg. The tables are verified against their
-    checksums before they are drawn."""
+    <experiment>/<figure>.png (DPI dots per inch) and .svg (`figure_name`); returns the
+    paths, ordered by experiment, then FIGURES, then png before svg. The tables are
+    verified against their checksums before they are drawn."""
     tables = {}
     for table in sorted({source for source, _ in _SOURCES.values()}):
         path = Path(tables_dir) / f"{table}.parquet"
@@ -596,7 +679,7 @@ def write_figures(tables_dir: str | os.PathLike[str],
                 rows = tables[table].filter(pl.col("experiment") == experiment)
                 fig = draw(experiment, rows) if rows.height else None
                 if fig is not None:
-                    paths += _save(fig, out / experiment, name)
+                    paths += _save(fig, out / experiment, figure_name(name, rows))
     return paths
 
 

@@ -104,11 +104,23 @@ class Scheduler:
     def parameter_names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.parameters)
 
+    @property
+    def confidence(self) -> float:
+        """The confidence level of its runs' intervals where a study states one: Chu's
+        90% for Chu's queue disciplines, else CONFIDENCE."""
+        return CHU_CONFIDENCE if self.module in _CHU_MODULES else CONFIDENCE
 
+
+#: The confidence level of every interval the tables and figures report, but where a
+#: study states its own (Scheduler.confidence).
+CONFIDENCE = 0.95
+#: Chu (1995): response times to 90% confidence.
+CHU_CONFIDENCE = 0.90
 _PHASED = "simcore.schedulers.phased"
 _QUEUES = "simcore.schedulers.queues"
 #: Chu's queues keep their own order of waiting jobs, which requeued jobs would bypass.
 _QUEUED = frozenset({"steady"})
+_CHU_MODULES = frozenset({_QUEUES, "simcore.schedulers.priority"})
 _TIMESHARE = "simcore.timeshare.engine"
 _TIMESHARED = frozenset({"counts", "steady"})  # any units; its engine has no failures
 SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
@@ -252,5 +264,24 @@ class PolicySpec:
         args = "".join(f", {k}={v!r}" for k, v in self._values.items())
         return f"PolicySpec({self.scheduler!r}{args})"
 
+    def on(self, capabilities: frozenset[str]) -> PolicySpec:
+        """The policy as it runs on a machine whose allocator has `capabilities`:
+        parameters it cannot use (growth where no job grows) at their neutral value, as
+        the sweeps record them."""
+        neutral = {p.name: p.neutral for p in self.row.parameters
+                   if p.needs is not None and p.needs not in capabilities}
+        return self.replace(**neutral) if neutral else self
+
+    def describe(self, capabilities: frozenset[str] | None = None) -> str:
+        """The scheduler and its parameter values in the scheduler's order, e.g.
+        "backfill start_delay_s=0 reservation=True estimates=requested": the one
+        description the command line and the tables print. Parameters that mean nothing
+        on a machine whose allocator has `capabilities` (growth where no job grows) are
+        left out; None: all shown."""
+        shown = [(p.name, self._values[p.name]) for p in self.row.parameters
+                 if capabilities is None or p.needs is None or p.needs in capabilities]
+        return self.scheduler + "".join(
+            f" {k}={v:g}" if isinstance(v, float) else f" {k}={v}" for k, v in shown)
+
     def __str__(self) -> str:
-        return self.scheduler + "".join(f" {k}={v}" for k, v in self._values.items())
+        return self.describe()

@@ -121,11 +121,19 @@ def report(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
     given shard files); figure links are relative to `figures`."""
     runs = read_summaries(store, summaries)
     present = set(runs["experiment"].unique().to_list())
-    lines = ["# Reproduction of the seed studies", "",
-             "Each section puts a study's published numbers beside ours, computed from this "
-             "dataset's result store. Differences are ours minus the paper's (fractions in "
-             "points); the last column says why they differ.", ""]
+    absent = [seed for seed in published.values()
+              if len(_missing(seed, present)) == len(seed["experiments"])]
+    lines = ["# Reproduction of the seed studies", ""]
+    if len(absent) == len(published):
+        return "\n".join([*lines, _holds(sorted(present), absent, True), ""])
+    lines += ["Each section puts a study's published numbers beside ours, computed from this "
+              "dataset's result store. Differences are ours minus the paper's (fractions in "
+              "points); the last column says why they differ.", ""]
+    if absent:
+        lines += [_holds(sorted(present), absent, False), ""]
     for seed in published.values():
+        if any(seed is a for a in absent):
+            continue
         lines += [f"## {seed['title']}", "", seed["did"].strip(), "",
                   f"**Our configuration.** {seed['ours'].strip()}", ""]
         missing = _missing(seed, present)
@@ -142,6 +150,16 @@ def report(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
         for figure in seed.get("figures", []):
             lines += [f"![{figure}]({figures}/{figure})", ""]
     return "\n".join(lines)
+
+
+def _holds(present: list[str], absent: list[Mapping[str, Any]], none: bool) -> str:
+    """One line: what the dataset holds and which studies it leaves out."""
+    if none:
+        return (f"**This dataset holds none of the seed studies' experiments** (it holds "
+                f"{', '.join(present)}), so there is nothing to compare here; "
+                "`config/papers.yaml` runs them, and docs/reproduction.md is that report.")
+    return ("*Not in this dataset (no section below): "
+            f"{'; '.join(seed['title'] for seed in absent)}.*")
 
 
 def _missing(seed: Mapping[str, Any], present: set[str]) -> list[str]:

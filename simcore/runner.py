@@ -6,9 +6,9 @@ a re-run after a policy change only simulates runs whose keys have no entry yet,
 shard's result file is assembled from cache entries in the shard's fixed run order, which
 makes it identical whatever the number of workers.
 
-Dask backends (config `sweep.dask`): `local` (default: a LocalCluster of `workers`
-single-threaded processes, or no cluster at all for one worker or for fewer than
-RUNS_PER_LOCAL_WORKER runs per worker, where starting one costs more than it saves),
+Dask backends (config `sweep.dask`): `local` (default: a LocalCluster of single-threaded
+processes, at most `workers` and at most one per RUNS_PER_WORKER runs to simulate, or no
+cluster at all where that is one: starting a worker costs more than a few runs),
 `address` (an existing scheduler) and `slurm` (dask-jobqueue's SLURMCluster, scaled
 between bounds). Kernels are compiled once before workers start, not by each of them.
 Batches of runs are submitted, never one task per millisecond-scale simulation; a batch
@@ -51,7 +51,9 @@ from simcore.workload.io import read_workload
 from simcore.workload.transforms import prepare
 
 BACKENDS = ("local", "address", "slurm")
-RUNS_PER_LOCAL_WORKER = 3  # fewer runs than this per worker: a cluster costs more than it saves
+#: Runs to simulate per local Dask worker, at least: a worker's start (an interpreter,
+#: numba, the shard's kernels) costs about 2 s of a core, as much as a few runs.
+RUNS_PER_WORKER = 8
 
 
 @dataclass(frozen=True)
@@ -69,10 +71,20 @@ class Task:
 
 @dataclass(frozen=True)
 class ShardReport:
+    """What a shard did: runs found cached and simulated, the shard's wall time and the
+    seconds spent inside simulations (summed over workers; the rest is orchestration)."""
+
     runs: int
     cached: int
     simulated: int
     seconds: float
+    simulation_s: float
+
+    def timing(self, workers: int) -> dict[str, Any]:
+        """The report as the workflow's timing file holds it (never part of a result)."""
+        return {"runs": self.runs, "cached": self.cached, "simulated": self.simulated,
+                "wall_s": round(self.seconds, 3), "simulation_s": round(self.simulation_s, 3),
+                "workers": workers}
 
 
 def run_shard(shard: Shard, root: str | Path, workers: int = 1,
@@ -93,10 +105,12 @@ def run_shard(shard: Shard, root: str | Path, workers: int = 1,
             if problem != MISSING:
                 print(f"{shard.label()}: {problem}; simulating the run again", file=log)
     progress = Progress(shard.label(), len(tasks), len(tasks) - len(todo), log)
+    simulation_s = 0.0
     if todo:
         pair = (shard.machine_spec.allocator, shard.policy_spec.scheduler)
         with _executor(workers, len(todo), dict(dask or {"backend": "local"}), pair) as execute:
-            for done in execute(todo):
+            for done, seconds in execute(todo):
+                simulation_s += seconds
                 progress.advance(done)
     rows = [_entry(root, t.key, SUMMARY_SCHEMA).to_pylist()[0] for t in tasks]
     out = shard_dir(root, shard.dataset, shard.names)
@@ -106,7 +120,7 @@ def run_shard(shard: Shard, root: str | Path, workers: int = 1,
     write_table(jobs, out / "jobs.parquet", meta)
     write_table(summary_table(rows), out / "summary.parquet", meta)
     report = ShardReport(len(tasks), len(tasks) - len(todo), len(todo),
-                         time.perf_counter() - began)
+                         time.perf_counter() - began, simulation_s)
     progress.finish(report)
     return report
 
@@ -120,18 +134,21 @@ def _tasks(shard: Shard, root: Path) -> list[Task]:
         if not path.is_file():
             raise SimcoreError(f"shard {shard.label()}: workload file {path} is missing")
         if str(path) not in hashes:
-            hashes[str(path)] = recorded_digest(read_workload(path))
+            made = shard.source.provenance(run.seed)  # a file of this source and seed
+            hashes[str(path)] = recorded_digest(read_workload(path, made))
         key = shard.run_key(run, hashes[str(path)], code)
         tasks.append(Task(key, str(path), run, shard.machine_spec, shard.policy_spec,
                           shard.per_job, str(root)))
     return tasks
 
 
-def simulate_batch(tasks: Sequence[Task]) -> int:
-    """Simulate tasks and store each result in the run cache; returns how many ran."""
+def simulate_batch(tasks: Sequence[Task]) -> tuple[int, float]:
+    """Simulate tasks and store each result in the run cache; returns how many ran and the
+    seconds they took."""
+    began = time.perf_counter()
     for task in tasks:
         simulate_task(task)
-    return len(tasks)
+    return len(tasks), time.perf_counter() - began
 
 
 def simulate_task(task: Task) -> None:
@@ -197,36 +214,63 @@ def _read_once(path: str, mtime_ns: int, size: int) -> pa.Table:
     return read_workload(path)
 
 
-def warm_kernels(pairs: Sequence[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+def warm_kernels(pairs: Sequence[tuple[str, str]] | None = None, jobs: int = 1,
+                 log: TextIO = sys.stderr) -> list[tuple[str, str]]:
     """Compile (or load from the on-disk cache) the engine of each (allocator, scheduler)
     pair, by default every pair that can run together, and mark each as ready in the
-    kernel cache. Each pair is its own specialisation of the engine, so a sweep warms only
-    the pairs it uses. Returns the pairs warmed."""
-    from simcore import NUMBA_CACHE
-    from simcore.jobs import Jobs
+    kernel cache, with a line in `log` per engine. Each pair is its own specialisation of
+    the engine, so a sweep warms only the pairs it uses; `jobs` processes compile at once
+    (cache writes are serialised, `simcore.jit`). Returns the pairs compiled."""
     from simcore.machines.registry import ALLOCATORS, STEADY
     from simcore.policy import SCHEDULERS
-    from simcore.simulate import simulate
-    from simcore.timeshare.bsp import RING, BSPJobs
 
     if pairs is None:  # machines are steady unless they have a failure process
         pairs = [(a, s) for a in ALLOCATORS for s in SCHEDULERS
                  if SCHEDULERS[s].needs - {STEADY} <= ALLOCATORS[a].capabilities]
+    todo = list({_ready_mark(*pair): pair for pair in pairs
+                 if not kernels_ready(*pair)}.values())  # one per engine
+    if jobs <= 1 or len(todo) <= 1:
+        outcomes: Iterator[tuple[tuple[str, str], float]] = (
+            (pair, _compile_engine(*pair)) for pair in todo)
+        for done, (pair, seconds) in enumerate(outcomes, 1):
+            _report_engine(pair, seconds, done, len(todo), log)
+        return todo
+    import concurrent.futures
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")  # fresh interpreters, no forked LLVM
+    with concurrent.futures.ProcessPoolExecutor(min(jobs, len(todo)), context) as pool:
+        futures = {pool.submit(_compile_engine, *pair): pair for pair in todo}
+        for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
+            _report_engine(futures[future], future.result(), done, len(todo), log)
+    return todo
+
+
+def _compile_engine(allocator: str, scheduler: str) -> float:
+    """Compile one pair's engine by simulating three jobs, mark it ready; its seconds."""
+    from simcore.jobs import Jobs
+    from simcore.machines.registry import ALLOCATORS
+    from simcore.simulate import simulate
+    from simcore.timeshare.bsp import RING, BSPJobs
+
+    began = time.perf_counter()
     jobs = Jobs.create([1, 2, 3], [0, 1, 2], [5, 5, 5], [6, 6, 6], [2, 1, 2],
                        shape=np.array([[2, 1, 1], [1, 1, 1], [1, 2, 1]]),
                        torus=np.array([1, 0, 1], bool),
                        bsp=BSPJobs(np.full(3, RING), np.full(3, 1e-3), np.full(3, 2e-3),
                                    np.ones(3, dtype=np.int64), np.full(3, 5e-5)))
-    NUMBA_CACHE.mkdir(parents=True, exist_ok=True)
-    warmed = []
-    for allocator, scheduler in pairs:
-        mark = _ready_mark(allocator, scheduler)
-        if not mark.exists():
-            machine = MachineSpec.parse(ALLOCATORS[allocator].machine_example, allocator)
-            simulate(jobs, machine, scheduler)
-            mark.touch()
-            warmed.append((allocator, scheduler))
-    return warmed
+    machine = MachineSpec.parse(ALLOCATORS[allocator].machine_example, allocator)
+    simulate(jobs, machine, scheduler)
+    mark = _ready_mark(allocator, scheduler)
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    mark.touch()
+    return time.perf_counter() - began
+
+
+def _report_engine(pair: tuple[str, str], seconds: float, done: int, total: int,
+                   log: TextIO) -> None:
+    print(f"kernels: engine {pair[0]} x {pair[1]} compiled in {seconds:.1f} s "
+          f"({done}/{total})", file=log, flush=True)
 
 
 def kernels_ready(allocator: str, scheduler: str) -> bool:
@@ -243,6 +287,12 @@ def _ready_mark(allocator: str, scheduler: str) -> Path:
     return NUMBA_CACHE / f".ready-{allocator}-{SCHEDULERS[scheduler].module}"
 
 
+def useful_workers(runs: int, workers: int) -> int:
+    """How many of `workers` local Dask workers `runs` simulations keep busy long enough to
+    pay for their start (one: simulate in the shard's own process)."""
+    return max(1, min(workers, runs // RUNS_PER_WORKER))
+
+
 def _batches(tasks: Sequence[Task], workers: int) -> list[list[Task]]:
     """Several batches per worker (load balance), none too large (lost work on failure)."""
     size = max(1, min(50, math.ceil(len(tasks) / (workers * 8))))
@@ -252,11 +302,14 @@ def _batches(tasks: Sequence[Task], workers: int) -> list[list[Task]]:
 @contextlib.contextmanager
 def _executor(workers: int, n_tasks: int, dask: dict[str, Any],
               pair: tuple[str, str]) -> Iterator[Any]:
-    """A function tasks -> iterator of completed counts, backed by Dask or run in-process."""
+    """A function tasks -> iterator of (completed runs, their seconds), backed by Dask or
+    run in-process."""
     backend = dask.pop("backend", "local")
     if backend not in BACKENDS:
         raise ConfigError(f"sweep.dask.backend: {backend!r}; expected one of {BACKENDS}")
-    if backend == "local" and (workers <= 1 or n_tasks < RUNS_PER_LOCAL_WORKER * workers):
+    if backend == "local":
+        workers = useful_workers(n_tasks, workers)
+    if workers <= 1 and backend == "local":
         yield lambda tasks: (simulate_batch([t]) for t in tasks)
         return
     from dask.distributed import Client, as_completed
@@ -269,11 +322,11 @@ def _executor(workers: int, n_tasks: int, dask: dict[str, Any],
         if backend == "address":
             workers = max(workers, len(client.scheduler_info()["workers"]))
 
-        def execute(tasks: Sequence[Task]) -> Iterator[int]:
+        def execute(tasks: Sequence[Task]) -> Iterator[tuple[int, float]]:
             futures = client.map(simulate_batch, _batches(tasks, workers), retries=3,
                                  pure=False)
-            for _, done in as_completed(futures, with_results=True):
-                yield done
+            for _, outcome in as_completed(futures, with_results=True):
+                yield outcome
 
         yield execute
 

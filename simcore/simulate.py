@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numba
 import numpy as np
 import pyarrow as pa
 
@@ -125,9 +126,11 @@ def simulate(
     if record_placements:  # every start, plus at most every running job per migration
         migrates = "migrates" in policy.row.needs
         log_capacity = len(jobs) + ((2 * len(jobs) + 1) * spec.units if migrates else 0)
+    compile_s = 0.0
     while True:
-        machine_struct, kernel_policy, kernel_jobs, state, elapsed = _execute(
+        machine_struct, kernel_policy, kernel_jobs, state, elapsed, ready_s = _execute(
             jobs, spec, policy, seed, log_capacity, progress, progress_step)
+        compile_s += ready_s
         if not (spec.fails() and log_capacity and state.ctr[LOG_LEN] == log_capacity):
             break
         log_capacity *= 2  # jobs cut short were placed again: the log may have overflowed
@@ -144,6 +147,7 @@ def simulate(
     result.summary.update(measured)
     result.summary["refused_jobs"] = int(refused.sum())
     result.timing["metrics_s"] = metrics_s
+    result.timing["compile_s"] = compile_s
     table = result.jobs
     for name, values in columns.items():
         table = table.append_column(name, values)
@@ -161,7 +165,8 @@ def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int, log_c
              progress_step: int = PROGRESS_STEP) -> tuple[Any, ...]:
     """Build the machine, the policy and the state, and run the event loop to its end
     (drawing the failure process further whenever the run outlasts it); returns the
-    machine and policy structs, the kernel jobs, the state and the kernel's wall time."""
+    machine and policy structs, the kernel jobs, the state, the kernel's wall time and,
+    apart from it, the time compiling the kernel or loading it from the cache took."""
     machine_struct, size, placement_class = registry.build(spec, jobs)
     classes, dense = np.unique(placement_class, return_inverse=True)
     estimates = policy.params().get("estimates", "requested")
@@ -173,8 +178,9 @@ def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int, log_c
     outages = _outages(spec, machine_struct, jobs, seed)
     state = new_state(len(jobs), spec.units, machine_struct.words, len(classes), log_capacity,
                       None if outages is None else outages.initial(machine_struct.words))
-    began = time.perf_counter()
     step = progress_step if progress is not None else 1 << 62  # else all in one call
+    ready_s = kernel_ready(run_events, kernel_policy, machine_struct, state, kernel_jobs, step)
+    began = time.perf_counter()
     while not run_events(kernel_policy, machine_struct, state, kernel_jobs, step):
         if state.ctr[OUTAGE_HORIZON]:
             state.ctr[OUTAGE_HORIZON] = 0
@@ -183,7 +189,16 @@ def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int, log_c
             progress(int(state.ctr[STARTS]), len(jobs),
                      float(state.acc[T_PREV] - jobs.submit_s[0]))
     return (machine_struct, kernel_policy, kernel_jobs, state,
-            time.perf_counter() - began)
+            time.perf_counter() - began, ready_s)
+
+
+def kernel_ready(kernel: Any, *args: Any) -> float:
+    """Compile `kernel` (a numba dispatcher) for the types of `args`, or load it from
+    numba's cache, without running it; returns the seconds that took (next to nothing
+    once it is loaded), so that a run's time does not count the compiler's."""
+    began = time.perf_counter()
+    kernel.compile(tuple(numba.typeof(a) for a in args))
+    return time.perf_counter() - began
 
 
 def _module(name: str) -> Any:

@@ -10,7 +10,7 @@ interrupted sweep leaves only whole cache entries behind. The partition columns
 (experiment, workload, machine, policy) live in the directory names only; read the store
 with `read_summaries`, which restores them with explicit types. Every file carries schema
 metadata: `result_schema_version`, `simcore_version` and, for shard files, the resolved
-shard specification.
+shard specification, which must name the shard its directory names (`read_shard`).
 
 The columns are defined once: the run's identity, the workload transforms
 (`WorkloadSpec`), every scheduler parameter (`simcore.policy`) and the run metrics
@@ -23,15 +23,14 @@ import json
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict
-from pathlib import Path
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
 
-import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from simcore import patterns
-from simcore.atomic import atomic_path
+from simcore.atomic import atomic_path, atomic_write_bytes
 from simcore.checksums import recorded_digest, table_digest, with_digest
 from simcore.errors import IntegrityError, SimcoreError
 from simcore.jobs import Jobs
@@ -39,6 +38,9 @@ from simcore.machines.spec import MachineSpec
 from simcore.metrics import JOB_COLUMNS, RUN_METRICS, Column
 from simcore.policy import PolicySpec, all_parameters
 from simcore.workload.transforms import WorkloadSpec, offered_load, transforms
+
+if TYPE_CHECKING:
+    import polars as pl
 
 RESULT_SCHEMA_VERSION = 5  # 4: time-sharing columns; 5: failed capacity and goodput
 PARTITIONS = ("experiment", "workload", "machine", "policy")
@@ -79,10 +81,13 @@ def _metadata(extra: Mapping[str, object] | None = None) -> dict[bytes, bytes]:
 def write_table(table: pa.Table, path: str | os.PathLike[str],
                 metadata: Mapping[str, object] | None = None) -> None:
     """Write zstd Parquet atomically with the store's metadata and the checksum of the
-    table's content."""
+    table's content. A shard file (`metadata` has `shard`) gets its stat stamp recorded
+    beside it, so `damaged_shards` need not read it until it changes."""
     table = with_digest(table.replace_schema_metadata(_metadata(metadata)))
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd")
+    if metadata is not None and "shard" in metadata:
+        _record_stamp(path)
 
 
 def read_verified(path: str | os.PathLike[str], schema: pa.Schema | None = None,
@@ -111,6 +116,94 @@ def read_verified(path: str | os.PathLike[str], schema: pa.Schema | None = None,
     return table
 
 
+#: The schema of each file of a shard directory.
+SHARD_FILES = {"summary.parquet": SUMMARY_SCHEMA, "jobs.parquet": JOBS_SCHEMA}
+REBUILD = ("remove it and run snakemake again: the shard is rebuilt from the run cache, "
+           "simulating only runs the cache lacks")
+
+
+def read_shard(path: str | os.PathLike[str]) -> pa.Table:
+    """A shard file (`summary.parquet` or `jobs.parquet`) verified as `read_verified` does,
+    and written for the shard its place names: the specification in its metadata must
+    name the directory's experiment, workload, machine and policy and, under
+    `<dataset>/store/`, the dataset. FileNotFoundError if it is missing; otherwise an
+    IntegrityError naming the file, the problem and how to repair it."""
+    path = Path(path)
+    try:
+        table = read_verified(path, SHARD_FILES.get(path.name))
+    except IntegrityError as exc:
+        raise IntegrityError(f"{exc}; {REBUILD}") from None
+    problem = misplaced(path, table.schema.metadata or {})
+    if problem is not None:
+        raise IntegrityError(f"{path}: {problem}; {REBUILD}")
+    return table
+
+
+def misplaced(path: PurePath, metadata: Mapping[bytes, bytes]) -> str | None:
+    """What in the specification a shard file records differs from its place `path`
+    (hive directories, and the dataset directory above `store/` where there is one), or
+    None."""
+    try:
+        spec = json.loads(metadata[b"shard"])
+        written = {key: spec[key] for key in ("dataset", *PARTITIONS)}
+    except (KeyError, TypeError, ValueError):
+        return "no shard specification in its metadata, so not a shard file written by simcore"
+    place = dict(part.split("=", 1) for part in path.parent.parts[-4:] if "=" in part)
+    if len(path.parents) > 5 and path.parents[4].name == "store" and path.parents[5].name:
+        place["dataset"] = path.parents[5].name
+    differ = [f"{key} {written[key]!r} (its place: {value!r})" for key, value in place.items()
+              if written[key] != value]
+    if differ:
+        return f"written for another shard: {', '.join(differ)}"
+    return None
+
+
+def damaged_shards(files: Sequence[str | os.PathLike[str]]) -> dict[str, str]:
+    """The existing shard `files` that `read_shard` refuses, each with its problem (without
+    the repair, REBUILD; missing files are not damaged: the workflow makes them).
+
+    Reading a file whole is the only full check, so a file is read only when its stat
+    stamp (size, inode, modification and change time) differs from the one recorded
+    beside it (`.<name>.checked`) when it was written or last passed. Any write changes
+    the stamp: a copy, truncation or edit gets a new change time even when the
+    modification time is set back, and no user can set a change time."""
+    damaged = {}
+    for name in map(str, files):
+        try:
+            stamp = _stamp(name)
+        except FileNotFoundError:
+            continue
+        try:
+            if json.loads(_stamp_path(name).read_text()) == stamp:
+                continue
+        except (OSError, ValueError):
+            pass
+        try:
+            read_shard(name)
+        except FileNotFoundError:
+            continue
+        except IntegrityError as exc:
+            damaged[name] = str(exc).removesuffix(f"; {REBUILD}")
+            continue
+        _record_stamp(name)
+    return damaged
+
+
+def _stamp(path: str | os.PathLike[str]) -> list[int]:
+    info = os.stat(path)
+    return [info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns]
+
+
+def _stamp_path(path: str | os.PathLike[str]) -> Path:
+    return Path(path).with_name(f".{Path(path).name}.checked")
+
+
+def _record_stamp(path: str | os.PathLike[str]) -> None:
+    """Record that the file at `path`, as it is now, passed its checks (or was just written
+    from checked data)."""
+    atomic_write_bytes(_stamp_path(path), json.dumps(_stamp(path)).encode())
+
+
 def cache_path(root: str | os.PathLike[str], key: str, per_job: bool = False) -> Path:
     """Where the run cache keeps run `key`."""
     pattern = patterns.CACHE_JOBS if per_job else patterns.CACHE_ENTRY
@@ -126,13 +219,15 @@ def read_summaries(store: str | os.PathLike[str],
                    files: Sequence[str | os.PathLike[str]] | None = None) -> pl.DataFrame:
     """Summary rows, with the partition columns as strings: of the given shard `files`
     (a configuration's shards), or of every shard under the `store` directory."""
+    import polars as pl  # here: a workflow importing the store's schema needs no polars
+
     if files is None:
         files = Path(store).glob("**/summary.parquet")
     files = sorted(str(f) for f in files)
     string = {p: pl.String for p in PARTITIONS}
     frames = [pl.DataFrame(schema=string).hstack(pl.from_arrow(SUMMARY_SCHEMA.empty_table()))]
     for path in files:
-        table = read_verified(path, SUMMARY_SCHEMA)
+        table = read_shard(path)
         names = dict(part.split("=", 1) for part in Path(path).parent.parts if "=" in part)
         frames.append(pl.from_arrow(table.replace_schema_metadata(None)).select(
             *(pl.lit(names.get(p), pl.String).alias(p) for p in PARTITIONS), pl.all()))
@@ -159,7 +254,7 @@ def run_row(key: str, machine: MachineSpec, policy: PolicySpec, workload: Worklo
     params = policy.params()
     return {
         **{k: None if isinstance(v, float) and math.isnan(v) else v for k, v in summary.items()},
-        **asdict(workload),
+        **workload.to_dict(),
         **{k: params.get(k) for k in POLICY_COLUMNS},
         "run_key": key,
         "machine_spec": str(machine),

@@ -13,7 +13,7 @@ Statistics skip null and NaN values (NaN marks an undefined metric, e.g. the tim
 migrations of a run with fewer than two); `n` counts runs. Sums are `math.fsum`, exactly
 rounded, so every float is independent of row order and of how the store was sharded.
 Confidence half-widths are Student t: t(0.975, k-1) * std / sqrt(k) over k values (95%),
-t(0.95, k-1) for the 90% ones.
+t(0.95, k-1) where a study states 90% (Chu's response times; `ci_level` says which).
 """
 
 from __future__ import annotations
@@ -30,8 +30,10 @@ import polars as pl
 
 from simcore.atomic import atomic_write_bytes
 from simcore.errors import SimcoreError
+from simcore.machines.registry import ALLOCATORS
+from simcore.machines.spec import MachineSpec
 from simcore.metrics import RUN_METRICS
-from simcore.policy import SCHEDULERS
+from simcore.policy import SCHEDULERS, PolicySpec
 from simcore.store import (
     IDENTITY,
     PARAMETERS,
@@ -59,16 +61,19 @@ STATISTICS = {
     "std": "sample standard deviation over replications (null below two)",
     "ci95": "half-width of the 95% confidence interval of the mean over replications "
             "(Student t; null below two)",
-    "ci90": "half-width of the 90% confidence interval of the mean over replications "
-            "(Student t; null below two)",
+    "ci": "half-width of the confidence interval of the mean over replications at the "
+          "row's ci_level (Student t; null below two)",
     "saturation": "over the configuration's offered-load sweep, the value at the first offered "
                   "load after which the mean accepted load rises by less than half the "
                   "offered load's step (null if it never does within the sweep)",
     "max": "over the configuration's offered-load sweep, the highest mean",
 }
-#: Chu's accuracy target: the 90% confidence half-width of the mean response time is at
-#: most this fraction of it.
+#: The precision target of the mean response time (Chu's accuracy): its confidence
+#: half-width (at the row's ci_level) is at most this fraction of it.
 RESPONSE_TARGET = 0.05
+#: The confidence level of each scheduler's response intervals.
+_LEVELS = {name: row.confidence for name, row in SCHEDULERS.items()}
+_RELATIVE = pl.col("mean_response_s_ci") / pl.col("mean_response_s_mean")
 
 
 @dataclass(frozen=True)
@@ -149,24 +154,31 @@ TABLE_DEFINITIONS = {t.name: t for t in (
               Statistic("at_offered_load", "offered_load", "saturation", "at offered load"),
               Statistic("max_accepted_load", "accepted_load", "max", "max accepted load"),
               Statistic("max_offered_load", "offered_load", "max", "max offered load"))),
-    Table("response", "Response time over replications: the mean with its 90% confidence "
-          "half-width, absolute and relative to the mean (target met: the half-width is at "
-          f"most {RESPONSE_TARGET:.0%} of the mean, Chu's accuracy; cells that miss it need "
-          "more replications), the median, the SD of the jobs' responses within a run and "
-          "the mean queue length.", (
+    Table("response", "Response time over replications: the mean with its confidence "
+          "half-width (at ci_level: 90% for Chu's queue disciplines, Chu's level, else 95%), "
+          "absolute and relative to the mean (target met: the half-width is at most "
+          f"{RESPONSE_TARGET:.0%} of the mean, Chu's accuracy; rows that miss it need about "
+          "the runs 'runs for target' says), the median, the SD of the jobs' responses "
+          "within a run and the mean queue length.", (
               Statistic("mean_response_s_mean", "mean_response_s", "mean", "mean response"),
-              Statistic("mean_response_s_ci90", "mean_response_s", "ci90", "± 90% CI"),
+              Statistic("mean_response_s_ci", "mean_response_s", "ci", "± CI"),
               Statistic("median_response_s_mean", "median_response_s", "mean", "median"),
               Statistic("sd_response_s_mean", "sd_response_s", "mean", "jobs' sd"),
               Statistic("mean_queue_length_mean", "mean_queue_length", "mean", "queue")), (
-              Derived("ci90_relative", "± 90% / mean", "fraction",
-                      "mean_response_s_ci90 / mean_response_s_mean",
-                      pl.col("mean_response_s_ci90") / pl.col("mean_response_s_mean")),
+              Derived("ci_level", "CI level", "fraction",
+                      "confidence level of mean_response_s_ci: 0.90 for Chu's queue "
+                      "disciplines (Chu's level), else 0.95",
+                      pl.col("scheduler").replace_strict(_LEVELS, return_dtype=pl.Float64)),
+              Derived("ci_relative", "± CI / mean", "fraction",
+                      "mean_response_s_ci / mean_response_s_mean", _RELATIVE),
               Derived("meets_target", "target met", None,
-                      f"ci90_relative <= {RESPONSE_TARGET} (Chu's accuracy target); false "
-                      "cells need more replications",
-                      pl.col("mean_response_s_ci90") / pl.col("mean_response_s_mean")
-                      <= RESPONSE_TARGET))),
+                      f"ci_relative <= {RESPONSE_TARGET} (Chu's accuracy target); false "
+                      "rows need more replications", _RELATIVE <= RESPONSE_TARGET),
+              Derived("runs_for_target", "runs for target", "runs",
+                      f"about n x (ci_relative / {RESPONSE_TARGET})^2, rounded up: the "
+                      "replications that would meet the target (at least n)",
+                      (pl.col("n") * (_RELATIVE / RESPONSE_TARGET) ** 2).ceil()
+                      .cast(pl.Int64).clip(lower_bound=pl.col("n"))))),
     Table("response_by_size", "Chu's statistics by job size: the mean response of each "
           "quarter of the jobs ordered by size (q1 the smallest), and Chu's busy fraction, "
           "means over replications.", (
@@ -287,12 +299,7 @@ def _ci95(values: Sequence[float | None]) -> float | None:
     return _half_width(values, 0.95)
 
 
-def _ci90(values: Sequence[float | None]) -> float | None:
-    """Half-width of the 90% confidence interval of the mean; null below two values."""
-    return _half_width(values, 0.90)
-
-
-_REDUCERS = {"mean": _mean, "std": _std, "ci95": _ci95, "ci90": _ci90}
+_REDUCERS = {"mean": _mean, "std": _std, "ci95": _ci95}
 
 
 def _reduce(runs: pl.DataFrame, keys: Sequence[str],
@@ -303,9 +310,12 @@ def _reduce(runs: pl.DataFrame, keys: Sequence[str],
                .agg(pl.len().cast(pl.Int64).alias("n"), *(pl.col(c) for c in columns))
                .sort(list(keys)))
     out = grouped.select(*keys, "n")
+    levels = [_LEVELS[s] for s in grouped["scheduler"].to_list()] if any(
+        how == "ci" for _, _, how in stats) else []
     return out.with_columns(
-        pl.Series(name, [_REDUCERS[how](v) for v in grouped[column].to_list()],
-                  dtype=pl.Float64)
+        pl.Series(name, [_half_width(v, level) for v, level in zip(
+            grouped[column].to_list(), levels, strict=True)] if how == "ci" else
+            [_REDUCERS[how](v) for v in grouped[column].to_list()], dtype=pl.Float64)
         for name, column, how in stats
     )
 
@@ -431,19 +441,71 @@ def markdown(name: str, table: pl.DataFrame) -> str:
         if fixed:
             every = ", ".join(_setting(k, rows[k][0]) for k in fixed)
             lines += [*textwrap.wrap(f"Every row: {every}.", 100), ""]
+        if "meets_target" in rows.columns:
+            lines += [*textwrap.wrap(_target(rows), 100), ""]
         if copies:
             equal = ", ".join(f"{labels[c]} = {labels.get(first, first)}"
                               for c, first in copies.items())
             lines += [*textwrap.wrap(f"Not shown, equal in every row: {equal}.", 100), ""]
         lines += ["Machines:", *_legend(rows, "machine", ["machine_spec"]), "",
-                  "Policies:", *_legend(rows, "policy", ["scheduler", *POLICY_COLUMNS]), ""]
+                  "Policies:", *_policies(rows), ""]
         lines += _grid(rows, shown, labels)
     return "\n".join(lines) + "\n"
 
 
+def _target(rows: pl.DataFrame) -> str:
+    """Whether an experiment's rows meet the response precision target, in one sentence."""
+    judged = rows.filter(pl.col("meets_target").is_not_null())
+    what = (f"Precision target (confidence half-width at most {RESPONSE_TARGET:.0%} of the "
+            "mean response)")
+    if not judged.height:
+        return f"{what}: not judged, fewer than two runs per row."
+    met = int(judged["meets_target"].sum())
+    text = f"{what}: met in {met} of {judged.height} rows"
+    missed = judged.filter(~pl.col("meets_target"))
+    if not missed.height:
+        return text + "."
+    return (f"{text}, NOT met in {missed.height}: those rows rest on "
+            f"{_count(missed['n'])} runs and need about {_count(missed['runs_for_target'])} "
+            "(runs for target).")
+
+
+def _count(n: pl.Series) -> str:
+    low, high = int(n.min()), int(n.max())
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def _capabilities(machine_spec: str) -> frozenset[str]:
+    """The capabilities of the allocator of a machine_spec ("torus:4x4x8",
+    "mesh:32x32 allocator=bl")."""
+    head, *options = machine_spec.split()
+    allocator = dict(o.split("=", 1) for o in options).get("allocator")
+    return ALLOCATORS[allocator or MachineSpec.parse(head).allocator].capabilities
+
+
+def _policies(rows: pl.DataFrame) -> list[str]:
+    """One line per policy: `PolicySpec.describe` on its machines (parameters that mean
+    nothing on a machine left out); a policy described differently on different machines
+    gets a line per description, naming the machines."""
+    columns = ["policy", "machine", "machine_spec", "scheduler", *POLICY_COLUMNS]
+    out = []
+    for policy, group in rows.select(columns).unique().sort(["policy", "machine"]).group_by(
+            "policy", maintain_order=True):
+        described: dict[str, list[str]] = {}
+        for row in group.iter_rows(named=True):
+            spec = PolicySpec(row["scheduler"], **{c: row[c] for c in POLICY_COLUMNS
+                                                   if row[c] is not None})
+            text = spec.describe(_capabilities(row["machine_spec"]))
+            described.setdefault(text, []).append(row["machine"])
+        for text, machines in described.items():
+            where = "" if len(described) == 1 else f" (on {', '.join(machines)})"
+            out.append(f"- {policy[0]}{where} = {text}")
+    return out
+
+
 def _legend(rows: pl.DataFrame, name: str, columns: list[str]) -> list[str]:
-    """One line per name: its spec, or its scheduler and parameter values; a policy whose
-    values differ by machine (growth where no job grows) gets a line per machine."""
+    """One line per name: its spec; a name whose spec differs by machine gets a line per
+    machine."""
     variants = rows.select(*dict.fromkeys([name, *columns, "machine"])).unique()
     out = []
     for key in sorted(variants[name].unique().to_list()):

@@ -16,17 +16,24 @@ from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
 from simcore import archive
-from simcore.archive import GENERATED, MANIFEST, pack, verify
+from simcore.archive import GENERATED, MANIFEST, pack, pack_dataset, verify
 from simcore.errors import ArchiveError, SimcoreError
-from simcore.store import RESULT_SCHEMA_VERSION
+from simcore.runner import run_shard
+from simcore.store import RESULT_SCHEMA_VERSION, write_table
+from tests.test_integrity import flip_a_data_bit
+from tests.test_runner import heavy_shard, workloads
 
 REAL_PIP_FREEZE = archive._pip_freeze
 METADATA = {"name": "torus-sweep test dataset", "version": "1.0", "git_commit": "0123abc",
-            "config": {"experiments": {"krevat": {"loads": [0.5, 0.9]}}, "seed": 7}}
+            "config": {"experiments": {"krevat": {"loads": [0.5, 0.9], "workloads": ["nasa"]}},
+                       "workloads": {"nasa": {"trace": "NASA-iPSC-1993-3.1-cln"}}, "seed": 7}}
+SHARD = {"dataset": "results", "experiment": "e", "workload": "w", "machine": "m", "policy": "p"}
 TABLE_ROWS = {"tables/summary.parquet": 5, "tables/wait.parquet": 3}
 DATA = ["config/config.yaml", "figures/utilization.png",
         "store/experiment=e/workload=w/machine=m/policy=p/summary.parquet", *TABLE_ROWS]
@@ -46,8 +53,8 @@ def results(tmp_path: Path) -> dict[str, Path]:
     shard.mkdir(parents=True)
     (root / "tables").mkdir()
     (root / "figures").mkdir()
-    pl.DataFrame({"run_key": ["a", "b"], "utilization": [0.5, 0.75]}).write_parquet(
-        shard / "summary.parquet")
+    write_table(pl.DataFrame({"run_key": ["a", "b"], "utilization": [0.5, 0.75]}).to_arrow(),
+                shard / "summary.parquet", {"shard": SHARD})
     pl.DataFrame({"load": [0.1 * i for i in range(5)], "policy": ["fcfs"] * 5}).write_parquet(
         root / "tables" / "summary.parquet")
     pl.DataFrame({"wait_s": [1.0, 2.0, 3.0]}).write_parquet(root / "tables" / "wait.parquet")
@@ -293,3 +300,137 @@ def test_environment_is_pip_freeze(tmp_path: Path, results: dict[str, Path],
 
 def test_archive_error_is_typed() -> None:
     assert issubclass(ArchiveError, SimcoreError) and issubclass(ArchiveError, ValueError)
+
+
+# -- what the archive says and holds -------------------------------------------------------
+
+def test_synthetic_only_citation_names_no_traces(tmp_path: Path,
+                                                 results: dict[str, Path]) -> None:
+    config = {"workloads": {"l16": {"synthetic": {"model": "lublin", "jobs": 10}},
+                            "unused": {"trace": "NASA-iPSC-1993-3.1-cln"}},
+              "experiments": {"small": {"workloads": ["l16"]}}}
+    contents = _members(pack(tmp_path / "d.tar", results, {**METADATA, "config": config}))
+    cff = yaml.safe_load(contents["CITATION.cff"])
+    text = contents["CITATION.cff"].decode() + contents["README.md"].decode()
+    assert "Parallel Workloads Archive" not in text
+    assert "synthetic workload model(s) lublin" in cff["abstract"]
+    assert [r["authors"][0]["family-names"] for r in cff["references"]] == ["Lublin"]
+
+
+def test_trace_citation_names_its_traces(tmp_path: Path, results: dict[str, Path]) -> None:
+    cff = yaml.safe_load(_members(pack(tmp_path / "d.tar", results, METADATA))["CITATION.cff"])
+    assert "Parallel Workloads Archive (NASA-iPSC-1993-3.1-cln)" in cff["abstract"]
+    assert "Parallel Workloads Archive" in cff["message"]
+
+
+def test_a_file_member_does_not_nest_under_its_own_name(tmp_path: Path,
+                                                        results: dict[str, Path]) -> None:
+    page = tmp_path / "reproduction.md"
+    page.write_text("# numbers\n")
+    names = set(_members(pack(tmp_path / "d.tar", {**results, "reproduction.md": page},
+                              METADATA)))
+    assert "reproduction.md" in names and "reproduction.md/reproduction.md" not in names
+    assert "config/config.yaml" in names
+
+
+def _store_member(contents: dict[str, bytes]) -> str:
+    return next(n for n in contents if n.startswith("store/") and n.endswith("summary.parquet"))
+
+
+def test_verify_checks_each_parquet_members_own_checksum(tmp_path: Path,
+                                                         results: dict[str, Path]) -> None:
+    """A store file altered (its recorded checksum kept) and packed with a manifest that
+    matches it: only its own checksum tells."""
+    out = pack(tmp_path / "d.tar", results, METADATA)
+    contents = _members(out)
+    name = _store_member(contents)
+    shard = tmp_path / "shard.parquet"
+    shard.write_bytes(contents[name])
+    table = pq.read_table(shard)
+    pq.write_table(table.set_column(1, "utilization", pa.array([0.5, 0.76])), shard)
+
+    def damage(members: dict[str, bytes]) -> None:
+        members[name] = shard.read_bytes()
+        members.pop(MANIFEST)
+        members.pop("manifest.json")
+        members[MANIFEST] = "".join(f"{hashlib.sha256(b).hexdigest()}  {n}\n"
+                                    for n, b in sorted(members.items())).encode()
+
+    with pytest.raises(ArchiveError, match=re.escape(
+            f"{name}: content does not match its checksum")):
+        verify(_rewrite(out, tmp_path / "damaged.tar", damage))
+
+
+def test_verify_refuses_a_store_member_of_another_place(tmp_path: Path,
+                                                        results: dict[str, Path]) -> None:
+    shard = results["store"] / "experiment=e/workload=w/machine=m/policy=p/summary.parquet"
+    write_table(pq.read_table(shard), shard, {"shard": {**SHARD, "policy": "q"}})
+    with pytest.raises(ArchiveError, match=re.escape(
+            "written for another shard: policy 'q' (its place: 'p')")):
+        verify(pack(tmp_path / "d.tar", results, METADATA))
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    """results/<dataset>/ of one shard run by the runner, with a table."""
+    root = tmp_path / "results"
+    shard = heavy_shard(jobs=60, loads=(0.6,), seeds=(1,))
+    workloads(root, shard)
+    run_shard(shard, root, log=io.StringIO())
+    (root / shard.dataset / "tables").mkdir()
+    write_table(pl.DataFrame({"n": [1]}).to_arrow(), root / shard.dataset / "tables/t.parquet")
+    return root / shard.dataset
+
+
+def test_pack_dataset_packs_a_verified_store(tmp_path: Path, dataset: Path) -> None:
+    out = pack_dataset(tmp_path / "d.tar", dataset, {"dataset": dataset.name})
+    report = verify(out)
+    assert report["dataset"] == dataset.name and report["tables"] == {"tables/t.parquet": 1}
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "foreign"])
+def test_pack_dataset_refuses_a_damaged_shard(tmp_path: Path, dataset: Path,
+                                              damage: str) -> None:
+    summary = next(dataset.glob("store/**/summary.parquet"))
+    if damage == "truncate":
+        summary.write_bytes(summary.read_bytes()[:-100])
+    elif damage == "flip":
+        flip_a_data_bit(summary, "utilization")
+    else:  # another shard's whole, valid file
+        other = summary.parents[1] / "policy=fcfs" / "summary.parquet"
+        other.parent.mkdir()
+        shutil.copy(summary, other)
+        summary = other
+    with pytest.raises(ArchiveError, match=re.escape(str(summary))) as refused:
+        pack_dataset(tmp_path / "d.tar", dataset, {"dataset": dataset.name})
+    assert "rebuilt from the run cache" in str(refused.value)
+    assert not (tmp_path / "d.tar").exists()
+
+
+@pytest.mark.parametrize(("setup", "name", "message"), [
+    ("missing", None, "no store shards or no tables/"),
+    ("no tables", None, "no store shards or no tables/"),
+    ("empty", None, "no store shards or no tables/"),
+    ("ok", "../evil", "name '../evil': expected a dataset name"),
+])
+def test_pack_dataset_refuses(tmp_path: Path, dataset: Path, setup: str, name: str | None,
+                              message: str) -> None:
+    where = dataset
+    if setup == "missing":
+        where = tmp_path / "nowhere"
+    elif setup == "no tables":
+        shutil.rmtree(dataset / "tables")
+    elif setup == "empty":
+        where = tmp_path / "empty"
+        (where / "tables").mkdir(parents=True)
+    with pytest.raises(ArchiveError, match=re.escape(message)):
+        pack_dataset(tmp_path / "d.tar", where, {}, name=name)
+    assert not (tmp_path / "d.tar").exists()
+
+
+def test_pack_command_refuses_a_missing_directory(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "simcore.cli", "archive", "pack", "--out",
+                           str(tmp_path / "d.tar"), "--results", str(tmp_path / "nowhere")],
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "no store shards or no tables/" in done.stderr
+    assert not (tmp_path / "d.tar").exists()

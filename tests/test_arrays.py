@@ -93,7 +93,7 @@ def test_filter_rows_refuses_nulls():
         filter_rows(pa.table({"x": pa.array([1, None])}), np.array([True, True]))
 
 
-def test_a_run_imports_no_dataframe_or_plotting_library(trace_path):
+def test_a_run_imports_no_dataframe_or_plotting_library(trace_excerpt):
     """pandas (through pyarrow), pyarrow.compute, polars and matplotlib cost a run time and
     do nothing for it."""
     probe = ("import sys; from simcore.cli import main; code = main(sys.argv[1:]); "
@@ -101,7 +101,7 @@ def test_a_run_imports_no_dataframe_or_plotting_library(trace_path):
              "'dask') if m in sys.modules)); sys.exit(code)")
     result = subprocess.run(
         [sys.executable, "-c", probe, "run", "--workload",
-         str(trace_path("NASA-iPSC-1993-3.1-cln")), "--machine", "flat:128",
+         str(trace_excerpt("NASA-iPSC-1993-3.1-cln")), "--machine", "flat:128",
          "--scheduler", "backfill"], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "[]"

@@ -90,8 +90,8 @@ def ctc_span(path: str, machine_text: str, p_fat: float, p_torus: float):
 @pytest.mark.parametrize("machine_text", ["bgl:8x4x4", "torus-links:8x4x4"])
 @pytest.mark.parametrize("scheduler", [PolicySpec("fcfs"), PolicySpec("backfill"),
                                        PolicySpec("backfill", reservation=False)])
-def test_real_trace_invariants_with_links(machine_text, scheduler, trace_path):
-    jobs = ctc_span(str(trace_path("CTC-SP2-1996-3.1-cln")), machine_text, 0.5, 0.5)
+def test_real_trace_invariants_with_links(machine_text, scheduler, trace_excerpt):
+    jobs = ctc_span(str(trace_excerpt("CTC-SP2-1996-3.1-cln")), machine_text, 0.5, 0.5)
     result = simulate(jobs, machine_text, scheduler, record_placements=True)
     check_timing(result)
     check_capacity(result, 128)
@@ -105,11 +105,11 @@ def test_real_trace_invariants_with_links(machine_text, scheduler, trace_path):
     assert mean > 0
 
 
-def test_bgl_beats_the_plain_torus_on_fat_tori(trace_path):
+def test_bgl_beats_the_plain_torus_on_fat_tori(trace_excerpt):
     """The paper's central comparison, on a 3000-job CTC span: fat, all-torus jobs."""
     util = {}
     for machine_text in ("bgl:8x4x4", "torus-links:8x4x4"):
-        jobs = ctc_span(str(trace_path("CTC-SP2-1996-3.1-cln")), machine_text, 1.0, 1.0)
+        jobs = ctc_span(str(trace_excerpt("CTC-SP2-1996-3.1-cln")), machine_text, 1.0, 1.0)
         util[machine_text] = simulate(jobs, machine_text, "backfill").summary["utilization"]
     assert util["bgl:8x4x4"] > 1.4 * util["torus-links:8x4x4"]
 

@@ -222,7 +222,7 @@ def test_invariants_on_long_runs(scheduler, allocator):
     ("scan-all", "bl"), ("mq", "bdi"), ("immediate-fit", "ff"), ("fcfs", "2dbs"),
     ("priority", "bl"), ("sjf", "eet-sc"),
 ])
-def test_real_trace_invariants(scheduler, allocator, trace_path):
+def test_real_trace_invariants(scheduler, allocator, trace_excerpt):
     """SDSC-SP2's first 2,000 jobs on a 16 x 8 mesh (its 128 nodes; 16 x 16 for 2DBS, which
     needs a square power-of-two mesh), each job the squarest rectangle for its size,
     runtimes scaled by 1.2: no unit held twice, nothing starts before it arrives, capacity
@@ -233,7 +233,7 @@ def test_real_trace_invariants(scheduler, allocator, trace_path):
 
     dims = "16x16" if allocator == "2dbs" else "16x8"
     machine = MachineSpec.parse(f"mesh:{dims}", allocator)
-    table = clean(read_swf(trace_path("SDSC-SP2-1998-4.2-cln")))
+    table = clean(read_swf(trace_excerpt("SDSC-SP2-1998-4.2-cln")))
     jobs = prepare(table, WorkloadSpec(first_jobs=2000, runtime_scale=1.2), machine)
     result = simulate(jobs, machine, scheduler, record_placements=True)
     check_timing(result)

@@ -25,7 +25,8 @@ def _row(allocator: str, queues: int, load: float, seed: int) -> dict[str, objec
             "blocking": False, "start_delay_s": 0.0, "offered_load": load,
             "warmup_jobs": 1000, "measured_jobs": 49000,
             "mean_response_s": 100.0 * load / queues**0.1 + spread * (seed - 2),
-            "sd_response_s": 90.0, "busy_fraction": load, "mean_queue_length": 3.5,
+            "sd_response_s": 90.0, "median_response_s": 80.0, "busy_fraction": load,
+            "mean_queue_length": 3.5,
             "mean_response_s_q1": 50.0, "mean_response_s_q4": 200.0}
 
 
@@ -38,7 +39,8 @@ def build(root: Path) -> Path:
                 row["run_key"] = f"{allocator}-{queues}-{i}"
             names = {"experiment": "chu", "workload": "uniform", "machine": allocator,
                      "policy": f"mq-q{queues}"}
-            write_table(summary_table(rows), shard_dir(root, "test", names) / "summary.parquet")
+            write_table(summary_table(rows), shard_dir(root, "test", names) / "summary.parquet",
+                        {"shard": {"dataset": "test", **names}})
     return root / "test" / "store"
 
 
@@ -50,9 +52,11 @@ def test_response_table_flags_cells_that_miss_the_target(tmp_path: Path) -> None
                       & (pl.col("offered_load") == 0.5)).row(0, named=True)
     assert t_quantile(0.95, 2) == pytest.approx(T_95_2, abs=5e-7)
     assert bl["n"] == 3 and bl["mean_response_s_mean"] == pytest.approx(50.0)
-    assert bl["mean_response_s_ci90"] == pytest.approx(T_95_2 * 8.0 / math.sqrt(3), rel=1e-6)
-    assert bl["ci90_relative"] == pytest.approx(bl["mean_response_s_ci90"] / 50.0)
+    assert bl["ci_level"] == 0.90  # Chu's level for Chu's queue disciplines
+    assert bl["mean_response_s_ci"] == pytest.approx(T_95_2 * 8.0 / math.sqrt(3), rel=1e-6)
+    assert bl["ci_relative"] == pytest.approx(bl["mean_response_s_ci"] / 50.0)
     assert bl["meets_target"] is False
+    assert bl["runs_for_target"] == math.ceil(3 * (bl["ci_relative"] / 0.05) ** 2)
     assert bl["mean_queue_length_mean"] == 3.5
     sizes = tables["response_by_size"].filter(
         (pl.col("machine") == "bl") & (pl.col("queues") == 1)
@@ -72,3 +76,56 @@ def test_chu_figures(tmp_path: Path) -> None:
         f"chu/{f}.{e}" for f in ("response-vs-load", "response-ci-vs-load", "response-vs-queues")
         for e in ("png", "svg")]
     assert all(p.stat().st_size > 1000 for p in paths)
+
+
+def test_intervals_are_95_percent_but_for_chus_schedulers(tmp_path: Path) -> None:
+    """The same runs under a scheduler that is not Chu's: the response table's interval is
+    95%, as the utilization table's is, not Chu's 90%; the Markdown says whether the
+    precision target is met."""
+    from simcore.tables import markdown
+
+    rows = [{**_row("bl", 1, 0.5, seed), "scheduler": "backfill", "queues": None,
+             "scan": None, "criterion": None, "blocking": None, "machine_spec": "flat:1024",
+             "utilization": 0.5 + 0.01 * seed, "run_key": f"k{seed}"} for seed in (1, 2, 3)]
+    names = {"experiment": "e", "workload": "w", "machine": "flat", "policy": "backfill"}
+    write_table(summary_table(rows), shard_dir(tmp_path, "t", names) / "summary.parquet",
+                {"shard": {"dataset": "t", **names}})
+    tables = aggregate(read_summaries(tmp_path / "t" / "store"))
+    response = tables["response"].row(0, named=True)
+    utilization = tables["utilization"].row(0, named=True)
+    t95 = t_quantile(0.975, 2)
+    assert response["ci_level"] == 0.95
+    assert response["mean_response_s_ci"] == pytest.approx(t95 * 8.0 / math.sqrt(3), rel=1e-9)
+    assert utilization["utilization_ci95"] == pytest.approx(t95 * 0.01 / math.sqrt(3), rel=1e-6)
+    text = markdown("response", tables["response"])
+    assert "met in 0 of 1 rows, NOT met in 1: those rows rest on 3 runs" in " ".join(
+        text.split())
+
+
+@pytest.fixture()
+def chu_figures(tmp_path: Path) -> list:
+    from tests.test_plots import _drawn
+
+    write_tables(build(tmp_path / "results"), tmp_path / "tables")
+    drawn = _drawn(tmp_path / "tables")
+    assert any(name.startswith("chu/response") for name, _ in drawn)
+    return drawn
+
+
+def test_chu_figures_have_distinct_panel_titles(chu_figures: list) -> None:
+    for name, fig in chu_figures:
+        titles = [ax.get_title() for ax in fig.axes if ax.get_visible() and ax.get_title()]
+        assert len(titles) == len(set(titles)), (name, titles)
+
+
+def test_chu_figures_give_times_in_hours(tmp_path: Path) -> None:
+    from tests.test_plots import _drawn
+
+    write_tables(build(tmp_path / "results"), tmp_path / "tables")
+    drawn = _drawn(tmp_path / "tables")
+    assert any(name.startswith("chu/response") for name, _ in drawn)
+    for name, fig in drawn:
+        for ax in fig.axes:
+            assert "response" not in ax.get_ylabel() or "(h" in ax.get_ylabel(), (
+                name, ax.get_ylabel())
+            assert ax.yaxis.get_offset_text().get_text() == "", name

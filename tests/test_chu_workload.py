@@ -165,11 +165,11 @@ def test_shape_rules_for_jobs_without_requests():
         rule_shapes(np.array([17]), 4, 8, "square")
 
 
-def test_a_trace_gets_shapes_by_the_rule(trace_path):
+def test_a_trace_gets_shapes_by_the_rule(trace_excerpt):
     from simcore.cleaning import clean
     from simcore.swf import read_swf
 
-    table = clean(read_swf(trace_path("SDSC-SP2-1998-4.2-cln")))
+    table = clean(read_swf(trace_excerpt("SDSC-SP2-1998-4.2-cln")))
     machine = MachineSpec.parse("mesh:16x8", "bl")
     jobs = prepare(table, WorkloadSpec(first_jobs=300), machine)
     expected = rule_shapes(jobs.requested_units, 16, 8)

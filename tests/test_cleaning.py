@@ -7,6 +7,7 @@ import pytest
 from simcore.cleaning import CleaningOptions, clean, cleaning_report
 from simcore.errors import CleaningError
 from simcore.swf import job_size, parse_swf, read_swf
+from tests.excerpts import raw_jobs
 
 LINES = [
     "1 0 0 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1",   # kept
@@ -58,8 +59,22 @@ def test_options_from_mapping_rejects_unknown_key():
         CleaningOptions.from_mapping({"oversize": "shrink"})
 
 
-def test_cleaning_keeps_header(trace_path):
-    raw = read_swf(trace_path("SDSC-SP2-1998-4.2-cln"))
+def test_cleaning_keeps_header(trace_excerpt):
+    """On SDSC-SP2's excerpt: the header travels, and the jobs removed are those whose run
+    time (field 4 of the job lines, read here independently) is not positive."""
+    path = trace_excerpt("SDSC-SP2-1998-4.2-cln")
+    raw = read_swf(path)
+    cleaned = clean(raw)
+    assert cleaned.schema.metadata[b"swf_header"] == raw.schema.metadata[b"swf_header"]
+    runs = [row[3] for row in raw_jobs(path)]
+    removed = sum(run <= 0 for run in runs)
+    report = cleaning_report(cleaned)
+    assert report["rules"]["nonpositive_runtime"]["removed"] == removed > 0
+    assert report["jobs_in"] == len(runs) and cleaned.num_rows == len(runs) - removed
+
+
+def test_cleaning_counts_on_the_whole_trace(whole_trace):
+    raw = read_swf(whole_trace("SDSC-SP2-1998-4.2-cln"))
     cleaned = clean(raw)
     assert cleaned.schema.metadata[b"swf_header"] == raw.schema.metadata[b"swf_header"]
     assert cleaning_report(cleaned)["rules"]["nonpositive_runtime"]["removed"] == 5681

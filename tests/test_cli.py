@@ -6,14 +6,19 @@ import json
 import subprocess
 import sys
 
+import numpy as np
+import pytest
+
+from tests.excerpts import manifest, raw_jobs
+
 
 def simcore(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "simcore.cli", *args],
                           capture_output=True, text=True, check=False)
 
 
-def test_swf_info_json(trace_path):
-    result = simcore("swf-info", str(trace_path("SDSC-SP2-1998-4.2-cln")), "--json")
+def test_swf_info_json(whole_trace):
+    result = simcore("swf-info", str(whole_trace("SDSC-SP2-1998-4.2-cln")), "--json")
     assert result.returncode == 0, result.stderr
     info = json.loads(result.stdout)
     assert info["jobs"] == 59715
@@ -24,10 +29,41 @@ def test_swf_info_json(trace_path):
     assert sum(info["size_histogram"].values()) == info["jobs_clean"]
 
 
-def test_swf_info_text(trace_path):
-    result = simcore("swf-info", str(trace_path("NASA-iPSC-1993-3.1-cln")))
+def test_swf_info_text(whole_trace):
+    result = simcore("swf-info", str(whole_trace("NASA-iPSC-1993-3.1-cln")))
     assert result.returncode == 0, result.stderr
     assert "jobs:         18239" in result.stdout
+    assert "offered load:" in result.stdout
+
+
+def test_swf_info_on_an_excerpt(trace_excerpt):
+    """swf-info's counts and load on SDSC-SP2's excerpt, against the same statistics
+    computed here from the job lines split by hand."""
+    path = trace_excerpt("SDSC-SP2-1998-4.2-cln")
+    result = simcore("swf-info", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    info = json.loads(result.stdout)
+    raw = np.array(raw_jobs(path))
+    submit, run = raw[:, 1], raw[:, 3]
+    size = np.where(raw[:, 4] > 0, raw[:, 4], raw[:, 7])
+    keep = (run > 0) & (size > 0) & (submit >= 0) & (size <= 128)
+    assert info["jobs"] == len(raw) == manifest()["SDSC-SP2-1998-4.2-cln"]["jobs"]
+    assert info["max_procs"] == 128 and info["max_nodes"] == 128
+    assert info["cleaning_removed"]["nonpositive_runtime"] == (run <= 0).sum() > 0
+    assert info["jobs_clean"] == keep.sum()
+    assert (info["first_submit"], info["last_submit"]) == (submit[keep].min(),
+                                                           submit[keep].max())
+    span = submit[keep].max() - submit[keep].min()
+    load = (size[keep] * run[keep]).sum() / (128 * span)
+    assert info["offered_load"] == pytest.approx(load, rel=1e-12)
+    assert sum(info["size_histogram"].values()) == info["jobs_clean"]
+
+
+def test_swf_info_text_on_an_excerpt(trace_excerpt):
+    result = simcore("swf-info", str(trace_excerpt("NASA-iPSC-1993-3.1-cln")))
+    assert result.returncode == 0, result.stderr
+    jobs = manifest()["NASA-iPSC-1993-3.1-cln"]["jobs"]
+    assert f"jobs:         {jobs} (" in result.stdout
     assert "offered load:" in result.stdout
 
 

@@ -172,9 +172,9 @@ def test_a_failed_chip_takes_its_cube_out_of_service(tmp_path):
 
 
 @pytest.mark.parametrize("allocator", ["any-cubes", "cube-boxes"])
-def test_invariants_on_a_real_trace_with_failures(trace_path, allocator):
+def test_invariants_on_a_real_trace_with_failures(trace_excerpt, allocator):
     # SDSC-SP2 (128 processors) on 4x2x2 cubes of 2x2x2 chips; a chip fails every 2e6 s
-    table = clean(read_swf(trace_path("SDSC-SP2-1998-4.2-cln")))
+    table = clean(read_swf(trace_excerpt("SDSC-SP2-1998-4.2-cln")))
     spec = MachineSpec.parse("cubes:4x2x2:2", allocator,
                              options={"unit_mtbf_s": 2e6, "repair_s": 7200})
     jobs = prepare(table, WorkloadSpec(first_jobs=2000, offered_load=0.9), spec, seed=4)

@@ -258,7 +258,7 @@ def test_dilation_stretches_scattered_jobs():
     assert half[2]["dilation"] == pytest.approx(1 + 0.5 * (43 / 35 - 1))
 
 
-def test_ross_span_on_the_papers_mesh(trace_path):
+def test_ross_span_on_the_papers_mesh(trace_excerpt):
     """Sandia Ross (a Cplant machine) on 8x8x5, 3000 jobs, work multiple 0.5: every
     counts-only scheduler places on every curve allocator exactly as on flat:320, no
     processor is held twice, every job gets exactly its size."""
@@ -266,7 +266,7 @@ def test_ross_span_on_the_papers_mesh(trace_path):
     from simcore.swf import read_swf
     from simcore.workload.transforms import WorkloadSpec, prepare
 
-    table = clean(read_swf(trace_path("Sandia-Ross-2001-1.1-cln")))
+    table = clean(read_swf(trace_excerpt("Sandia-Ross-2001-1.1-cln")))
     mesh = MachineSpec.parse("mesh:8x8x5", "best-fit", ordering="hilbert")
     jobs = prepare(table, WorkloadSpec(first_jobs=3000, runtime_scale=0.5, oversize="drop"),
                    mesh)

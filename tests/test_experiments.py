@@ -9,6 +9,8 @@ import yaml
 
 from simcore.errors import ConfigError
 from simcore.experiments import Shard, plan
+from simcore.patterns import CATALOGUE
+from simcore.traces import load_catalogue
 from tests.conftest import ROOT
 
 SMALL = yaml.safe_load((ROOT / "config/test/small.yaml").read_text())
@@ -182,4 +184,4 @@ def test_unknown_trace_names_the_catalogue():
     config = copy.deepcopy(SMALL)
     config["workloads"]["t"] = {"trace": "Missing-1999"}
     with pytest.raises(ConfigError, match=r"workloads.t.trace: 'Missing-1999' is not in"):
-        plan(config, traces=["NASA-iPSC-1993-3.1-cln"])
+        plan(config, traces=load_catalogue(CATALOGUE))

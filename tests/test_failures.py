@@ -103,8 +103,8 @@ def test_on_a_flat_machine_a_failure_hits_a_unit_drawn_from_the_in_service_ones(
     assert list(column(result, "failures_hit")) == expected
 
 
-def test_no_outages_leave_the_schedule_as_it_was(tmp_path, trace_path):
-    table = clean(read_swf(trace_path("SDSC-SP2-1998-4.2-cln")))
+def test_no_outages_leave_the_schedule_as_it_was(tmp_path, trace_excerpt):
+    table = clean(read_swf(trace_excerpt("SDSC-SP2-1998-4.2-cln")))
     empty = trace(tmp_path, [])
     for text, scheduler in (("torus:4x4x8", "backfill"), ("flat:128", "backfill"),
                             ("torus:4x4x8", "bm")):
@@ -225,9 +225,9 @@ def test_flat_schedules_with_failures_match_the_reference(case, easy, requeue, s
     ("bgl:8x4x4", "backfill", "requeue"),
     ("mesh:8x8x2", "migration", "requeue"),
 ])
-def test_invariants_with_drawn_failures_on_a_real_trace(trace_path, text, scheduler,
+def test_invariants_with_drawn_failures_on_a_real_trace(trace_excerpt, text, scheduler,
                                                         on_failure):
-    table = clean(read_swf(trace_path("SDSC-SP2-1998-4.2-cln")))
+    table = clean(read_swf(trace_excerpt("SDSC-SP2-1998-4.2-cln")))
     spec = machine(text, unit_mtbf_s=2e6, repair_s=7200, on_failure=on_failure)
     jobs = prepare(table, WorkloadSpec(first_jobs=2000, p_torus=1.0), spec, seed=2)
     result = simulate(jobs, spec, scheduler, seed=2, record_placements=True)

@@ -29,7 +29,9 @@ from simcore.swf import parse_swf
 from simcore.traces import TraceEntry, acquire
 from simcore.workload.io import convert_trace, read_workload, write_workload
 from simcore.workload.synthetic import synthesize
+from tests.excerpts import excerpt_catalogue, manifest
 from tests.test_runner import heavy_shard, summary, workloads
+from tests.test_workflow_traces import trace_workload
 from tests.workflow import scratch_workflow, small_config, snakemake
 
 LINE = "1 0 0 100 4 -1 -1 4 100 -1 1 1 1 1 1 1 -1 -1\n"
@@ -38,15 +40,16 @@ LINE = "1 0 0 100 4 -1 -1 4 100 -1 1 1 1 1 1 1 -1 -1\n"
 # -- shell injection -----------------------------------------------------------------------
 
 @pytest.mark.slow
-def test_mirror_paths_are_arguments_not_shell(tmp_path, trace_dir):
+def test_mirror_paths_are_arguments_not_shell(tmp_path, trace_excerpt):
     mirror = tmp_path / "my mirror; touch PWNED 'quoted' \"double\""
     mirror.mkdir()
     trace = "NASA-iPSC-1993-3.1-cln"
-    shutil.copy(trace_dir / f"{trace}.swf.gz", mirror)
+    shutil.copy(trace_excerpt(trace), mirror)
     wf = scratch_workflow(tmp_path)
-    config = small_config(wf, traces={"mirrors": [str(mirror)]})
-    snakemake(wf, f"results/workloads/{trace}/jobs.parquet", "--configfile", config)
-    assert (wf / f"results/workloads/{trace}/jobs.parquet").is_file()
+    catalogue = excerpt_catalogue(tmp_path / "excerpts.yaml")  # pins the excerpt
+    config = small_config(wf, traces={"mirrors": [str(mirror)], "catalogue": str(catalogue)})
+    snakemake(wf, trace_workload(wf, config, trace), "--configfile", config)
+    assert (wf / trace_workload(wf, config, trace)).is_file()
     assert not list(wf.rglob("PWNED")) and not list(tmp_path.rglob("PWNED"))
 
 
@@ -129,12 +132,13 @@ def test_stale_temporary_files_of_killed_writers_are_removed(tmp_path):
 
 # -- converted traces and workload files ---------------------------------------------------
 
-def test_tampered_trace_is_not_converted(tmp_path, trace_path):
-    original = trace_path("NASA-iPSC-1993-3.1-cln")
+def test_tampered_trace_is_not_converted(tmp_path, trace_excerpt):
+    original = trace_excerpt("NASA-iPSC-1993-3.1-cln")
     tampered = tmp_path / original.name
     text = gzip.decompress(original.read_bytes()).replace(b"\n1 ", b"\n1  ", 1)
     tampered.write_bytes(gzip.compress(text))
-    with pytest.raises(TraceError, match=r"sha256 [0-9a-f]{64}, expected 5589ae9b.* changed or"):
+    pinned = manifest()["NASA-iPSC-1993-3.1-cln"]["sha256"]
+    with pytest.raises(TraceError, match=rf"sha256 [0-9a-f]{{64}}, expected {pinned}.* changed or"):
         convert_trace(tampered, tmp_path / "jobs.parquet",
                       expect_sha256=file_digest(original))
     assert not (tmp_path / "jobs.parquet").exists()

@@ -55,8 +55,8 @@ CASES = [
 
 @pytest.mark.parametrize("trace", ["NASA-iPSC-1993-3.1-cln", "SDSC-SP2-1998-4.2-cln"])
 @pytest.mark.parametrize(("machine", "scheduler", "params"), CASES)
-def test_real_trace_invariants(trace, machine, scheduler, params, trace_path):
-    jobs = trace_span(str(trace_path(trace)), machine, 1.2)
+def test_real_trace_invariants(trace, machine, scheduler, params, trace_excerpt):
+    jobs = trace_span(str(trace_excerpt(trace)), machine, 1.2)
     policy = PolicySpec.from_params(scheduler, params)
     result = simulate(jobs, machine, policy, record_placements=True)
     units = MachineSpec.parse(machine).units
@@ -77,8 +77,8 @@ def test_real_trace_invariants(trace, machine, scheduler, params, trace_path):
         assert s["migrations_successful"] <= s["migrations_attempted"]
 
 
-def test_deterministic_across_runs(trace_path):
-    jobs = trace_span(str(trace_path("SDSC-SP2-1998-4.2-cln")), "torus:4x4x8", 1.2)
+def test_deterministic_across_runs(trace_excerpt):
+    jobs = trace_span(str(trace_excerpt("SDSC-SP2-1998-4.2-cln")), "torus:4x4x8", 1.2)
     first = simulate(jobs, "torus:4x4x8", "bm")
     again = simulate(jobs, "torus:4x4x8", "bm")
     assert first.jobs.equals(again.jobs)
@@ -173,9 +173,9 @@ def test_conservative_matches_reference(case, delay, overrun):
         assert delayed == 0
 
 
-def test_conservative_matches_reference_on_a_real_span(trace_path):
+def test_conservative_matches_reference_on_a_real_span(trace_excerpt):
     """SDSC-SP2, whose requested times are sometimes exceeded: overruns included."""
-    jobs = trace_span(str(trace_path("SDSC-SP2-1998-4.2-cln")), "flat:128", 1.2)
+    jobs = trace_span(str(trace_excerpt("SDSC-SP2-1998-4.2-cln")), "flat:128", 1.2)
     jobs = Jobs.create(jobs.job_id[:1000], jobs.submit_s[:1000], jobs.run_s[:1000],
                        jobs.requested_s[:1000], jobs.size[:1000])
     result = simulate(jobs, "flat:128", PolicySpec("conservative", start_delay_s=1.0))

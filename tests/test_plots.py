@@ -34,9 +34,12 @@ def test_figures_per_experiment(figures: list[Path]) -> None:
     # wait figure: zero on a log scale); krevat has them all but the response figures (no
     # response statistics in this store: tests/test_chu_tables.py and
     # tests/test_timeshare.py draw those)
-    skipped = {"migrations-vs-load", "wait-vs-utilization"}
-    chu = {"response-vs-load", "response-ci-vs-load", "response-vs-queues"}
-    expected = [f"{experiment}/{figure}.{ext}" for experiment in ("aridor", "krevat")
+    # file names follow the x axis: krevat sweeps the runtime scale c, aridor the load
+    skipped = {"migrations-vs-{axis}", "wait-vs-utilization"}
+    chu = {"response-vs-{axis}", "response-ci-vs-{axis}", "response-vs-queues"}
+    axes = {"aridor": "load", "krevat": "runtime-scale"}
+    expected = [f"{experiment}/{figure.format(axis=axes[experiment])}.{ext}"
+                for experiment in ("aridor", "krevat")
                 for figure in FIGURES for ext in ("png", "svg")
                 if figure not in chu and (experiment == "krevat" or figure not in skipped)]
     assert [f"{p.parent.name}/{p.name}" for p in figures] == expected
@@ -50,7 +53,7 @@ def test_png_and_svg_files(figures: list[Path]) -> None:
     assert b"pHYs" in png  # physical size chunk carries the dpi
     ppm = struct.unpack(">I", png[png.index(b"pHYs") + 4:][:4])[0]
     assert round(ppm * 0.0254) == DPI
-    svg = next(p for p in figures if p.parts[-2:] == ("krevat", "migrations-vs-load.svg"))
+    svg = next(p for p in figures if p.parts[-2:] == ("krevat", "migrations-vs-runtime-scale.svg"))
     text = svg.read_text()
     assert "<dc:date>" not in text and text.lstrip().startswith("<?xml")
 
@@ -77,11 +80,11 @@ def test_error_bars_only_with_three_runs_or_more() -> None:
     from simcore.plots import _dodge, _error_bars
 
     assert _error_bars(pl.DataFrame({"n": [3, 4]})) == (
-        True, "bars: 95% confidence intervals (Student t) over 3+ runs")
-    drawn, note = _error_bars(pl.DataFrame({"n": [2, 3]}))
-    assert not drawn and note.startswith("no error bars: 2 run(s) per point")
+        True, "bars: 95% confidence intervals (Student t), n = 3-4 runs per point")
+    drawn, note = _error_bars(pl.DataFrame({"n": [2, 2]}))
+    assert not drawn and note.startswith("no error bars: n = 2 runs per point")
     offsets = [_dodge(i, 3, 0.5) for i in range(3)]
-    assert offsets == [-0.005, 0.0, 0.005], "coinciding series spread over 2% of the axis"
+    assert offsets == pytest.approx([-0.0125, 0.0, 0.0125]), "spread over 5% of the axis"
 
 
 def test_pick_loads() -> None:
@@ -95,17 +98,73 @@ def test_missing_tables_is_an_error(tmp_path: Path) -> None:
         write_figures(tmp_path, tmp_path / "figures")
 
 
-def test_series_split_by_parameters_varying_within_a_workload():
+def test_parameters_varying_within_a_workload_get_panels_not_series():
     """Workloads that differ only in processors_per_unit (CTC / 4 vs SDSC 1:1) sit in
-    separate panels; their lines must not also be split by it, but p_torus, varying within
-    each workload, is a series of its own."""
-    from simcore.plots import _series
+    separate panels and are not split further by it; p_torus, varying within each
+    workload, gets panels of its own: a curve is one machine x policy, so the legend
+    encodes no parameter."""
+    from simcore.plots import _panels, _series
     from simcore.tables import CONFIG_KEYS
 
     rows = pl.DataFrame([
         {**dict.fromkeys(CONFIG_KEYS), "experiment": "a", "workload": w, "machine": "bgl",
          "policy": "backfill", "processors_per_unit": ppu, "p_torus": pt}
         for w, ppu in (("ctc", 4), ("sdsc", 1)) for pt in (0.0, 1.0)])
-    keys = _series(rows, exclude=())
-    assert [(k["machine"], k["p_torus"]) for k in keys] == [("bgl", 0.0), ("bgl", 1.0)]
-    assert all("processors_per_unit" not in k for k in keys)
+    assert _series(rows) == [{"machine": "bgl", "policy": "backfill"}]
+    assert [title for title, _ in _panels(rows)] == [
+        "ctc, p_torus=0", "ctc, p_torus=1", "sdsc, p_torus=0", "sdsc, p_torus=1"]
+
+
+def _drawn(tables_dir: Path) -> list[tuple[str, object]]:
+    """(experiment/figure, Figure) of every figure the test tables support."""
+    import matplotlib.style
+
+    from simcore.plots import _SOURCES, STYLE
+
+    out = []
+    with matplotlib.style.context(STYLE, after_reset=True):
+        for name, (table, draw) in _SOURCES.items():
+            rows = pl.read_parquet(tables_dir / f"{table}.parquet")
+            for experiment in sorted(set(rows["experiment"].to_list())):
+                fig = draw(experiment, rows.filter(pl.col("experiment") == experiment))
+                if fig is not None:
+                    fig.canvas.draw()
+                    out.append((f"{experiment}/{name}", fig))
+    return out
+
+
+@pytest.fixture(scope="module")
+def drawn(tables_dir: Path) -> list[tuple[str, object]]:
+    figures = _drawn(tables_dir)
+    assert len(figures) >= 8
+    return figures
+
+
+def test_every_figure_gives_the_runs_per_point(drawn) -> None:
+    for name, fig in drawn:
+        assert "n = " in fig.get_suptitle(), name
+
+
+def test_legends_encode_no_parameter(drawn) -> None:
+    """A curve is one machine x policy; p_fat, p_torus and the like get panels."""
+    for name, fig in drawn:
+        for legend in fig.legends:
+            labels = [t.get_text() for t in legend.get_texts()]
+            assert not [label for label in labels if "=" in label.replace(" = ", "")], (
+                name, labels)
+
+
+def test_no_curve_hides_another(drawn) -> None:
+    """Not the always-migrate maximum under the always-migrate curve, nor two machines with
+    the same numbers: equal curves are drawn once (and named together)."""
+    for name, fig in drawn:
+        for ax in fig.axes:
+            data = [tuple(map(tuple, line.get_xydata())) for line in ax.get_lines()
+                    if len(line.get_xydata()) > 1]
+            assert len(data) == len(set(data)), f"{name}: a curve hides another"
+
+
+def test_no_axis_carries_an_offset(drawn) -> None:
+    for name, fig in drawn:
+        for ax in fig.axes:
+            assert ax.yaxis.get_offset_text().get_text() == "", name

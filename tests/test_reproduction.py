@@ -54,8 +54,20 @@ def test_report_sections(tmp_path, runs):
     assert "## A study" in text and "**Our configuration.** We did them too." in text
     assert "| saturation | 0.600 (p. 1) | 0.625 | +0.025 (+4%) | Because. |" in text
     assert "![krevat/capacity.png](figures/krevat/capacity.png)" in text
-    assert "*Not in this dataset yet: experiment(s) later.*" in text
+    assert "*Not in this dataset (no section below): Another.*" in text
+    assert "## Another" not in text
     assert report(published, store) == text
+
+
+def test_a_dataset_without_the_seeds_says_so_in_one_line(tmp_path):
+    """The default dataset holds none of the seeds' experiments: one line says what it
+    holds, instead of a section per seed saying it is missing."""
+    published = load_published(ROOT / "config" / "published.yaml")
+    text = report(published, build_store(tmp_path, experiments=("smoke",)))
+    lines = [line for line in text.splitlines() if line.strip()]
+    assert len(lines) == 2 and lines[0] == "# Reproduction of the seed studies"
+    assert lines[1].startswith("**This dataset holds none of the seed studies' experiments** "
+                               "(it holds smoke)")
 
 
 def test_linked_figures_are_copied_beside_a_report_outside_the_dataset(tmp_path):

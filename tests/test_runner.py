@@ -19,7 +19,7 @@ import yaml
 from simcore.experiments import plan
 from simcore.runner import run_shard
 from simcore.store import shard_dir
-from simcore.workload.io import write_workload
+from simcore.workload.io import with_source, write_workload
 from simcore.workload.synthetic import synthesize
 from tests.conftest import ROOT
 
@@ -150,11 +150,12 @@ def test_rewritten_workload_file_is_read_again(tmp_path):
     workloads(tmp_path, shard)
     run_shard(shard, tmp_path, log=io.StringIO())
     path = tmp_path / shard.source.path(1)
-    spec = shard.source.synthetic
-    write_workload(synthesize(spec, 99), path)  # other jobs under the same name
+    # other jobs recorded as made by the same source (as by an edited model)
+    other = with_source(synthesize(shard.source.synthetic, 99), shard.source.provenance(1))
+    write_workload(other, path)
     run_shard(shard, tmp_path, log=io.StringIO())
     fresh = tmp_path / "fresh"
     (fresh / path.relative_to(tmp_path)).parent.mkdir(parents=True)
-    write_workload(synthesize(spec, 99), fresh / path.relative_to(tmp_path))
+    write_workload(other, fresh / path.relative_to(tmp_path))
     run_shard(shard, fresh, log=io.StringIO())
     assert summary(tmp_path, shard).equals(summary(fresh, shard))

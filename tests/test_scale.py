@@ -163,8 +163,8 @@ def test_identical_schedules_on_generated_workloads(case, machine, scheduler):
 @pytest.mark.parametrize(("machine", "scale"), [("torus:4x4x8", 1.2), ("mesh:8x8x5", 1.0),
                                                 ("torus:4x4x2x2x2", 1.2)])
 @pytest.mark.parametrize("scheduler", ["fcfs", "backfill", "bm"])
-def test_identical_schedules_on_a_real_span(machine, scale, scheduler, trace_path):
-    table = clean(read_swf(trace_path("SDSC-SP2-1998-4.2-cln")))
+def test_identical_schedules_on_a_real_span(machine, scale, scheduler, trace_excerpt):
+    table = clean(read_swf(trace_excerpt("SDSC-SP2-1998-4.2-cln")))
     spec = MachineSpec.parse(machine)
     jobs = prepare(table, WorkloadSpec(first_jobs=1500, runtime_scale=scale,
                                        processors_per_unit=128 // spec.units or 1), spec)

@@ -6,59 +6,18 @@ import io
 import re
 import shutil
 import tarfile
-from collections import Counter
 
 import polars as pl
 import pytest
 import yaml
 
 from simcore.tables import TABLES
-from tests.workflow import scratch_workflow, snakemake
+from tests.workflow import planned_rules, scratch_workflow, snakemake
 
 pytestmark = pytest.mark.slow
 SMALL = "config/test/small.yaml"
 DATASET = "results/torus-sweep-test"  # the small config's dataset
 LOGS = "logs/simulate_shard/torus-sweep-test"
-
-
-def dag_jobs(workdir) -> list[dict[str, str]]:
-    """Jobs of the DAG (rule and wildcards), parsed from `snakemake --dag` (DOT)."""
-    dot = snakemake(workdir, "--dag", "--configfile", SMALL).stdout
-    jobs = []
-    for label in re.findall(r'label = "([^"]*)"', dot):
-        rule, *fields = label.split("\\n")
-        jobs.append({"rule": rule, **dict(f.split(": ", 1) for f in fields)})
-    return jobs
-
-
-def api_dry_run(workdir) -> None:
-    """Plan and dry-run the default target through Snakemake's Python API."""
-    from snakemake.api import SnakemakeApi
-    from snakemake.settings.types import (
-        ConfigSettings,
-        DAGSettings,
-        OutputSettings,
-        ResourceSettings,
-    )
-
-    with SnakemakeApi(OutputSettings(quiet={"all"})) as api:
-        workflow = api.workflow(
-            resource_settings=ResourceSettings(cores=2),
-            config_settings=ConfigSettings(configfiles=[workdir / SMALL]),
-            snakefile=workdir / "Snakefile", workdir=workdir)
-        workflow.dag(DAGSettings(targets={"all"})).execute_workflow(executor="dryrun")
-
-
-def planned_rules(workdir) -> Counter:
-    """Jobs a dry run would run, by rule (the first 'Job stats' table of its output)."""
-    output = snakemake(workdir, "-n", "--configfile", SMALL, "--quiet", "rules").stdout
-    table = output.split("Job stats:", 1)[1].split("\n\n", 1)[0]
-    counts = Counter()
-    for line in table.splitlines():
-        match = re.match(r"^(\w+)\s+(\d+)$", line.strip())
-        if match and match.group(1) not in ("job", "total"):
-            counts[match.group(1)] = int(match.group(2))
-    return counts
 
 
 @pytest.fixture(scope="module")
@@ -67,24 +26,6 @@ def swept(tmp_path_factory):
     workdir = scratch_workflow(tmp_path_factory.mktemp("sweep"))
     snakemake(workdir, "--configfile", SMALL)
     return workdir
-
-
-def test_dag_of_the_small_config(tmp_path):
-    workdir = scratch_workflow(tmp_path)
-    assert planned_rules(workdir) == Counter({"shard_spec": 8, "simulate_shard": 8,
-                                              "synthesize_workload": 3, "warm_kernels": 1,
-                                              "tables": 1, "figures": 1, "reproduction": 1,
-                                              "all": 1})
-    api_dry_run(workdir)
-    assert not (workdir / "results").exists(), "a dry run makes nothing"
-    jobs = dag_jobs(workdir)
-    shards = {(j["experiment"], j["machine"], j["policy"]) for j in jobs
-              if j["rule"] == "shard_spec"}  # the DOT labels name the wildcards first met there
-    assert len(shards) == 8
-    assert ("small", "flat", "fcfs") in shards and ("shapes", "bgl", "backfill") in shards
-    assert ("small", "flat", "bm") not in shards
-    seeds = {(j["workload"], j["seed"]) for j in jobs if j["rule"] == "synthesize_workload"}
-    assert seeds == {("lublin16", "1"), ("lublin16", "2"), ("lublin128", "1")}
 
 
 def test_tables_figures_and_store(swept):
@@ -121,11 +62,10 @@ def test_policy_change_reruns_only_its_shards(swept, tmp_path):
     config = yaml.safe_load((workdir / SMALL).read_text())
     config["policies"]["backfill"]["max_growth"] = 2  # only tori and meshes grow jobs
     (workdir / SMALL).write_text(yaml.safe_dump(config))
-    assert planned_rules(workdir)["simulate_shard"] == 1
-    assert planned_rules(workdir)["shard_spec"] == 1
+    assert planned_rules(workdir, SMALL)["simulate_shard"] == 1
     config["policies"]["backfill"]["reservation"] = False  # every backfill shard
     (workdir / SMALL).write_text(yaml.safe_dump(config))
-    rerun = planned_rules(workdir)
+    rerun = planned_rules(workdir, SMALL)
     assert rerun["simulate_shard"] == 4  # small: torus, flat; shapes: bgl, torus-links
     snakemake(workdir, "--configfile", SMALL)
     for log in (workdir / LOGS).rglob("*.log"):
@@ -145,15 +85,6 @@ def test_grid_extension_simulates_only_new_runs(swept, tmp_path):
     snakemake(workdir, "--configfile", SMALL)
     log = (workdir / LOGS / "small/lublin16/torus/bm.log").read_text()
     assert "6 runs: 4 cached, 2 simulated" in log
-
-
-def test_one_and_two_cores_give_identical_tables(swept, tmp_path):
-    workdir = scratch_workflow(tmp_path)
-    result = snakemake(workdir, "--configfile", SMALL, cores=1)
-    assert "simulate_shard" in result.stdout + result.stderr
-    for name in (f"{t}.csv" for t in TABLES):
-        assert (workdir / DATASET / "tables" / name).read_bytes() == \
-            (swept / DATASET / "tables" / name).read_bytes(), name
 
 
 def test_archive_round_trip_and_corruption(swept, tmp_path):
@@ -197,9 +128,9 @@ def test_deleted_results_are_rebuilt_exactly(swept, tmp_path):
     store = workdir / DATASET / "store"
     (store / "experiment=small/workload=lublin16/machine=flat/policy=fcfs/summary.parquet"
      ).unlink()
-    assert planned_rules(workdir)["simulate_shard"] == 1
-    (workdir / "results/workloads/lublin16/seed=2/jobs.parquet").unlink()
-    rerun = planned_rules(workdir)
+    assert planned_rules(workdir, SMALL)["simulate_shard"] == 1
+    next((workdir / "results/workloads/lublin16").glob("*/seed=2/jobs.parquet")).unlink()
+    rerun = planned_rules(workdir, SMALL)
     assert (rerun["synthesize_workload"], rerun["simulate_shard"]) == (1, 6)
     shutil.rmtree(store)
     shutil.rmtree(workdir / "results/cache")
@@ -209,3 +140,64 @@ def test_deleted_results_are_rebuilt_exactly(swept, tmp_path):
     for name in (f"{t}.csv" for t in TABLES):
         assert (workdir / DATASET / "tables" / name).read_bytes() == \
             (swept / DATASET / "tables" / name).read_bytes(), name
+
+
+def readme_command(needle: str) -> list[str]:
+    """The line of README's command block that contains `needle`, as arguments (comment
+    dropped)."""
+    import shlex
+
+    from tests.workflow import ROOT
+
+    lines = [line for line in (ROOT / "README.md").read_text().splitlines()
+             if line.startswith("snakemake ") and needle in line]
+    assert len(lines) == 1, lines
+    return shlex.split(lines[0], comments=True)
+
+
+def test_readme_archive_command_as_written(swept):
+    """README's archive command, run as written (on the small config instead of the
+    papers'), packs the dataset: page and store at their places, nothing nested."""
+    import subprocess
+
+    command = [SMALL if arg == "config/papers.yaml" else arg for arg in readme_command(" archive")]
+    done = subprocess.run(command, cwd=swept, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    archive = swept / DATASET / "archive/torus-sweep-test.tar.xz"
+    with tarfile.open(archive) as tar:
+        names = set(tar.getnames())
+        cff = yaml.safe_load(tar.extractfile("CITATION.cff").read())
+    assert "reproduction.md" in names and "reproduction.md/reproduction.md" not in names
+    assert "Parallel Workloads Archive" not in cff["message"] + cff["abstract"]
+
+
+@pytest.mark.parametrize("damage", ["flip", "foreign"])
+def test_default_target_rebuilds_a_damaged_shard_from_the_cache(swept, tmp_path, damage):
+    """A shard file with a byte flipped, or another shard's copied over it, its
+    modification time kept: the next run removes it, rebuilds the shard from the run
+    cache alone, and the tables come out as before."""
+    import os
+
+    workdir = tmp_path / "wf"
+    shutil.copytree(swept, workdir, symlinks=True)
+    snakemake(workdir, "--configfile", SMALL)  # the copy's files are checked once
+    shards = workdir / DATASET / "store/experiment=small/workload=lublin16/machine=flat"
+    target = shards / "policy=fcfs/summary.parquet"
+    info = target.stat()
+    if damage == "flip":
+        data = bytearray(target.read_bytes())
+        data[len(data) // 3] ^= 0x10
+        target.write_bytes(bytes(data))
+    else:
+        shutil.copyfile(shards / "policy=backfill/summary.parquet", target)
+    os.utime(target, ns=(info.st_atime_ns, info.st_mtime_ns))
+    done = snakemake(workdir, "--configfile", SMALL)
+    assert f"{target.relative_to(workdir)}: " in done.stderr
+    assert "removed: this run rebuilds the shard from the run cache" in done.stderr
+    log = (workdir / LOGS / "small/lublin16/flat/fcfs.log").read_text()
+    assert "4 runs: 4 cached, 0 simulated" in log
+    for name in (f"{t}.csv" for t in TABLES):
+        assert (workdir / DATASET / "tables" / name).read_bytes() == \
+            (swept / DATASET / "tables" / name).read_bytes(), name
+    again = snakemake(workdir, "--configfile", SMALL)
+    assert "Nothing to be done" in again.stdout + again.stderr

@@ -29,6 +29,7 @@ from simcore.swf import (
     read_swf,
     write_swf,
 )
+from tests.excerpts import manifest, raw_jobs
 
 # name -> (jobs, MaxProcs, MaxNodes), as ../shared/traces/SOURCES.md states them.
 TRACES = {
@@ -43,8 +44,8 @@ GOOD_LINE = "1 0 10 100 4 -1 -1 4 200 -1 1 1 1 -1 1 -1 -1 -1"
 
 
 @pytest.mark.parametrize("name", sorted(TRACES))
-def test_real_trace_counts(name, trace_path):
-    table = read_swf(trace_path(name))
+def test_real_trace_counts(name, whole_trace):
+    table = read_swf(whole_trace(name))
     jobs, max_procs, max_nodes = TRACES[name]
     assert table.num_rows == jobs
     assert header_of(table).max_procs == max_procs
@@ -53,15 +54,30 @@ def test_real_trace_counts(name, trace_path):
     assert (np.diff(ids) > 0).all(), "job numbers strictly increase in every PWA trace"
 
 
-def test_sandia_ross_header_without_space(trace_path):
-    header = header_of(read_swf(trace_path("Sandia-Ross-2001-1.1-cln")))
+@pytest.mark.parametrize("name", sorted(manifest()))
+def test_excerpt_counts(name, trace_excerpt):
+    """The reader's rows are the excerpt's job lines, read here independently; the header
+    (copied whole) gives the whole trace's sizes."""
+    table = read_swf(trace_excerpt(name))
+    raw = np.array(raw_jobs(trace_excerpt(name)))
+    assert table.num_rows == len(raw) == manifest()[name]["jobs"]
+    _, max_procs, max_nodes = TRACES[name]
+    assert header_of(table).max_procs == max_procs
+    assert header_of(table).max_nodes == max_nodes
+    assert np.array_equal(table.column("job_number").to_numpy(), raw[:, 0])
+    assert np.array_equal(table.column("run_time").to_numpy(), raw[:, 3])
+    assert (np.diff(raw[:, 0]) > 0).all(), "job numbers strictly increase in every PWA trace"
+
+
+def test_sandia_ross_header_without_space(trace_excerpt):
+    header = header_of(read_swf(trace_excerpt("Sandia-Ross-2001-1.1-cln")))
     assert header.get("Version") == "SWF v2"
     assert header.get("Computer") == "Compaq DS10L 1U servers"
     assert header.get_int("MaxNodes") == 1524
 
 
-def test_header_continuations_and_repeats(trace_path):
-    header = header_of(read_swf(trace_path("CTC-SP2-1996-3.1-cln")))
+def test_header_continuations_and_repeats(trace_excerpt):
+    header = header_of(read_swf(trace_excerpt("CTC-SP2-1996-3.1-cln")))
     assert header.get("MaxNodes") == "338 (batch partition; 512 total)"
     assert header.get_all("Queue")[0] == "1 DSI"
     note = header.get_all("Note")[-1]
@@ -69,8 +85,8 @@ def test_header_continuations_and_repeats(trace_path):
     assert "(2080 jobs removed)" in note
 
 
-def test_types_and_missing_values(trace_path):
-    table = read_swf(trace_path("NASA-iPSC-1993-3.1-cln"))
+def test_types_and_missing_values(trace_excerpt):
+    table = read_swf(trace_excerpt("NASA-iPSC-1993-3.1-cln"))
     for field in table.schema:
         expected = pa.float64() if field.name in FLOAT_FIELDS else pa.int64()
         assert field.type == expected, field.name
@@ -139,8 +155,8 @@ def test_empty_and_header_only(tmp_path):
         read_swf(_write(tmp_path, "; Version: 2.2\n; MaxProcs: 4\n"))
 
 
-def test_truncated_gzip(tmp_path, trace_path):
-    data = trace_path("NASA-iPSC-1993-3.1-cln").read_bytes()
+def test_truncated_gzip(tmp_path, trace_excerpt):
+    data = trace_excerpt("NASA-iPSC-1993-3.1-cln").read_bytes()
     path = tmp_path / "cut.swf.gz"
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(SWFCompressionError, match=r"cut.swf.gz: corrupt or truncated gzip"):
@@ -156,8 +172,8 @@ def test_whitespace_variants(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["SDSC-SP2-1998-4.2-cln", "Sandia-Ross-2001-1.1-cln"])
-def test_real_trace_round_trip(name, trace_path, tmp_path):
-    table = read_swf(trace_path(name))
+def test_real_trace_round_trip(name, trace_excerpt, tmp_path):
+    table = read_swf(trace_excerpt(name))
     out = tmp_path / f"{name}.swf.gz"
     write_swf(table, out)
     again = read_swf(out)

@@ -117,7 +117,8 @@ def build_store(root: Path, reverse: bool = False,
         names = {"experiment": experiment, "workload": workload, "machine": machine,
                  "policy": policy}
         write_table(summary_table(rows[::-1] if reverse else rows),
-                    shard_dir(root, "test", names) / "summary.parquet")
+                    shard_dir(root, "test", names) / "summary.parquet",
+                    {"shard": {"dataset": "test", **names}})
     return root / "test" / "store"
 
 
@@ -257,7 +258,8 @@ def test_markdown_is_readable(tmp_path: Path) -> None:
     krevat = text.split("## krevat\n", 1)[1].split("\n## ", 1)[0]
     assert "Every row: workload = nasa, skip_jobs = 0 jobs, first_jobs = 10000 jobs" in krevat
     assert "- torus = torus:4x4x8" in krevat and "- flat = flat:128" in krevat
-    assert "- migration-always = migration start_delay_s=1 fn_tor=0 fn_max=1" in krevat
+    assert ("- migration-always = migration start_delay_s=1 fn_tor=0 fn_max=1 "
+            "migrate_when=changed equal_layout=apply") in krevat
     table = [line for line in krevat.splitlines() if line.startswith("|")]
     assert [cell.strip() for cell in table[0].split("|")[1:-1]] == [
         "machine", "policy", "runtime_scale", "n", "utilization", "sd", "± 95% CI",

@@ -429,8 +429,8 @@ def trace_jobs(path):
 
 @pytest.mark.parametrize("scheduler", TIME_SHARING)
 @pytest.mark.parametrize("params", [{}, {"queue": "fcfs", "mpl": 2}])
-def test_real_trace_invariants(scheduler, params, trace_path):
-    jobs = trace_jobs(str(trace_path("SDSC-SP2-1998-4.2-cln")))
+def test_real_trace_invariants(scheduler, params, trace_excerpt):
+    jobs = trace_jobs(str(trace_excerpt("SDSC-SP2-1998-4.2-cln")))
     policy = PolicySpec.from_params(scheduler, params)
     result = simulate(jobs, "flat:128", policy)
     table = result.jobs

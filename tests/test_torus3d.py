@@ -272,8 +272,8 @@ def test_the_kernel_scans_as_the_plugin_does(case):
 
 
 @pytest.mark.parametrize("scheduler", ["fcfs", "backfill"])
-def test_invariants_on_a_real_trace_with_failures(trace_path, scheduler):
-    table = clean(read_swf(trace_path("SDSC-SP2-1998-4.2-cln")))
+def test_invariants_on_a_real_trace_with_failures(trace_excerpt, scheduler):
+    table = clean(read_swf(trace_excerpt("SDSC-SP2-1998-4.2-cln")))
     spec = MachineSpec.parse("slurm-torus3d:example-8x4x4.yaml",
                              options={"unit_mtbf_s": 2e6, "repair_s": 7200})
     jobs = prepare(table, WorkloadSpec(first_jobs=2000, offered_load=0.9), spec, seed=3)

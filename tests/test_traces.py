@@ -12,26 +12,35 @@ from simcore.checksums import file_digest
 from simcore.errors import TraceError
 from simcore.traces import MIRROR_ENV, TraceEntry, acquire, load_catalogue, mirror_dirs
 from tests.conftest import ROOT
+from tests.excerpts import excerpt_catalogue
 
 CATALOGUE = ROOT / "config" / "traces.yaml"
 REQUIRED = ["NASA-iPSC-1993-3.1-cln", "SDSC-SP2-1998-4.2-cln", "CTC-SP2-1996-3.1-cln",
             "Sandia-Ross-2001-1.1-cln", "SDSC-BLUE-2000-4.2-cln", "SDSC-Par-1996-3.1-cln"]
 
 
-def test_catalogue_pins_every_shared_trace(trace_dir):
+def test_catalogue_names_every_trace():
     catalogue = load_catalogue(CATALOGUE)
     assert set(REQUIRED) <= set(catalogue)
     for name in REQUIRED:
         entry = catalogue[name]
         assert entry.url.startswith("https://www.cs.huji.ac.il/labs/parallel/workload/l_")
         assert entry.filename == f"{name}.swf.gz"
-        assert file_digest(trace_dir / entry.filename) == entry.sha256
 
 
-def test_mirror_copy_verified(trace_dir, tmp_path):
-    entry = load_catalogue(CATALOGUE)["NASA-iPSC-1993-3.1-cln"]
-    out = acquire(entry, tmp_path / "r" / entry.filename, [tmp_path / "absent", trace_dir])
+@pytest.mark.parametrize("name", REQUIRED)
+def test_catalogue_pins_every_shared_trace(name, whole_trace):
+    entry = load_catalogue(CATALOGUE)[name]
+    assert file_digest(whole_trace(name)) == entry.sha256
+
+
+def test_mirror_copy_verified(trace_excerpt, tmp_path):
+    """A mirror (the excerpts' directory) holds the trace that a catalogue pins."""
+    entry = load_catalogue(excerpt_catalogue(tmp_path / "c.yaml"))["NASA-iPSC-1993-3.1-cln"]
+    mirror = trace_excerpt(entry.name).parent
+    out = acquire(entry, tmp_path / "r" / entry.filename, [tmp_path / "absent", mirror])
     assert file_digest(out) == entry.sha256
+    assert out.read_bytes() == trace_excerpt(entry.name).read_bytes()
 
 
 def test_env_mirror_is_searched(monkeypatch, tmp_path):

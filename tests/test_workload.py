@@ -68,8 +68,8 @@ def test_fat_and_torus_probabilities_nest():
     assert ((more == 2).all(axis=1) >= fat_half).all(), "raising p_fat only adds fat jobs"
 
 
-def test_prepare_span_scaling_and_load(trace_path):
-    table = clean(read_swf(trace_path("CTC-SP2-1996-3.1-cln")))
+def test_prepare_span_scaling_and_load(trace_excerpt):
+    table = clean(read_swf(trace_excerpt("CTC-SP2-1996-3.1-cln")))
     bgl = MachineSpec.parse("bgl:8x4x4")
     spec = WorkloadSpec(first_jobs=5000, processors_per_unit=4, runtime_scale=1.5,
                         offered_load=0.6, p_fat=1.0, p_torus=1.0)
@@ -92,16 +92,16 @@ def same(a, b) -> bool:
                ("job_id", "submit_s", "run_s", "requested_s", "size", "shape", "torus"))
 
 
-def test_prepare_rejects_empty_span(trace_path):
-    table = clean(read_swf(trace_path("NASA-iPSC-1993-3.1-cln")))
+def test_prepare_rejects_empty_span(trace_excerpt):
+    table = clean(read_swf(trace_excerpt("NASA-iPSC-1993-3.1-cln")))
     with pytest.raises(SpecError, match="holds no jobs"):
         prepare(table, WorkloadSpec(skip_jobs=10**6), MachineSpec.parse("flat:128"))
     with pytest.raises(SpecError, match="runtime_scale=0"):
         WorkloadSpec(runtime_scale=0)
 
 
-def test_oversize_jobs_rejected_dropped_or_clamped(trace_path):
-    table = clean(read_swf(trace_path("SDSC-SP2-1998-4.2-cln"))).slice(0, 2000)
+def test_oversize_jobs_rejected_dropped_or_clamped(trace_excerpt):
+    table = clean(read_swf(trace_excerpt("SDSC-SP2-1998-4.2-cln"))).slice(0, 2000)
     small = MachineSpec.parse("torus:2x2x4")
     with pytest.raises(SpecError, match=r"job \d+ needs \d+ units, machine torus:2x2x4 has 16 "
                                         r"\(\d+ such jobs\); expected workload transform"):
@@ -113,10 +113,10 @@ def test_oversize_jobs_rejected_dropped_or_clamped(trace_path):
     assert clamped.size.max() == 16 and dropped.size.max() <= 16
 
 
-def test_shaped_jobs_keep_their_request(trace_path):
+def test_shaped_jobs_keep_their_request(trace_excerpt):
     from simcore.simulate import simulate
 
-    table = clean(read_swf(trace_path("SDSC-SP2-1998-4.2-cln"))).slice(0, 300)
+    table = clean(read_swf(trace_excerpt("SDSC-SP2-1998-4.2-cln"))).slice(0, 300)
     bgl = MachineSpec.parse("bgl:8x4x4")
     jobs = prepare(table, WorkloadSpec(p_fat=1.0, p_torus=0.5), bgl, seed=4)
     assert (jobs.requested_units <= jobs.size).all() and (jobs.size >= 8).all()

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
+from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -44,3 +47,31 @@ def small_config(workdir: Path, name: str = "test.yaml", **sections: dict) -> st
         config[section] = {**config.get(section, {}), **values}
     (workdir / name).write_text(yaml.safe_dump(config))
     return name
+
+
+def dry_run(workdir: Path, configfile: str, cores: int = 2,
+            targets: tuple[str, ...] = ("all",)) -> Any:
+    """The DAG a dry run of `workdir` plans, through Snakemake's Python API (no subprocess,
+    nothing written but Snakemake's own bookkeeping)."""
+    from snakemake.api import SnakemakeApi
+    from snakemake.settings.enums import Quietness
+    from snakemake.settings.types import (
+        ConfigSettings,
+        DAGSettings,
+        OutputSettings,
+        ResourceSettings,
+    )
+
+    with contextlib.chdir(workdir), SnakemakeApi(OutputSettings(quiet={Quietness.ALL})) as api:
+        workflow = api.workflow(
+            resource_settings=ResourceSettings(cores=cores),
+            config_settings=ConfigSettings(configfiles=[workdir / configfile]),
+            snakefile=workdir / "Snakefile", workdir=workdir)
+        workflow.dag(DAGSettings(targets=set(targets))).execute_workflow(executor="dryrun")
+        return workflow._workflow.dag
+
+
+def planned_rules(workdir: Path, configfile: str) -> Counter:
+    """Jobs a dry run would run, by rule."""
+    dag = dry_run(workdir, configfile)
+    return Counter(job.rule.name for job in dag.needrun_jobs(exclude_finished=False))

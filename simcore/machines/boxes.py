@@ -27,10 +27,9 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from simcore.bitset import copy_into, intersects, n_words
-from simcore.jit import implements, kernel
+from simcore.jit import implements, kernel, njit_cached
 from simcore.jobs import Jobs
 from simcore.machines import maximal
 from simcore.machines.allocate import blocked_cause, largest_free, place
@@ -108,7 +107,7 @@ def box_table(dims: tuple[int, ...], wrap: bool) -> BoxTable:
     return BoxTable(tuple(dims), wrap, masks, volume, shape, base, volume_lo, volume_hi)
 
 
-@njit(cache=True)
+@njit_cached
 def _fill_masks(masks, shape, base, dims):
     n = dims.shape[0]
     offset = np.zeros(n, dtype=np.int64)

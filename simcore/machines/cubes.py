@@ -27,42 +27,18 @@ S^3 chips fails at S^3 times a chip's rate, `simcore.failures`).
 from __future__ import annotations
 
 import functools
-import re
 from typing import NamedTuple
 
 import numpy as np
 
 from simcore.bitset import clear, n_words, popcount64
-from simcore.errors import SpecError
 from simcore.jit import implements, kernel
 from simcore.jobs import Jobs
 from simcore.machines.allocate import blocked_cause, place
 from simcore.machines.boxes import best_box, box_table, free_boxes, n_boxes
+from simcore.machines.cube_grammar import geometry
 from simcore.machines.spec import MachineSpec
 from simcore.state import BLOCKED_NO_BOX
-
-_ARGUMENT = re.compile(r"\A(\d+)x(\d+)x(\d+):(\d+)\Z")
-
-
-def geometry(argument: str) -> tuple[tuple[int, int, int], int]:
-    """((A, B, C) cubes, S) of a `cubes:AxBxC:S` argument."""
-    match = _ARGUMENT.match(argument)
-    if not match or min(int(g) for g in match.groups()) < 1:
-        raise SpecError(f"{argument!r}: expected AxBxC:S, A x B x C cubes of S x S x S chips, "
-                        "e.g. 4x4x4:4")
-    a, b, c, side = (int(g) for g in match.groups())
-    return (a, b, c), side
-
-
-def parse_argument(argument: str) -> tuple[int, int, int]:
-    """The machine's dimensions in chips (the grammar hook of the kind)."""
-    grid, side = geometry(argument)
-    return grid[0] * side, grid[1] * side, grid[2] * side
-
-
-def argument_key(argument: str) -> str:
-    """The argument names no file."""
-    return ""
 
 
 @functools.lru_cache(maxsize=16)

@@ -17,12 +17,11 @@ import itertools
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
 from simcore.bitset import copy_into, intersects, n_words, popcount64
 from simcore.caches import cache_dir
 from simcore.errors import SpecError
-from simcore.jit import implements, kernel
+from simcore.jit import implements, kernel, njit_cached
 from simcore.jobs import Jobs
 from simcore.machines.allocate import blocked_cause, integrate, place
 from simcore.machines.spec import MachineSpec
@@ -110,7 +109,7 @@ def _boxes(dims: tuple[int, ...], words: int) -> tuple[np.ndarray, np.ndarray]:
     return box_offset, masks
 
 
-@njit(cache=True)
+@njit_cached
 def _fill(masks, box_offset, nx, ny, nz):
     for a in range(1, nx + 1):
         for b in range(1, ny + 1):

@@ -20,12 +20,12 @@ box of free units.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from simcore.jit import njit_cached
 from simcore.machines.boxes import box_table, largest_free_volume
 
 
-@njit(cache=True)
+@njit_cached
 def bruteforce(occupied: np.ndarray, wrap: bool) -> int:
     """Largest free box by checking every unit of every box (test oracle)."""
     nx, ny, nz = occupied.shape
@@ -56,7 +56,7 @@ def bruteforce(occupied: np.ndarray, wrap: bool) -> int:
     return best
 
 
-@njit(cache=True)
+@njit_cached
 def free_runs_y(occupied: np.ndarray, wrap: bool) -> np.ndarray:
     """POP's partition table: free units from (x, y, z) along y, capped at the line length."""
     nx, ny, nz = occupied.shape
@@ -71,7 +71,7 @@ def free_runs_y(occupied: np.ndarray, wrap: bool) -> np.ndarray:
     return runs
 
 
-@njit(cache=True)
+@njit_cached
 def pop(occupied: np.ndarray, wrap: bool) -> int:
     """Largest free box by Projection of Partitions (Krevat 2003, chapter 3)."""
     nx, ny, nz = occupied.shape
@@ -120,7 +120,7 @@ def occupancy_bits(occupied: np.ndarray) -> np.ndarray:
     )
 
 
-@njit(cache=True)
+@njit_cached
 def _longest_run(bits: np.uint64, length: int, wrap: bool) -> int:
     """Longest run of ones in the low `length` bits (circularly if `wrap`)."""
     full = (np.uint64(1) << np.uint64(length)) - np.uint64(1) if length < 64 else ~np.uint64(0)
@@ -138,7 +138,7 @@ def _longest_run(bits: np.uint64, length: int, wrap: bool) -> int:
     return n
 
 
-@njit(cache=True)
+@njit_cached
 def bitrows(occupied: np.ndarray, wrap: bool) -> int:
     """Largest free box by bit-parallel row projection (x up to 64 units)."""
     nx, ny, nz = occupied.shape

@@ -157,7 +157,7 @@ KINDS: dict[str, MachineKind] = {row.name: row for row in (
                 max_dims=1, grammar="simcore.machines.torus3d_menu"),
     MachineKind("cubes", "AxBxC cubes of SxSxS chips joined by optical circuit switches "
                 "(TPU v4-style pods); jobs ask for chip shapes", "cubes:4x4x4:4", "any-cubes",
-                min_dims=3, grammar="simcore.machines.cubes"),
+                min_dims=3, grammar="simcore.machines.cube_grammar"),
     MachineKind(WIRED, "BG/L-style midplanes with per-line switches and cables, described "
                 "by a file <name>.yaml (config/machines/)", "bgl:8x4x4", "two-phase",
                 min_dims=3, wired=True, shaped_jobs=True),

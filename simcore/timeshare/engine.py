@@ -460,17 +460,22 @@ def kernel_policy(policy: PolicySpec) -> TimeSharePolicy:
         SWITCH_COST_S, values.get("f_priority") == "always")
 
 
-def run(jobs: Jobs, machine: MachineSpec, policy: PolicySpec) -> tuple[Any, float]:
-    """The kernel's final state for `jobs` on `machine` under `policy`, and its run time."""
+def run(jobs: Jobs, machine: MachineSpec, policy: PolicySpec) -> tuple[Any, float, float]:
+    """The kernel's final state for `jobs` on `machine` under `policy`, its run time and,
+    apart from it, the time compiling the kernel or loading it from the cache took."""
+    from simcore.simulate import kernel_ready
+
     kernel = kernel_jobs(jobs, policy)
     state = new_state(len(jobs), policy.mpl, machine.units)
+    struct = kernel_policy(policy)
+    compile_s = kernel_ready(run_timeshare, struct, state, kernel)
     began = time.perf_counter()
-    run_timeshare(kernel_policy(policy), state, kernel)
+    run_timeshare(struct, state, kernel)
     elapsed = time.perf_counter() - began
     if state.ctr[STATUS]:
         raise SimcoreError(f"time-sharing simulation of {machine} under {policy} stopped: "
                            "resident jobs can make no progress")
-    return state, elapsed
+    return state, elapsed, compile_s
 
 
 def simulate(jobs: Jobs, machine: MachineSpec, policy: PolicySpec, seed: int) -> Any:
@@ -478,7 +483,7 @@ def simulate(jobs: Jobs, machine: MachineSpec, policy: PolicySpec, seed: int) ->
     metrics, and per job the FCS class of its even- and odd-block processes at its end."""
     from simcore.simulate import SimulationResult, schedule_metrics, schedule_table
 
-    state, elapsed = run(jobs, machine, policy)
+    state, elapsed, compile_s = run(jobs, machine, policy)
     out = state.out
     estimate = jobs.estimates(policy.estimates) * policy.mpl
     slices = int(state.ctr[SLICES])
@@ -501,5 +506,5 @@ def simulate(jobs: Jobs, machine: MachineSpec, policy: PolicySpec, seed: int) ->
         classes = [CLASSES[c] if c >= 0 else None for c in out.final_cls[:, group]]
         table = table.append_column(f"fcs_class_{name}", pa.array(classes, pa.string()))
     timing = {"simulate_s": elapsed, "s_per_decision": elapsed / max(1, int(
-        state.ctr[DECISIONS]))}
+        state.ctr[DECISIONS])), "compile_s": compile_s, "metrics_s": 0.0}
     return SimulationResult(table, summary, np.zeros(0), timing)

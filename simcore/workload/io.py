@@ -1,11 +1,14 @@
-"""Workload files: SWF-schema job tables as Parquet, with their provenance and a checksum of
-their content in the metadata; every read verifies it."""
+"""Workload files: SWF-schema job tables as Parquet, with their provenance (`source`: what
+made them, a synthesis spec and seed, or a trace's file, sha256 and cleaning) and a
+checksum of their content in the metadata; every read verifies the checksum, and a shard's
+read its provenance too."""
 
 from __future__ import annotations
 
 import json
 import os
 from collections.abc import Mapping
+from dataclasses import asdict
 
 import pyarrow as pa
 
@@ -43,11 +46,13 @@ def convert_trace(
         if expected is not None and actual != expected:
             raise TraceError(f"{swf_path}: {what} {actual}; the trace catalogue expects "
                              f"{expected} (a different version of the trace?)")
-    table = clean(raw, CleaningOptions.from_mapping(cleaning or {}))
+    options = CleaningOptions.from_mapping(cleaning or {})
+    table = clean(raw, options)
+    source = {"kind": "trace", "file": os.path.basename(swf_path), "sha256": digest,
+              "cleaning": asdict(options)}
     if table.num_rows == 0:
         raise CleaningError(f"{swf_path}: {empty_workload(table)}; expected at least one job "
                             "left to simulate")
-    source = {"kind": "trace", "file": os.path.basename(swf_path), "sha256": digest}
     table = with_source(table, source)
     write_workload(table, out)
     return table
@@ -69,9 +74,12 @@ def write_workload(table: pa.Table, out: str | os.PathLike[str]) -> None:
         pq.write_table(with_digest(table), tmp, compression="zstd")
 
 
-def read_workload(path: str | os.PathLike[str]) -> pa.Table:
-    """Read a job table written by `write_workload`, verified against its checksum; an
-    unreadable or altered file raises an IntegrityError that says how to rebuild it."""
+def read_workload(path: str | os.PathLike[str],
+                  expect: Mapping[str, object] | None = None) -> pa.Table:
+    """Read a job table written by `write_workload`, verified against its checksum and, with
+    `expect`, made by what `expect` says (each of its keys equal in the file's `source`
+    metadata, e.g. `simcore.experiments.Source.provenance`); an unreadable, altered or
+    foreign file raises an IntegrityError that says how to rebuild it."""
     import pyarrow.parquet as pq
 
     rebuild = "remove it and run snakemake again to rebuild it"
@@ -85,4 +93,15 @@ def read_workload(path: str | os.PathLike[str]) -> pa.Table:
                              f"simcore; {rebuild}")
     if table_digest(table) != recorded:
         raise IntegrityError(f"{path}: content does not match its checksum; {rebuild}")
+    if expect is not None:
+        raw = (table.schema.metadata or {}).get(SOURCE_METADATA_KEY)
+        try:
+            made = json.loads(raw) if raw else {}
+        except ValueError:
+            made = {}
+        differ = [f"{key} {made.get(key)!r} (expected {value!r})" for key, value in expect.items()
+                  if made.get(key) != value]
+        if differ:
+            raise IntegrityError(f"{path}: made from another source: {', '.join(differ)}; "
+                                 f"{rebuild}")
     return table

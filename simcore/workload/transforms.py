@@ -46,7 +46,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from dataclasses import Field, asdict, dataclass, field, fields
+from dataclasses import Field, dataclass, field, fields
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -155,9 +156,18 @@ class WorkloadSpec:
             except SpecError as exc:
                 raise SpecError(f"workload transform {exc}") from None
 
+    def to_dict(self) -> dict[str, Any]:
+        """Every transform parameter by name (all plain values)."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def changes(self) -> dict[str, Any]:
+        """The transform parameters whose values differ from their defaults."""
+        return {f.name: value for f in fields(self)
+                if (value := getattr(self, f.name)) != f.metadata["parameter"].default}
+
     def key(self) -> str:
         """Canonical JSON of every transform parameter."""
-        return json.dumps(asdict(self), sort_keys=True)
+        return json.dumps(self.to_dict(), sort_keys=True)
 
     def random(self) -> bool:
         """Whether preparing with this spec draws random numbers (a shape probability

@@ -1,17 +1,21 @@
 # Shared by the rules: the experiment plan, path patterns and the file lists derived from them.
 
+import functools
 import hashlib
 import json
 import os
+import sys
 
 from snakemake.exceptions import WorkflowError
 
 from simcore import patterns
-from simcore.caches import sources_digest
+from simcore.caches import closure_digests, sources_digest
 from simcore.config import read_config, validate
 from simcore.errors import SimcoreError
 from simcore.experiments import plan
-from simcore.fingerprint import closure
+from simcore.runner import useful_workers
+from simcore.store import damaged_shards
+from simcore.timing import shard_request
 from simcore.traces import load_catalogue
 from simcore.workload.synthetic import MODELS
 
@@ -24,6 +28,7 @@ wildcard_constraints:
     machine=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     policy=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
     seed=r"\d+",
+    variant=r"[0-9a-f]{12}",
 
 
 R = patterns.results
@@ -32,7 +37,7 @@ try:  # bad input is a one-line message naming the key, not a traceback
         read_config(path)
     validate(config, workflow.source_path("../schemas/config.schema.yaml"))
     CATALOGUE = load_catalogue(config["traces"]["catalogue"])
-    SHARDS = {s.label(): s for s in plan(config, {n: e.jobs for n, e in CATALOGUE.items()})}
+    SHARDS = {shard.label(): shard for shard in plan(config, CATALOGUE)}
 except SimcoreError as exc:
     raise WorkflowError(f"configuration: {exc}") from None
 DATASET = next(iter(SHARDS.values())).dataset
@@ -76,20 +81,69 @@ def shard_workloads(wildcards):
     return [R(path) for path in shard(wildcards).input_paths()]
 
 
-def code_paths(paths):
-    """Source files as rule inputs (relative where the package lives in the workdir)."""
-    return [os.path.relpath(p) if p.is_relative_to(os.getcwd()) else str(p) for p in paths]
+def shard_threads(wildcards):
+    """A shard's Dask workers: one per RUNS_PER_WORKER runs (64 at most), so that a small
+    shard runs in its own process while others run beside it."""
+    return useful_workers(len(shard(wildcards).runs), 64)
+
+
+def shard_resources(wildcards, threads, attempt):
+    """Time and memory a shard's job asks for, from what its last run measured."""
+    return _shard_request(shard(wildcards).label(), threads, attempt)
+
+
+@functools.cache  # memory and time are asked apart: read the measurements once
+def _shard_request(label, threads, attempt):
+    return shard_request(".", SHARDS[label], threads, attempt)
 
 
 def shard_code(wildcards):
-    """Source files of the code a shard depends on: editing one re-runs the shard."""
-    return code_paths(shard(wildcards).code_files())
+    """The digest of the code a shard's runs can execute, as a parameter: editing a module
+    re-runs exactly the shards that can execute it (Snakemake's params trigger)."""
+    return CODE[shard(wildcards).code_modules()]
 
 
 def synthetic_spec(wildcards):
-    """The workload's model and parameters (sorted: key order in the config is no change)."""
+    """The workload's model and parameters as canonical JSON (key order is no change)."""
     spec = SHARDS_BY_WORKLOAD[wildcards.workload].source.synthetic
-    return spec.to_dict()
+    return json.dumps(spec.to_dict(), sort_keys=True)
+
+
+def synthetic_modules(model):
+    return ("simcore.workload.synthetic", MODELS[model].function.split(":")[0])
+
+
+def synthetic_code(wildcards):
+    return CODE[synthetic_modules(SHARDS_BY_WORKLOAD[wildcards.workload].source.synthetic.model)]
+
+
+def benchmark(rule, job):
+    """Where a rule's job writes its Snakemake benchmark (wall, memory, I/O)."""
+    return patterns.BENCHMARK.format(rule=rule, job=job)
 
 
 SHARDS_BY_WORKLOAD = {s.workload: s for s in SHARDS.values()}
+CONVERSION_MODULES = ("simcore.workload.io",)
+CODE = closure_digests(
+    {s.code_modules() for s in SHARDS.values()}
+    | {synthetic_modules(s.source.synthetic.model) for s in SHARDS.values() if s.source.synthetic}
+    | {CONVERSION_MODULES}
+)
+
+
+# -- shard files the store no longer holds intact ------------------------------------------
+
+
+def remove_damaged_shards():
+    """Remove the shard files damaged or replaced by another shard's since they were
+    written (a change modification times miss), so that Snakemake rebuilds them from the
+    run cache, in a dry run's plan too: every reader would refuse them. Only files changed
+    since they were written or last checked are read (simcore.store.damaged_shards)."""
+    for path, problem in damaged_shards(shard_outputs()).items():
+        os.remove(path)
+        print(f"{problem}; removed: this run rebuilds the shard from the run cache "
+              "(simulating any run the cache lacks)", file=sys.stderr)
+
+
+if workflow.is_main_process:
+    remove_damaged_shards()

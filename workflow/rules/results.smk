@@ -20,6 +20,8 @@ rule tables:
         ),
     log:
         "logs/tables/{dataset}.log",
+    benchmark:
+        benchmark("tables", "{dataset}")
     shell:
         "simcore tables --out {output:q} --summaries {input:q} > {log:q} 2>&1"
 
@@ -37,6 +39,8 @@ rule figures:
         ),
     log:
         "logs/figures/{dataset}.log",
+    benchmark:
+        benchmark("figures", "{dataset}")
     shell:
         "simcore figures --tables {input:q} --out {output:q} > {log:q} 2>&1"
 
@@ -55,6 +59,8 @@ rule reproduction:
         ),
     log:
         "logs/reproduction/{dataset}.log",
+    benchmark:
+        benchmark("reproduction", "{dataset}")
     shell:
         "simcore reproduction --published {input.published:q} --summaries {input.summaries:q}"
         " --figures figures --out {output:q} > {log:q} 2>&1"
@@ -74,6 +80,8 @@ rule archive:
         config=json.dumps(config, sort_keys=True),
     log:
         f"logs/archive/{DATASET}.log",
+    benchmark:
+        benchmark("archive", DATASET)
     shell:
         "simcore archive pack --out {output:q} --results {params.dataset:q}"
         " --summaries {input.summaries:q} --config-json {params.config:q} > {log:q} 2>&1"

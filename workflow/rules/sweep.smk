@@ -1,87 +1,76 @@
 # Synthetic workloads, numba warm-up, and one job per shard (experiment x workload x
-# machine x policy) that simulates its runs on Dask workers.
+# machine x policy) that simulates its runs on Dask workers. No rule here has a `run:`
+# block: Snakemake runs such a job in a new Snakemake process that parses the whole
+# workflow again, seconds per job.
 
 
 localrules:
     synthesize_workload,
     warm_kernels,
-    shard_spec,
 
 
 rule synthesize_workload:
-    input:
-        code=lambda wildcards: code_paths(
-            closure(
-                [
-                    "simcore.workload.synthetic",
-                    MODELS[synthetic_spec(wildcards)["model"]].function.split(":")[0],
-                ]
-            )
-        ),
     output:
         R(patterns.SYNTHETIC_WORKLOAD),
     params:
         spec=synthetic_spec,
+        code=synthetic_code,
     log:
-        "logs/synthesize_workload/{workload}/seed={seed}.log",
-    run:
-        from simcore.workload.io import write_workload
-        from simcore.workload.synthetic import SyntheticSpec, synthesize
-
-        values = dict(params.spec)
-        spec = SyntheticSpec.create(values.pop("model"), values)
-        write_workload(synthesize(spec, int(wildcards.seed)), output[0])
+        "logs/synthesize_workload/{workload}/{variant}/seed={seed}.log",
+    benchmark:
+        benchmark("synthesize_workload", "{workload}/{variant}/seed={seed}")
+    shell:
+        "simcore synthesize --spec {params.spec:q} --seed {wildcards.seed} --out {output:q}"
+        " > {log:q} 2>&1"
 
 
 rule warm_kernels:
-    # Compile the engine of every (allocator, scheduler) pair the configuration uses once,
-    # serially, before workers load them from numba's cache (parallel first compilations
-    # of one cache can crash).
+    # Compile the engine of every (allocator, scheduler) pair the configuration uses, in
+    # parallel processes, before the shards' workers load them from numba's cache.
     output:
         touch(KERNELS_READY),
     params:
         pairs=[arg for pair in ENGINE_PAIRS for arg in ("--pair", *pair)],
+    threads: workflow.cores
     log:
         "logs/warm_kernels.log",
+    benchmark:
+        benchmark("warm_kernels", "warm_kernels")
     shell:
-        "simcore warm {params.pairs:q} > {log:q} 2>&1"
-
-
-rule shard_spec:
-    # The shard's whole specification, written once per change of it: the simulation job
-    # reads it from here, and a changed policy shows as one changed digest, not pages of
-    # JSON.
-    output:
-        R(patterns.SPEC),
-    params:
-        digest=lambda wildcards: shard(wildcards).digest(),
-    run:
-        from simcore.atomic import atomic_write_bytes
-
-        atomic_write_bytes(output[0], shard(wildcards).to_json().encode())
+        "simcore warm {params.pairs:q} --jobs {threads} 2>&1 | tee {log:q}"
 
 
 rule simulate_shard:
     input:
-        spec=R(patterns.SPEC),
         workloads=shard_workloads,
-        code=shard_code,
         kernels=KERNELS_READY,
     output:
         summary=R(patterns.SHARD_SUMMARY),
         jobs=R(patterns.SHARD_JOBS),
     params:
-        what=lambda wildcards: shard(wildcards).describe(),
+        # the whole specification (compressed) and the digest of the code its runs can
+        # execute: a change of either re-runs exactly this shard
+        spec=lambda wildcards: shard(wildcards).packed(),
+        code=shard_code,
         root=patterns.RESULTS,
+        timing=lambda wildcards: patterns.SHARD_TIMING.format(**wildcards),
         dask=json.dumps(
             config.get("sweep", {}).get("dask", {"backend": "local"}), sort_keys=True
         ),
-    threads: 64
+    threads: shard_threads
     resources:
-        mem_mb=lambda wildcards, threads: 1000 + 750 * threads,
+        mem_mb=lambda wildcards, threads, attempt: shard_resources(wildcards, threads, attempt)[
+            "mem_mb"
+        ],
+        runtime=lambda wildcards, threads, attempt: shard_resources(
+            wildcards, threads, attempt
+        )["runtime"],
     log:
-        "logs/simulate_shard/{dataset}/{experiment}/{workload}/{machine}/{policy}.log",
+        f"logs/simulate_shard/{patterns.SHARD_JOB}.log",
+    benchmark:
+        benchmark("simulate_shard", patterns.SHARD_JOB)
     shell:
         # everything to the log; its last line (runs cached and simulated) to the console
-        "simcore sweep-shard --spec-file {input.spec:q} --results {params.root:q}"
-        " --workers {threads} --dask {params.dask:q} 2>&1 | tee {log:q} | tail -n 1"
+        "simcore sweep-shard --spec-packed {params.spec:q} --results {params.root:q}"
+        " --workers {threads} --dask {params.dask:q} --timing {params.timing:q}"
+        " 2>&1 | tee {log:q} | tail -n 1"

@@ -15,6 +15,8 @@ rule acquire_trace:
         mirrors=[arg for m in config["traces"].get("mirrors", []) for arg in ("--mirror", m)],
     log:
         "logs/acquire_trace/{trace}.log",
+    benchmark:
+        benchmark("acquire_trace", "{trace}")
     retries: 2
     shell:
         "simcore fetch-trace {wildcards.trace:q} --catalogue {params.catalogue:q}"
@@ -24,16 +26,18 @@ rule acquire_trace:
 rule convert_trace:
     input:
         swf=patterns.TRACE,
-        code=code_paths(closure(["simcore.workload.io"])),
     output:
         R(patterns.TRACE_WORKLOAD),
     params:
+        code=CODE[CONVERSION_MODULES],
         cleaning=json.dumps(config["traces"].get("cleaning", {}), sort_keys=True),
         jobs=lambda wildcards: CATALOGUE[wildcards.trace].jobs,
         max_procs=lambda wildcards: CATALOGUE[wildcards.trace].max_procs,
         sha256=lambda wildcards: CATALOGUE[wildcards.trace].sha256,
     log:
-        "logs/convert_trace/{trace}.log",
+        "logs/convert_trace/{trace}/{variant}.log",
+    benchmark:
+        benchmark("convert_trace", "{trace}/{variant}")
     shell:
         "simcore convert-trace {input.swf:q} {output:q} --cleaning {params.cleaning:q}"
         " --expect-jobs {params.jobs} --expect-max-procs {params.max_procs}"

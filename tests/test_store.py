@@ -1,0 +1,169 @@
+"""The result store knows what it holds: a shard file is refused when damaged or written for
+another shard, with how to repair it, and the workflow's check finds such files cheaply."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import os
+import re
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+import yaml
+
+from simcore import store
+from simcore.checksums import file_digest
+from simcore.cleaning import CleaningOptions
+from simcore.errors import IntegrityError
+from simcore.experiments import Source, plan
+from simcore.planning import summarize_plan
+from simcore.policy import PolicySpec
+from simcore.runner import run_shard
+from simcore.store import damaged_shards, read_shard, read_summaries, shard_dir
+from simcore.workload.io import convert_trace, read_workload
+from tests.conftest import ROOT
+from tests.test_integrity import flip_a_data_bit
+from tests.test_runner import CONFIG, heavy_shard, workloads
+
+
+@pytest.fixture
+def two_shards(tmp_path: Path) -> tuple[Path, Path]:
+    """The summary files of two shards of one dataset (policies bm and fcfs)."""
+    shard = heavy_shard(jobs=60, loads=(0.6,), seeds=(1, 2))
+    workloads(tmp_path, shard)
+    other = dataclasses.replace(shard, policy="fcfs", policy_spec=PolicySpec("fcfs"))
+    files = []
+    for each in (shard, other):
+        run_shard(each, tmp_path, log=io.StringIO())
+        files.append(shard_dir(tmp_path, each.dataset, each.names) / "summary.parquet")
+    return files[0], files[1]
+
+
+def damage(path: Path, how: str, other: Path) -> None:
+    """Damage `path` keeping its modification time, as a hostile user can."""
+    info = path.stat()
+    if how == "truncate":
+        path.write_bytes(path.read_bytes()[:-100])
+    elif how == "flip":
+        flip_a_data_bit(path)
+    else:  # "foreign": another shard's whole, valid file
+        shutil.copyfile(other, path)
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+
+
+@pytest.mark.parametrize(("how", "message"), [
+    ("truncate", "unreadable"),
+    ("flip", "content does not match its checksum"),
+    ("foreign", "written for another shard: policy 'fcfs' (its place: 'bm')"),
+])
+def test_tables_refuse_a_damaged_shard_saying_how_to_repair(two_shards, how, message):
+    bm, fcfs = two_shards
+    damage(bm, how, fcfs)
+    with pytest.raises(IntegrityError, match=re.escape(message)) as refused:
+        read_summaries(None, [bm, fcfs])
+    assert str(refused.value).startswith(f"{bm}: ")
+    assert str(refused.value).endswith(
+        "remove it and run snakemake again: the shard is rebuilt from the run cache, "
+        "simulating only runs the cache lacks")
+
+
+def test_a_shard_of_another_dataset_is_refused(two_shards, tmp_path):
+    bm, _ = two_shards
+    moved = tmp_path / "elsewhere" / bm.relative_to(tmp_path / "torus-sweep-test")
+    moved.parent.mkdir(parents=True)
+    shutil.copyfile(bm, moved)
+    with pytest.raises(IntegrityError, match="dataset 'torus-sweep-test' "
+                                             "\\(its place: 'elsewhere'\\)"):
+        read_shard(moved)
+
+
+@pytest.mark.parametrize("how", ["truncate", "flip", "foreign"])
+def test_the_workflow_check_finds_damage_that_keeps_the_mtime(two_shards, tmp_path, how):
+    bm, fcfs = two_shards
+    missing = tmp_path / "not-made-yet" / "summary.parquet"
+    assert damaged_shards([bm, fcfs, missing]) == {}
+    damage(bm, how, fcfs)
+    found = damaged_shards([bm, fcfs, missing])
+    assert list(found) == [str(bm)] and found[str(bm)].startswith(f"{bm}: ")
+
+
+def test_the_workflow_check_reads_only_files_that_changed(two_shards, tmp_path, monkeypatch):
+    """Written shard files are known good; a file is read again once it changed, and
+    then, when it passes, known good again."""
+    bm, fcfs = two_shards
+    read = []
+    checked = store.read_shard
+    monkeypatch.setattr(store, "read_shard", lambda path: read.append(path) or checked(path))
+    assert damaged_shards([bm, fcfs]) == {} and read == []
+    shutil.copyfile(bm, tmp_path / "copy")  # a rewrite in place: same bytes, new stamp
+    os.replace(tmp_path / "copy", bm)
+    assert damaged_shards([bm, fcfs]) == {} and read == [str(bm)]
+    assert damaged_shards([bm, fcfs]) == {} and read == [str(bm)]
+
+
+# -- workload files: what made them, and whose they are ------------------------------------
+
+def test_a_workload_file_of_another_seed_is_refused(tmp_path):
+    shard = heavy_shard(jobs=60, loads=(0.6,), seeds=(1, 2))
+    workloads(tmp_path, shard)
+    first, second = (tmp_path / shard.source.path(seed) for seed in (1, 2))
+    shutil.copyfile(second, first)
+    with pytest.raises(IntegrityError, match=re.escape(
+            f"{first}: made from another source: seed 2 (expected 1); remove it and run "
+            "snakemake again to rebuild it")):
+        run_shard(shard, tmp_path, log=io.StringIO())
+
+
+def test_a_trace_workload_records_its_sha256_and_cleaning(tmp_path):
+    swf = tmp_path / "T.swf"
+    swf.write_text("; MaxProcs: 8\n" + "".join(
+        f"{i} {i * 10} 0 100 {1 + i % 16} -1 -1 {1 + i % 16} 100 -1 1 1 1 1 1 1 -1 -1\n"
+        for i in range(1, 21)))
+    out = tmp_path / "jobs.parquet"
+    convert_trace(swf, out, {"oversize": "drop"})
+    source = Source("t", trace="T", sha256=file_digest(swf),
+                    cleaning=tuple(sorted(asdict(CleaningOptions(oversize="drop")).items())))
+    made = {**source.provenance(1), "file": "T.swf"}
+    assert read_workload(out, made).num_rows > 0
+    with pytest.raises(IntegrityError, match=re.escape("cleaning {'drop_negative_submit'")):
+        read_workload(out, {**made, "cleaning": {**made["cleaning"], "oversize": "clamp"}})
+    with pytest.raises(IntegrityError, match="made from another source: sha256"):
+        read_workload(out, {**made, "sha256": "0" * 64})
+
+
+def two_datasets(tmp_path, second_jobs: int) -> list[Path]:
+    """Config files of two datasets that both name a workload lublin16, the second with
+    `second_jobs` jobs."""
+    files = []
+    for dataset, jobs in (("first", 60), ("second", second_jobs)):
+        config = {**CONFIG, "dataset": dataset,
+                  "traces": {**CONFIG["traces"], "catalogue": str(ROOT / "config/traces.yaml")},
+                  "workloads": {"lublin16": {"synthetic": {"model": "lublin", "jobs": jobs,
+                                                           "max_procs": 16}}},
+                  "experiments": {"e": {"workloads": ["lublin16"], "machines": ["flat"],
+                                        "policies": ["fcfs"], "grid": {"offered_load": [0.6]},
+                                        "seeds": [1]}}}
+        files.append(tmp_path / f"{dataset}.yaml")
+        files[-1].write_text(yaml.safe_dump(config))
+    return files
+
+
+def test_datasets_never_share_a_workload_file_they_define_differently(tmp_path):
+    first, second = two_datasets(tmp_path, second_jobs=80)
+    shard = plan(yaml.safe_load(first.read_text()))[0]
+    other = plan(yaml.safe_load(second.read_text()))[0]
+    assert shard.source.path(1) != other.source.path(1)
+    workloads(tmp_path / "results", shard)
+    run_shard(shard, tmp_path / "results", log=io.StringIO())
+    report = summarize_plan(second, tmp_path / "results")
+    assert (report["cached"], report["unknown"]) == (0, 1), "not the first dataset's runs"
+    assert summarize_plan(first, tmp_path / "results")["cached"] == 1
+
+
+def test_datasets_defining_a_workload_alike_share_its_file(tmp_path):
+    first, second = two_datasets(tmp_path, second_jobs=60)
+    paths = [plan(yaml.safe_load(f.read_text()))[0].source.path(1) for f in (first, second)]
+    assert paths[0] == paths[1]
