@@ -3,12 +3,14 @@ makes, that none of them starts a Snakemake of its own, and what a change marks 
 
 from __future__ import annotations
 
+import math
+import re
 from collections import Counter
 
 import pytest
 import yaml
 
-from tests.workflow import dry_run, scratch_workflow
+from tests.workflow import dry_run, scratch_workflow, snakemake
 
 SMALL = "config/test/small.yaml"
 PAPERS = "config/papers.yaml"
@@ -84,3 +86,13 @@ def test_the_core_count_changes_no_job(tmp_path):
                 if job.rule.name in PER_ITEM_RULES}
 
     assert jobs(1) == jobs(2)
+
+
+def test_papers_on_slurm_is_at_most_50_jobs(papers):
+    """The Slurm profile groups shards: papers.yaml's 317 shards are 40 Slurm jobs (the
+    only rule that leaves the login node), counted in a dry run of that executor."""
+    workdir, _ = papers
+    result = snakemake(workdir, "-n", "--workflow-profile", "profiles/slurm",
+                       "--configfile", PAPERS, "--slurm-no-account")
+    groups = re.findall(r"Group job sweep", result.stdout + result.stderr)
+    assert len(groups) == math.ceil(317 / 8) <= 50

@@ -1,0 +1,63 @@
+"""What a sweep cost, from the files its jobs leave: the per-experiment report and the
+time and memory a shard asks of Slurm."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+
+from simcore import patterns
+from simcore.experiments import plan
+from simcore.timing import format_report, shard_request, timing_report
+from tests.conftest import ROOT
+
+CONFIG = yaml.safe_load((ROOT / "config/test/small.yaml").read_text())
+BENCH_HEADER = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+
+
+def measure(root: Path, shard, wall_s: float, rss_mb: float, **timing) -> None:
+    """Write what Snakemake's benchmark and the shard's timing file would hold."""
+    job = patterns.SHARD_JOB.format(dataset=shard.dataset, **shard.names)
+    bench = root / patterns.BENCHMARK.format(rule="simulate_shard", job=job)
+    bench.parent.mkdir(parents=True, exist_ok=True)
+    bench.write_text(BENCH_HEADER + f"{wall_s}\t0:00:10\t{rss_mb}\t1\t1\t1\t0\t0\t50\t9\n")
+    own = root / patterns.SHARD_TIMING.format(dataset=shard.dataset, **shard.names)
+    own.write_text(json.dumps(timing))
+
+
+def test_report_per_experiment_and_what_was_not_measured(tmp_path):
+    shards = plan(CONFIG)
+    small = [s for s in shards if s.experiment == "small"]
+    measure(tmp_path, small[0], 10.0, 300, simulated=4, simulation_s=6.0, workers=2)
+    measure(tmp_path, small[1], 5.0, 300, simulated=2, simulation_s=4.0, workers=1)
+    other = tmp_path / patterns.BENCHMARK.format(rule="tables", job="torus-sweep-test")
+    other.parent.mkdir(parents=True)
+    other.write_text(BENCH_HEADER + "2.5\t0:00:02\t100\t1\t1\t1\t0\t0\t50\t2\n")
+    report = timing_report(shards, tmp_path)
+    rows = {row["experiment"]: row for row in report["experiments"]}
+    assert rows["small"]["measured"] == 2 and rows["small"]["shards"] == len(small)
+    assert rows["small"]["simulated"] == 6 and rows["small"]["wall_s"] == 15.0
+    # 10 simulation-seconds of 10 x 2 + 5 x 1 core-seconds held
+    assert abs(rows["small"]["outside_share"] - (1 - 10 / 25)) < 1e-12
+    assert rows["shapes"]["measured"] == 0 and rows["shapes"]["outside_share"] is None
+    assert report["rules"] == {"tables": {"jobs": 1, "wall_s": 2.5}}
+    text = format_report(report)
+    assert "not measured yet" in text.splitlines()[2] and "60%" in text.splitlines()[1]
+
+
+def test_nothing_measured_says_so(tmp_path):
+    text = format_report(timing_report(plan(CONFIG), tmp_path))
+    assert text.count("not measured yet") == 3  # both experiments and the other rules
+
+
+def test_a_shard_asks_for_what_it_measured(tmp_path):
+    shard = plan(CONFIG)[0]  # 4 runs
+    unmeasured = shard_request(tmp_path, shard, threads=2)
+    assert unmeasured == {"runtime": 60, "mem_mb": 250 + 750 * 3}
+    measure(tmp_path, shard, 30.0, 900.0, simulated=2, simulation_s=120.0, workers=2)
+    # 60 s per run x 4 runs over 2 workers + 60 s start, doubled: 6 min; 300 MB per
+    # process measured over 3 processes, doubled, for 2 workers and the shard: 1800 MB
+    assert shard_request(tmp_path, shard, threads=2) == {"runtime": 6, "mem_mb": 1800}
+    assert shard_request(tmp_path, shard, threads=2, attempt=2)["runtime"] == 12
