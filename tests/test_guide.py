@@ -29,12 +29,6 @@ def test_last_lines_name_the_results_and_the_first_files(tmp_path: Path) -> None
         f"Results of dataset none: {tmp_path / 'none'}/"]
 
 
-def test_the_workflow_prints_them_on_success() -> None:
-    text = (ROOT / "Snakefile").read_text()
-    handler = text.split("\nonsuccess:\n", 1)[1]
-    assert "where_to_look(RESULTS, config[\"dataset\"])" in handler
-
-
 def test_results_readme_names_every_table() -> None:
     from simcore.tables import TABLES
 

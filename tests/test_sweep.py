@@ -22,10 +22,17 @@ LOGS = "logs/simulate_shard/torus-sweep-test"
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
-    """The small configuration run once to completion."""
+    """The small configuration run once to completion (its console in console.txt)."""
     workdir = scratch_workflow(tmp_path_factory.mktemp("sweep"))
-    snakemake(workdir, "--configfile", SMALL)
+    result = snakemake(workdir, "--configfile", SMALL)
+    (workdir / "console.txt").write_text(result.stdout + result.stderr)
     return workdir
+
+
+def test_the_last_lines_say_where_the_results_are(swept):
+    tail = (swept / "console.txt").read_text().splitlines()[-8:]
+    assert "Results of dataset torus-sweep-test: results/torus-sweep-test/" in tail
+    assert "  open results/torus-sweep-test/tables/utilization.md  " in "\n".join(tail)
 
 
 def test_tables_figures_and_store(swept):
