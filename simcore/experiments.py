@@ -404,11 +404,11 @@ def _experiment(dataset: str, name: str, values: Any, where: str,
         for machine_name in _names(values, "machines", where, machines):
             machine = machines[machine_name]
             found = len(shards)
+            runs = _runs(source, machine, grid, fixed, seeds, f"{where}.grid")
             for policy_name in _names(values, "policies", where, policies):
                 policy = _normalised(policies[policy_name], machine)
                 if policy is None:
                     continue
-                runs = _runs(source, machine, grid, fixed, seeds, f"{where}.grid")
                 shards.append(Shard(dataset, name, workload, machine_name, policy_name, source,
                                     machine, policy, runs, bool(values.get("per_job", False))))
             if len(shards) == found:  # every policy needs what the machine lacks
