@@ -130,6 +130,7 @@ def test_command_line(tmp_path, capsys):
     assert [r["strategy"] for r in rows] == list(study.STRATEGIES)
     assert {p.name for p in (tmp_path / "t1").iterdir()} == {
         "table1.md", "table1.csv", "table1.png", "table1.svg", "cplant-switch-hilbert.txt"}
+    (tmp_path / "empty").mkdir()  # a store with no shard (a missing one is refused apart)
     assert main(["leung2002", "figure1", "--store", str(tmp_path / "empty"),
                  "--out", str(tmp_path / "f1")]) == 2
     assert "no runs of experiment leung2002" in capsys.readouterr().err
