@@ -59,7 +59,7 @@ def test_tables_cover_only_the_configurations_shards(swept, tmp_path):
     shutil.copytree(swept, workdir, symlinks=True)
     store = workdir / DATASET / "store"
     shutil.copytree(store / "experiment=small", store / "experiment=old-sweep")
-    snakemake(workdir, "--configfile", SMALL, "--forcerun", "tables")
+    snakemake(workdir, "--configfile", SMALL, "--forcerun", "tables", "--until", "tables")
     experiments = pl.read_parquet(workdir / DATASET / "tables/utilization.parquet")["experiment"]
     assert set(experiments) == {"small", "shapes"}
 
@@ -75,7 +75,7 @@ def test_policy_change_reruns_only_its_shards(swept, tmp_path):
     (workdir / SMALL).write_text(yaml.safe_dump(config))
     rerun = planned_rules(workdir, SMALL)
     assert rerun["simulate_shard"] == 4  # small: torus, flat; shapes: bgl, torus-links
-    snakemake(workdir, "--configfile", SMALL)
+    snakemake(workdir, "--configfile", SMALL, "--until", "simulate_shard")
     for log in (workdir / LOGS).rglob("*.log"):
         text = log.read_text()
         if "/backfill.log" in str(log):
@@ -90,7 +90,7 @@ def test_grid_extension_simulates_only_new_runs(swept, tmp_path):
     config = yaml.safe_load((workdir / SMALL).read_text())
     config["experiments"]["small"]["grid"]["offered_load"].append(0.75)
     (workdir / SMALL).write_text(yaml.safe_dump(config))
-    snakemake(workdir, "--configfile", SMALL)
+    snakemake(workdir, "--configfile", SMALL, "--until", "simulate_shard")
     log = (workdir / LOGS / "small/lublin16/torus/bm.log").read_text()
     assert "6 runs: 4 cached, 2 simulated" in log
 
@@ -142,7 +142,7 @@ def test_deleted_results_are_rebuilt_exactly(swept, tmp_path):
     assert (rerun["synthesize_workload"], rerun["simulate_shard"]) == (1, 6)
     shutil.rmtree(store)
     shutil.rmtree(workdir / "results/cache")
-    snakemake(workdir, "--configfile", SMALL)
+    snakemake(workdir, "--configfile", SMALL, "--until", "tables")
     log = (workdir / LOGS / "small/lublin16/torus/bm.log").read_text()
     assert "4 runs: 0 cached, 4 simulated" in log
     for name in (f"{t}.csv" for t in TABLES):
