@@ -537,7 +537,7 @@ def _synthesize(args: argparse.Namespace) -> int:
 
     seed = _flag_value("--seed", SEED, args.seed)
     if (args.model is None) == (args.spec is None):
-        raise SpecError("synthesize: give MODEL (with --jobs) or --spec, not both")
+        raise SpecError("synthesize: expected exactly one of MODEL (with --jobs) or --spec")
     if args.spec is not None:
         values = _json_argument("--spec", args.spec)
         if not isinstance(values, dict):

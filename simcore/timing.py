@@ -43,14 +43,22 @@ def read_benchmark(path: Path) -> dict[str, float] | None:
         return None
 
 
-def read_shard_timing(root: Path, shard: Shard) -> dict[str, Any] | None:
-    """The shard's own timing file, or None."""
-    path = root / patterns.SHARD_TIMING.format(dataset=shard.dataset, **shard.names)
+def measured(root: Path, shard: Shard) -> tuple[dict[str, float], dict[str, float]] | None:
+    """The shard's last measurements, Snakemake's benchmark and its own timing file
+    (`simulated`, `simulation_s`, `workers`), or None where either is missing or holds
+    anything but numbers of the right kind (a file damaged by hand is no measurement)."""
+    job = patterns.SHARD_JOB.format(dataset=shard.dataset, **shard.names)
+    bench = read_benchmark(root / patterns.BENCHMARK.format(rule=SHARD_RULE, job=job))
     try:
-        values = json.loads(path.read_text())
-        return values if isinstance(values, dict) else None
-    except (OSError, ValueError):
+        own = json.loads((root / patterns.SHARD_TIMING.format(
+            dataset=shard.dataset, **shard.names)).read_text())
+        own = {"simulated": int(own["simulated"]), "simulation_s": float(own["simulation_s"]),
+               "workers": max(1, int(own.get("workers", 1)))}
+    except (OSError, ValueError, TypeError, KeyError):
         return None
+    if bench is None or own["simulated"] < 0 or not math.isfinite(own["simulation_s"]):
+        return None
+    return bench, own
 
 
 def shard_request(root: str | os.PathLike[str], shard: Shard, threads: int,
@@ -61,18 +69,15 @@ def shard_request(root: str | os.PathLike[str], shard: Shard, threads: int,
     margin of MARGIN; memory per process as measured, for `threads` workers and the shard's
     own process. A retry (`attempt`) asks for that much more time. Never measured: an
     hour and UNMEASURED_MB_PER_PROCESS per process."""
-    root = Path(root)
-    job = patterns.SHARD_JOB.format(dataset=shard.dataset, **shard.names)
-    bench = read_benchmark(root / patterns.BENCHMARK.format(rule=SHARD_RULE, job=job))
-    own = read_shard_timing(root, shard)
+    found = measured(Path(root), shard)
     processes = threads + 1
-    if bench is None or own is None or not own.get("simulated"):
+    if found is None or found[1]["simulated"] == 0:
         return {"runtime": UNMEASURED_MINUTES * attempt,
                 "mem_mb": 250 + UNMEASURED_MB_PER_PROCESS * processes}
-    per_run_s = float(own["simulation_s"]) / int(own["simulated"])
+    bench, own = found
+    per_run_s = own["simulation_s"] / own["simulated"]
     seconds = STARTUP_S + per_run_s * len(shard.runs) / threads
-    measured_processes = int(own.get("workers", 1)) + 1
-    per_process_mb = (bench["max_rss"] or 0.0) / measured_processes
+    per_process_mb = (bench["max_rss"] or 0.0) / (own["workers"] + 1)
     return {"runtime": max(2, math.ceil(MARGIN * seconds / 60)) * attempt,
             "mem_mb": max(1000, math.ceil(MARGIN * per_process_mb * processes))}
 
@@ -88,16 +93,15 @@ def timing_report(shards: Sequence[Shard], root: str | os.PathLike[str] = ".") -
             "experiment": shard.experiment, "shards": 0, "measured": 0, "simulated": 0,
             "wall_s": 0.0, "simulation_s": 0.0, "core_s": 0.0})
         row["shards"] += 1
-        job = patterns.SHARD_JOB.format(dataset=shard.dataset, **shard.names)
-        bench = read_benchmark(root / patterns.BENCHMARK.format(rule=SHARD_RULE, job=job))
-        own = read_shard_timing(root, shard)
-        if bench is None or own is None:
+        found = measured(root, shard)
+        if found is None:
             continue
+        bench, own = found
         row["measured"] += 1
-        row["simulated"] += int(own.get("simulated", 0))
+        row["simulated"] += own["simulated"]
         row["wall_s"] += bench["s"]
-        row["simulation_s"] += float(own.get("simulation_s", 0.0))
-        row["core_s"] += bench["s"] * max(1, int(own.get("workers", 1)))
+        row["simulation_s"] += own["simulation_s"]
+        row["core_s"] += bench["s"] * own["workers"]
     for row in experiments.values():
         core_s = row.pop("core_s")
         row["outside_share"] = (max(0.0, 1 - row["simulation_s"] / core_s) if core_s > 0
