@@ -43,7 +43,7 @@ rule all:
 
 onsuccess:
     # The last lines of a run: where the results are and what to open first.
-    from simcore.guide import where_to_look
-    from simcore.patterns import RESULTS
+    from simcore.report.guide import where_to_look
+    from simcore.base.patterns import RESULTS
 
     print(where_to_look(RESULTS, DATASET))

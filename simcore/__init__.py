@@ -16,19 +16,19 @@ import importlib
 __version__ = "0.1.0"
 
 _API = {
-    "CleaningOptions": "simcore.cleaning",
-    "clean": "simcore.cleaning",
-    "Jobs": "simcore.jobs",
+    "CleaningOptions": "simcore.jobs.cleaning",
+    "clean": "simcore.jobs.cleaning",
+    "Jobs": "simcore.jobs.jobs",
     "load_workload": "simcore.workload.sources",
     "MachineSpec": "simcore.machines.spec",
-    "NUMBA_CACHE": "simcore.jit",
+    "NUMBA_CACHE": "simcore.base.jit",
     "PolicySpec": "simcore.policy",
     "SimulationResult": "simcore.simulate",
     "simulate": "simcore.simulate",
-    "SWFHeader": "simcore.swf",
-    "header_of": "simcore.swf",
-    "read_swf": "simcore.swf",
-    "write_swf": "simcore.swf",
+    "SWFHeader": "simcore.jobs.swf",
+    "header_of": "simcore.jobs.swf",
+    "read_swf": "simcore.jobs.swf",
+    "write_swf": "simcore.jobs.swf",
     "WorkloadSpec": "simcore.workload.transforms",
     "prepare": "simcore.workload.transforms",
 }

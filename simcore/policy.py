@@ -2,7 +2,7 @@
 
 A row names the scheduler, its parameters (type, default, meaning, range), the allocator
 capabilities it needs (see `simcore.machines.registry`), the kernel module that builds its
-policy struct and implements `simcore.schedulers.decide` for it, and the phases it
+policy struct and implements `simcore.core.decide` for it, and the phases it
 enables where the module runs several. Time-sharing schedulers (gang, spin-block, FCS) run
 on an engine of their own (`engine`: "module:function" simulating the whole run, here
 `simcore.timeshare.engine`) instead of the space-sharing event engine. The command line,
@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from simcore.errors import SpecError
-from simcore.params import Parameter, convert_all
+from simcore.base.errors import SpecError
+from simcore.base.params import Parameter, convert_all
 
 START_DELAY = Parameter(
     "start_delay_s", float, 0.0, "seconds between allocation and start; the units are held "

@@ -6,32 +6,24 @@ import dataclasses
 import importlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-import numba
 import numpy as np
 import pyarrow as pa
 
-from simcore.arrays import arrow_array, arrow_table
-from simcore.cleaning import clean, cleaning_report
-from simcore.engine import KernelJobs, run_events
-from simcore.errors import SimcoreError, SpecError
-from simcore.failures import FailureProcess, OutagePlan, domains
-from simcore.jobs import Jobs
-from simcore.machines import registry
-from simcore.machines.spec import MachineSpec
-from simcore.metrics import (
-    bounded_slowdown,
-    capacity,
+from simcore.base.arrays import arrow_array
+from simcore.base.errors import SimcoreError, SpecError
+from simcore.base.jit import kernel_ready
+from simcore.core.engine import KernelJobs, run_events
+from simcore.core.failures import FailureProcess, OutagePlan, domains
+from simcore.core.metrics import (
     chu_statistics,
     mean_interval,
     span_s,
-    summarize,
 )
-from simcore.placements import PlacementLog
-from simcore.policy import PolicySpec
-from simcore.state import (
+from simcore.core.placements import PlacementLog
+from simcore.core.result import SimulationResult, schedule_metrics, schedule_table
+from simcore.core.state import (
     ABORTED,
     ABORTED_WORK,
     BLOCKED_LINKS,
@@ -49,24 +41,11 @@ from simcore.state import (
     UNUSED_AREA,
     new_state,
 )
-
-
-@dataclass(frozen=True, eq=False)
-class SimulationResult:
-    """Per-job schedule (`jobs`, one row per job in priority order) and run `summary`.
-
-    `summary` holds only deterministic values; `timing` the wall-clock cost of the
-    simulation (kernel time and time per scheduler decision), which varies run to run.
-    `placements`, when recorded, lists every placement in time order: from `time_s` on,
-    job `job_id` holds the resources (unit bits, then cable bits) of that row of `masks`.
-    """
-
-    jobs: pa.Table
-    summary: dict[str, Any]
-    migration_times_s: np.ndarray
-    timing: dict[str, float]
-    placements: PlacementLog | None = None
-
+from simcore.jobs.cleaning import clean, cleaning_report
+from simcore.jobs.jobs import Jobs
+from simcore.machines import registry
+from simcore.machines.spec import MachineSpec
+from simcore.policy import PolicySpec
 
 #: Event times per kernel call when progress is reported: a few milliseconds of work.
 PROGRESS_STEP = 20_000
@@ -84,7 +63,7 @@ def simulate(
     """Simulate `jobs` on `machine` under `policy`.
 
     `jobs` may be an SWF table (sizes in processors = units), which is cleaned with the
-    default rules first unless it already was (see `simcore.cleaning`). Deterministic: the same
+    default rules first unless it already was (see `simcore.jobs.cleaning`). Deterministic: the same
     inputs give bit-identical results; `seed` is recorded in the summary (the engine itself
     draws no random numbers; seeded randomness lives in workload preparation).
     `record_placements` keeps a log of every placement, for checking and for locality
@@ -95,7 +74,7 @@ def simulate(
     every `progress_step` event times with (jobs started, jobs, simulated seconds so far);
     with a step of 1 it sees every scheduler decision (`simcore bench` times them).
     Jobs the machine refuses (sizes a placement menu does not list) are left out of the
-    run and counted (`refused_jobs`). A machine with a failure process (`simcore.failures`)
+    run and counted (`refused_jobs`). A machine with a failure process (`simcore.core.failures`)
     draws it from `seed`.
     """
     spec = MachineSpec.parse(machine) if isinstance(machine, str) else machine
@@ -192,15 +171,6 @@ def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int, log_c
             time.perf_counter() - began, ready_s)
 
 
-def kernel_ready(kernel: Any, *args: Any) -> float:
-    """Compile `kernel` (a numba dispatcher) for the types of `args`, or load it from
-    numba's cache, without running it; returns the seconds that took (next to nothing
-    once it is loaded), so that a run's time does not count the compiler's."""
-    began = time.perf_counter()
-    kernel.compile(tuple(numba.typeof(a) for a in args))
-    return time.perf_counter() - began
-
-
 def _module(name: str) -> Any:
     return importlib.import_module(name)
 
@@ -225,64 +195,6 @@ def _observables(module: str, struct: Any, *args: Any) -> dict[str, Any]:
     (its optional `observables` function)."""
     report = getattr(_module(module), "observables", None)
     return report(struct, *args) if report is not None else {}
-
-
-def schedule_metrics(jobs: Jobs, start_s: np.ndarray, end_s: np.ndarray, units: int,
-                     unused_area: float, completed: np.ndarray | None = None,
-                     cut_short_work: float = 0.0, failed_area: float = 0.0
-                     ) -> dict[str, float]:
-    """The run metrics every engine derives from its schedule: capacity utilized, unused,
-    lost and failed, goodput, accepted load, wait, bounded slowdown and response
-    statistics, makespan. `completed` marks the jobs that completed (default: all; a job a
-    failure killed did not), `cut_short_work` and `failed_area` are the unit-seconds of runs
-    failures cut short and of units out of service. Wait, slowdown and response cover the
-    jobs after the warm-up (`jobs.warmup_jobs`); capacity covers the whole run."""
-    response = end_s - jobs.submit_s
-    first = jobs.warmup_jobs
-    work = jobs.size * jobs.run_s
-    busy = work if jobs.bsp is None else jobs.bsp.busy_s(jobs.size, jobs.run_s)
-    if completed is not None:
-        work, busy = np.where(completed, work, 0.0), np.where(completed, busy, 0.0)
-    utilized, unused, lost, failed, goodput = capacity(
-        busy, jobs.submit_s, end_s, units, unused_area, cut_short_work, failed_area)
-    span = span_s(jobs.submit_s, end_s)
-    return {
-        "utilization": utilized,
-        "unused": unused,
-        "lost": lost,
-        "failed": failed,
-        "goodput": goodput,
-        "accepted_load": (float(work.sum()) + cut_short_work) / (span * units) if span > 0
-        else float("nan"),
-        **summarize((start_s - jobs.submit_s)[first:], "wait_s"),
-        **summarize(bounded_slowdown(response, jobs.run_s)[first:], "bsld"),
-        **summarize(response[first:], "response_s"),
-        "makespan_s": span,
-    }
-
-
-def schedule_table(jobs: Jobs, sched_s: np.ndarray, start_s: np.ndarray, end_s: np.ndarray,
-                   estimate_s: np.ndarray, alloc: np.ndarray,
-                   reserved_s: np.ndarray | None = None) -> pa.Table:
-    """The per-job schedule every engine reports (JOB_COLUMNS; null reservations where
-    `reserved_s` is None)."""
-    response = end_s - jobs.submit_s
-    return arrow_table({
-        "job_id": jobs.job_id,
-        "submit_s": jobs.submit_s,
-        "sched_s": sched_s,
-        "start_s": start_s,
-        "end_s": end_s,
-        "run_s": jobs.run_s,
-        "estimate_s": estimate_s,
-        "wait_s": start_s - jobs.submit_s,
-        "response_s": response,
-        "bsld": bounded_slowdown(response, jobs.run_s),
-        "size": jobs.size,
-        "alloc_size": alloc,
-        "reserved_s": (pa.nulls(len(jobs), pa.float64()) if reserved_s is None
-                       else arrow_array(reserved_s, null=np.isnan(reserved_s))),  # never reserved
-    })
 
 
 def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpec,

@@ -250,7 +250,7 @@ def curve_choice(free, p, rule, ring=False):
 
 def locality_of(nodes, order, sides, wrap):
     """Every locality metric of a job on processors `nodes` (indices), computed directly:
-    pairs, arcs and a flood fill, for comparison with simcore.machines.locality."""
+    pairs, arcs and a flood fill, for comparison with simcore.machines.curves.locality."""
     n = len(order)
     rank_of = {int(index): r for r, index in enumerate(order)}
     ranks = sorted(rank_of[u] for u in nodes)

@@ -1,4 +1,4 @@
-"""Plain-Python references for machines that fail (simcore.failures).
+"""Plain-Python references for machines that fail (simcore.core.failures).
 
 `flat_failure_schedule` runs FCFS or EASY on a flat machine with outage events, written
 from the documented rules: at one time, completions, then outages (a repaired unit is free
@@ -21,7 +21,7 @@ import numpy as np
 def flat_failure_schedule(submit, run, estimate, size, units, easy, events, requeue):
     """(start, end, killed, hits) per job (given in priority order) on a flat machine of
     `units` units, under FCFS or EASY, with `events` = [(time, domain, repair, draw)] in
-    order (simcore.failures' event order)."""
+    order (simcore.core.failures' event order)."""
     n = len(submit)
     start, end = [math.nan] * n, [math.nan] * n
     killed, hits = [False] * n, [0] * n

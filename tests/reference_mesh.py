@@ -169,7 +169,7 @@ def busy_list(running, W, H, w, h):
 
 
 def regions(running, W, H, w, h) -> list[Rect]:
-    """Free regions <x1, y1, x2, y2> by subtraction, as simcore.machines.mesh2d documents."""
+    """Free regions <x1, y1, x2, y2> by subtraction, as simcore.machines.mesh2d.grid documents."""
     if w > W or h > H:
         return []
     out = [(0, 0, W - w, H - h)]

@@ -11,19 +11,19 @@ from pathlib import Path
 import pytest
 import yaml
 
-from simcore import limits
-from simcore.cli import _json, main
-from simcore.config import read_config, validate
-from simcore.errors import ConfigError, SpecError, SWFValueError, TraceError
-from simcore.experiments import plan
-from simcore.machines.torus3d_menu import load_menu
-from simcore.machines.wiring import load_wiring
-from simcore.patterns import NAME
-from simcore.planning import SCHEMA
-from simcore.reproduction import load_published
-from simcore.swf import MAX_TIME_S, read_swf
-from simcore.traces import load_catalogue
-from simcore.yamlfiles import parse_yaml
+from simcore.base.errors import ConfigError, SpecError, SWFValueError, TraceError
+from simcore.base.patterns import NAME
+from simcore.base.yamlfiles import parse_yaml
+from simcore.cli.main import _json, main
+from simcore.jobs.swf import MAX_TIME_S, read_swf
+from simcore.machines.bgl.wiring import load_wiring
+from simcore.machines.slurm.menu import load_menu
+from simcore.report.reproduction import load_published
+from simcore.sweep import limits
+from simcore.sweep.config import read_config, validate
+from simcore.sweep.experiments import plan
+from simcore.sweep.planning import SCHEMA
+from simcore.workload.traces import load_catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
 LINE = "1 0 0 100 4 -1 -1 4 200 -1 1 1 1 1 1 1 -1 -1"
@@ -275,7 +275,7 @@ def test_values_ending_in_a_newline_fail_the_schema(key, value):
 
 
 def test_a_machine_argument_ending_in_a_newline_is_refused():
-    from simcore.machines.cube_grammar import parse_argument
+    from simcore.machines.cubes.grammar import parse_argument
 
     with pytest.raises(SpecError):
         parse_argument("4x2x2:2\n")

@@ -21,11 +21,11 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from simcore import archive
-from simcore.archive import GENERATED, MANIFEST, pack, pack_dataset, verify
-from simcore.errors import ArchiveError, SimcoreError
-from simcore.runner import run_shard
-from simcore.store import RESULT_SCHEMA_VERSION, write_table
+from simcore.base.errors import ArchiveError, SimcoreError
+from simcore.report import archive
+from simcore.report.archive import GENERATED, MANIFEST, pack, pack_dataset, verify
+from simcore.sweep.runner import run_shard
+from simcore.sweep.store import RESULT_SCHEMA_VERSION, write_table
 from tests.test_integrity import flip_a_data_bit
 from tests.test_runner import heavy_shard, workloads
 
@@ -429,7 +429,7 @@ def test_pack_dataset_refuses(tmp_path: Path, dataset: Path, setup: str, name: s
 
 
 def test_pack_command_refuses_a_missing_directory(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "simcore.cli", "archive", "pack", "--out",
+    done = subprocess.run([sys.executable, "-m", "simcore", "archive", "pack", "--out",
                            str(tmp_path / "d.tar"), "--results", str(tmp_path / "nowhere")],
                           capture_output=True, text=True)
     assert done.returncode == 2 and "no store shards or no tables/" in done.stderr

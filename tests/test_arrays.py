@@ -1,4 +1,4 @@
-"""NumPy <-> Arrow through buffers (simcore.arrays) agrees with pyarrow's own conversion, and
+"""NumPy <-> Arrow through buffers (simcore.base.arrays) agrees with pyarrow's own conversion, and
 a whole `simcore run` never imports the libraries it does not use."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from simcore.arrays import arrow_array, arrow_table, filter_rows, numpy_array
+from simcore.base.arrays import arrow_array, arrow_table, filter_rows, numpy_array
 
 DTYPES = [np.int64, np.int32, np.uint8, np.float64, np.float32, np.bool_]
 
@@ -96,7 +96,7 @@ def test_filter_rows_refuses_nulls():
 def test_a_run_imports_no_dataframe_or_plotting_library(trace_excerpt):
     """pandas (through pyarrow), pyarrow.compute, polars and matplotlib cost a run time and
     do nothing for it."""
-    probe = ("import sys; from simcore.cli import main; code = main(sys.argv[1:]); "
+    probe = ("import sys; from simcore.cli.main import main; code = main(sys.argv[1:]); "
              "print(sorted(m for m in ('pandas', 'pyarrow.compute', 'polars', 'matplotlib', "
              "'dask') if m in sys.modules)); sys.exit(code)")
     result = subprocess.run(

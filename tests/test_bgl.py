@@ -10,13 +10,12 @@ import sys
 import numpy as np
 import pytest
 
-from simcore.cleaning import clean
-from simcore.machines.links import link_machine, place_links
+from simcore.jobs.cleaning import clean
+from simcore.jobs.swf import read_swf
+from simcore.machines.bgl.allocator import cable_usage, link_machine, place_links
 from simcore.machines.spec import MachineSpec
-from simcore.placements import cable_usage
 from simcore.policy import PolicySpec
 from simcore.simulate import simulate
-from simcore.swf import read_swf
 from simcore.workload.transforms import WorkloadSpec, prepare
 from tests.reference import check_capacity, check_exclusive, check_timing
 
@@ -115,7 +114,7 @@ def test_bgl_beats_the_plain_torus_on_fat_tori(trace_excerpt):
 
 
 def test_cli_lists_the_papers_link_sets():
-    result = subprocess.run([sys.executable, "-m", "simcore.cli", "bgl", "links", "--dim", "x",
+    result = subprocess.run([sys.executable, "-m", "simcore", "bgl", "links", "--dim", "x",
                              "--midplanes", "1,2,3", "--topology", "mesh", "--json"],
                             capture_output=True, text=True, check=True)
     sets = json.loads(result.stdout)["link_sets"]
@@ -123,7 +122,7 @@ def test_cli_lists_the_papers_link_sets():
 
 
 def test_wired_machine_size_must_match_its_wiring():
-    from simcore.errors import SpecError
+    from simcore.base.errors import SpecError
 
     with pytest.raises(SpecError, match=r"machine bgl:8x4x2: its description .*bgl.yaml wires "
                                         r"a 8x4x4 machine; expected bgl:8x4x4"):

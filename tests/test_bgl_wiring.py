@@ -13,9 +13,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.errors import SpecError
-from simcore.machines import wiring
-from simcore.machines.wiring import (
+from simcore.base.errors import SpecError
+from simcore.machines.bgl import wiring
+from simcore.machines.bgl.wiring import (
     Cable,
     LineWiring,
     Wiring,

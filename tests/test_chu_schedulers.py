@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.jobs import Jobs
+from simcore.jobs.jobs import Jobs
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 from simcore.simulate import simulate
@@ -227,8 +227,8 @@ def test_real_trace_invariants(scheduler, allocator, trace_excerpt):
     needs a square power-of-two mesh), each job the squarest rectangle for its size,
     runtimes scaled by 1.2: no unit held twice, nothing starts before it arrives, capacity
     utilized + unused + lost = 1."""
-    from simcore.cleaning import clean
-    from simcore.swf import read_swf
+    from simcore.jobs.cleaning import clean
+    from simcore.jobs.swf import read_swf
     from tests.reference import check_capacity
 
     dims = "16x16" if allocator == "2dbs" else "16x8"

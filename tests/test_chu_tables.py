@@ -8,9 +8,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from simcore.plots import write_figures
-from simcore.store import read_summaries, shard_dir, summary_table, write_table
-from simcore.tables import aggregate, t_quantile, write_tables
+from simcore.report.plots import write_figures
+from simcore.report.tables import aggregate, t_quantile, write_tables
+from simcore.sweep.store import read_summaries, shard_dir, summary_table, write_table
 
 T_95_2 = 2.919986  # Student t, 0.95 quantile, 2 degrees of freedom (3 seeds)
 
@@ -82,7 +82,7 @@ def test_intervals_are_95_percent_but_for_chus_schedulers(tmp_path: Path) -> Non
     """The same runs under a scheduler that is not Chu's: the response table's interval is
     95%, as the utilization table's is, not Chu's 90%; the Markdown says whether the
     precision target is met."""
-    from simcore.tables import markdown
+    from simcore.report.tables import markdown
 
     rows = [{**_row("bl", 1, 0.5, seed), "scheduler": "backfill", "queues": None,
              "scan": None, "criterion": None, "blocking": None, "machine_spec": "flat:1024",

@@ -9,13 +9,13 @@ import math
 import numpy as np
 import pytest
 
-from simcore.cli import main
-from simcore.errors import SpecError
-from simcore.jobs import Jobs
+from simcore.base.errors import SpecError
+from simcore.cli.main import main
+from simcore.core.metrics import chu_statistics
+from simcore.jobs.jobs import Jobs
+from simcore.jobs.submeshes import rule_shapes
 from simcore.machines.spec import MachineSpec
-from simcore.metrics import chu_statistics
 from simcore.simulate import simulate
-from simcore.submeshes import rule_shapes
 from simcore.workload.chu import mean_size, side_probabilities
 from simcore.workload.synthetic import SyntheticSpec, declared_load, synthesize
 from simcore.workload.transforms import WorkloadSpec, prepare
@@ -166,8 +166,8 @@ def test_shape_rules_for_jobs_without_requests():
 
 
 def test_a_trace_gets_shapes_by_the_rule(trace_excerpt):
-    from simcore.cleaning import clean
-    from simcore.swf import read_swf
+    from simcore.jobs.cleaning import clean
+    from simcore.jobs.swf import read_swf
 
     table = clean(read_swf(trace_excerpt("SDSC-SP2-1998-4.2-cln")))
     machine = MachineSpec.parse("mesh:16x8", "bl")

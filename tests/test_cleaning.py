@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from simcore.cleaning import CleaningOptions, clean, cleaning_report
-from simcore.errors import CleaningError
-from simcore.swf import job_size, parse_swf, read_swf
+from simcore.base.errors import CleaningError
+from simcore.jobs.cleaning import CleaningOptions, clean, cleaning_report
+from simcore.jobs.swf import job_size, parse_swf, read_swf
 from tests.excerpts import raw_jobs
 
 LINES = [

@@ -13,7 +13,7 @@ from tests.excerpts import manifest, raw_jobs
 
 
 def simcore(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "simcore.cli", *args],
+    return subprocess.run([sys.executable, "-m", "simcore", *args],
                           capture_output=True, text=True, check=False)
 
 
@@ -107,7 +107,7 @@ def test_menus_candidates_writes_loadable_menus(tmp_path):
     menu of the torus whose header holds the command that made it."""
     from pathlib import Path
 
-    from simcore.machines.torus3d_menu import load_menu
+    from simcore.machines.slurm.menu import load_menu
 
     result = simcore("menus", "candidates", "--workload", "lublin:128", "--jobs", "300",
                      "--seed", "2", "--torus", "8x4x4", "--prefix", "w", "--out",

@@ -19,7 +19,7 @@ FLAT_BACKFILL = ("run", "--workload", "lublin:128", "--jobs", "60", "--seed", "1
 
 
 def simcore(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "simcore.cli", *args],
+    return subprocess.run([sys.executable, "-m", "simcore", *args],
                           capture_output=True, text=True, check=False)
 
 
@@ -62,8 +62,8 @@ def test_compile_time_is_reported_apart_from_simulation_time(run_json: dict) -> 
 
 
 def test_run_help_keeps_names_apart_from_descriptions() -> None:
-    from simcore.cli import _registry_help
-    from simcore.machines.orderings import ORDERINGS
+    from simcore.cli.main import _registry_help
+    from simcore.machines.curves.orderings import ORDERINGS
     from simcore.machines.registry import ALLOCATORS, KINDS
     from simcore.policy import SCHEDULERS
 
@@ -87,7 +87,7 @@ def test_one_description_of_a_policy_on_the_command_line_and_in_the_tables(
     assert "max_growth" not in described
 
     from simcore.policy import PolicySpec
-    from simcore.tables import _policies
+    from simcore.report.tables import _policies
 
     policy = PolicySpec("backfill")
     rows = pl.DataFrame([{"policy": "backfill", "machine": "flat", "machine_spec": "flat:128",
@@ -100,7 +100,7 @@ def test_one_description_of_a_policy_on_the_command_line_and_in_the_tables(
 
 
 def _policy_columns() -> tuple[str, ...]:
-    from simcore.store import POLICY_COLUMNS
+    from simcore.sweep.store import POLICY_COLUMNS
 
     return POLICY_COLUMNS
 
@@ -133,7 +133,7 @@ def test_every_field_of_the_other_commands_json_is_described(tmp_path, output, a
     swf.write_text("; MaxProcs: 8\n1 0 0 10 1 -1 -1 1 10 -1 1 1 1 -1 1 -1 -1 -1\n"
                    "2 5 0 20 2 -1 -1 2 30 -1 1 1 1 -1 1 -1 -1 -1\n")
     result = subprocess.run(
-        [sys.executable, "-m", "simcore.cli", *(a.format(swf=swf, tmp=tmp_path) for a in args)],
+        [sys.executable, "-m", "simcore", *(a.format(swf=swf, tmp=tmp_path) for a in args)],
         capture_output=True, text=True, check=False, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     written = _top_and_listed(json.loads(result.stdout))
@@ -141,7 +141,7 @@ def test_every_field_of_the_other_commands_json_is_described(tmp_path, output, a
 
 
 def test_every_field_of_archive_verify_is_described(tmp_path, results) -> None:  # noqa: F811
-    from simcore.archive import pack, verify
+    from simcore.report.archive import pack, verify
     from tests.test_archive import METADATA
 
     report = verify(pack(tmp_path / "d.tar.xz", results, METADATA))
@@ -151,7 +151,7 @@ def test_every_field_of_archive_verify_is_described(tmp_path, results) -> None: 
 def test_every_column_of_leung_table1_is_described() -> None:
     """What `leung2002 table1` prints as JSON and writes as table1.csv, on two made-up
     runs per strategy (the simulations themselves are tests/test_leung2002.py's)."""
-    from simcore.leung2002 import STRATEGIES, summarize_table1
+    from simcore.tools.leung2002 import STRATEGIES, summarize_table1
 
     runs = pl.DataFrame([{"dilation": 0.0, "strategy": name, "makespan_s": 100.0 + seed,
                           "mean_hops": 2.0} for name in STRATEGIES for seed in (1, 2)])
@@ -161,7 +161,7 @@ def test_every_column_of_leung_table1_is_described() -> None:
 def test_every_field_of_the_archive_manifest_is_described(tmp_path, results) -> None:  # noqa: F811
     import tarfile
 
-    from simcore.archive import MANIFEST_JSON, pack
+    from simcore.report.archive import MANIFEST_JSON, pack
     from tests.test_archive import METADATA
 
     with tarfile.open(pack(tmp_path / "d.tar.xz", results, METADATA)) as tar:

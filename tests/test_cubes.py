@@ -8,17 +8,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.cleaning import clean
-from simcore.errors import SpecError
-from simcore.failures import FailureProcess, domains, draw
-from simcore.jobs import Jobs
+from simcore.base.errors import SpecError
+from simcore.core.failures import FailureProcess, domains, draw
+from simcore.jobs.cleaning import clean
+from simcore.jobs.jobs import Jobs
+from simcore.jobs.swf import read_swf
 from simcore.machines import registry
-from simcore.machines.boxes import build as build_boxes
-from simcore.machines.boxes import place_box
-from simcore.machines.cubes import build, chips_run, cube_shapes, place_cubes
+from simcore.machines.boxes.allocator import build as build_boxes
+from simcore.machines.boxes.allocator import place_box
+from simcore.machines.cubes.allocator import build, chips_run, cube_shapes, place_cubes
 from simcore.machines.spec import MachineSpec
 from simcore.simulate import simulate
-from simcore.swf import read_swf
 from simcore.workload.transforms import WorkloadSpec, prepare
 from tests.reference_failures import check_outages
 from tests.reference_modern import cube_placement_ok

@@ -8,11 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.bitset import n_words
-from simcore.jobs import Jobs
-from simcore.machines import curves, locality
+from simcore.base.bitset import n_words
+from simcore.core.metrics import LOCALITY
+from simcore.jobs.jobs import Jobs
+from simcore.machines.curves import allocator as curves
+from simcore.machines.curves import locality
 from simcore.machines.spec import MachineSpec
-from simcore.metrics import LOCALITY
 from simcore.policy import PolicySpec
 from simcore.simulate import simulate
 from tests.reference import check_exclusive, check_timing, curve_choice, locality_of
@@ -262,8 +263,8 @@ def test_ross_span_on_the_papers_mesh(trace_excerpt):
     """Sandia Ross (a Cplant machine) on 8x8x5, 3000 jobs, work multiple 0.5: every
     counts-only scheduler places on every curve allocator exactly as on flat:320, no
     processor is held twice, every job gets exactly its size."""
-    from simcore.cleaning import clean
-    from simcore.swf import read_swf
+    from simcore.jobs.cleaning import clean
+    from simcore.jobs.swf import read_swf
     from simcore.workload.transforms import WorkloadSpec, prepare
 
     table = clean(read_swf(trace_excerpt("Sandia-Ross-2001-1.1-cln")))

@@ -7,9 +7,9 @@ import gzip
 
 import pytest
 
-from simcore.checksums import file_digest
-from simcore.swf import header_of, read_swf
-from simcore.traces import load_catalogue
+from simcore.base.checksums import file_digest
+from simcore.jobs.swf import header_of, read_swf
+from simcore.workload.traces import load_catalogue
 from tests.conftest import ROOT
 from tests.excerpts import EXCERPT_DIR, cut, excerpt_path, manifest, raw_jobs, sha256
 

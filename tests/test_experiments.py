@@ -7,10 +7,11 @@ import copy
 import pytest
 import yaml
 
-from simcore.errors import ConfigError
-from simcore.experiments import Shard, plan
-from simcore.patterns import CATALOGUE
-from simcore.traces import load_catalogue
+from simcore.base.errors import ConfigError
+from simcore.base.patterns import CATALOGUE
+from simcore.sweep.experiments import Shard, plan
+from simcore.sweep.runner import code_files, code_fingerprint
+from simcore.workload.traces import load_catalogue
 from tests.conftest import ROOT
 
 SMALL = yaml.safe_load((ROOT / "config/test/small.yaml").read_text())
@@ -60,11 +61,11 @@ def test_shard_json_round_trip_and_stable_keys():
     shard = shards()["small/lublin16/torus/bm"]
     again = Shard.from_json(shard.to_json())
     assert again.to_json() == shard.to_json()
-    code = shard.code_fingerprint()
+    code = code_fingerprint(shard)
     keys = {shard.run_key(run, "w" * 64, code) for run in shard.runs}
     assert len(keys) == len(shard.runs)
     other = shards()["small/lublin16/torus/fcfs"]
-    assert keys.isdisjoint(other.run_key(r, "w" * 64, other.code_fingerprint())
+    assert keys.isdisjoint(other.run_key(r, "w" * 64, code_fingerprint(other))
                            for r in other.runs)
     assert shard.run_key(shard.runs[0], "v" * 64, code) not in keys
 
@@ -72,15 +73,21 @@ def test_shard_json_round_trip_and_stable_keys():
 def test_code_is_the_import_closure_of_scheduler_and_allocator():
     s = shards()
     names = lambda label: {p.relative_to(ROOT / "simcore").as_posix()  # noqa: E731
-                           for p in s[label].code_files()}
+                           for p in code_files(s[label])}
     bm, flat = names("small/lublin16/torus/bm"), names("small/lublin16/flat/fcfs")
-    assert {"schedulers/migration.py", "schedulers/phased.py", "machines/boxes.py"} <= bm
-    assert "machines/boxes.py" not in flat and "machines/flat.py" in flat
-    assert "machines/links.py" in names("shapes/lublin128/bgl/backfill")
+    assert {"schedulers/migration.py", "schedulers/phased.py",
+            "machines/boxes/allocator.py"} <= bm
+    assert "machines/boxes/allocator.py" not in flat and "machines/flat.py" in flat
+    assert {"machines/bgl/allocator.py", "machines/bgl/wiring.py"} <= \
+        names("shapes/lublin128/bgl/backfill")
     # what every run reads on its way: SWF fields, job tables, transforms, the engine
-    for module in ("swf.py", "jobs.py", "workload/transforms.py", "engine.py", "state.py"):
+    for module in ("jobs/swf.py", "jobs/jobs.py", "workload/transforms.py", "core/engine.py",
+                   "core/state.py"):
         assert module in bm and module in flat
-    assert not {"plots.py", "tables.py", "cli.py", "archive.py"} & bm
+    assert not {"report/plots.py", "report/tables.py", "cli/main.py", "report/archive.py"} & bm
+    # no other family's code: a run executes its own machine's and scheduler's
+    assert not {p for p in bm | flat if p.startswith(("machines/bgl/", "machines/mesh2d/",
+                                                      "machines/curves/", "timeshare/"))}
 
 
 def test_replicated_traces_keep_the_seeds_of_their_jittered_copies():
@@ -109,8 +116,8 @@ def test_curve_machines_in_a_config():
     assert Shard.from_json(shard.to_json()).machine_spec == shard.machine_spec
     assert str(shard.machine_spec) == \
         "mesh:2x2x4 allocator=best-fit ordering=hilbert fallback_span=ring"
-    code = {p.name for p in shard.code_files()}
-    assert {"curves.py", "locality.py", "orderings.py", "phased.py", "cplant.py"} <= code
+    code = {p.name for p in code_files(shard)}
+    assert {"allocator.py", "locality.py", "orderings.py", "phased.py", "cplant.py"} <= code
     config["machines"]["curve"]["ordering"] = "nope"
     with pytest.raises(ConfigError, match=r"machines.curve: machine mesh:2x2x4 allocator="
                                           r"best-fit ordering=nope .*: ordering 'nope'"):
@@ -185,3 +192,58 @@ def test_unknown_trace_names_the_catalogue():
     config["workloads"]["t"] = {"trace": "Missing-1999"}
     with pytest.raises(ConfigError, match=r"workloads.t.trace: 'Missing-1999' is not in"):
         plan(config, traces=load_catalogue(CATALOGUE))
+
+
+#: One machine of every family, each run under FCFS (and Chu's mesh under a Chu queue).
+FAMILIES = {
+    "flat": "flat:16",
+    "torus": "torus:2x2x4",
+    "curve": {"spec": "mesh:2x2x4", "allocator": "first-fit", "ordering": "hilbert"},
+    "menu": "slurm-torus3d:example-8x4x4.yaml",
+    "cube": "cubes:2x2x2:2",
+    "bgl": "bgl:8x4x4",
+    "torus-links": "torus-links:8x4x4",
+    "chu": {"spec": "mesh:4x4", "allocator": "bl"},
+}
+
+
+def family_shards():
+    config = copy.deepcopy(SMALL)
+    config["machines"] = FAMILIES
+    config["policies"] = {"fcfs": {"scheduler": "fcfs"}, "mq": {"scheduler": "mq"}}
+    config["experiments"] = {"e": {"workloads": ["lublin16"], "machines": list(FAMILIES),
+                                   "policies": ["fcfs"], "seeds": [1]},
+                             "chu": {"workloads": ["lublin16"], "machines": ["chu"],
+                                     "policies": ["mq"], "seeds": [1]}}
+    return plan(config)
+
+
+@pytest.mark.parametrize(("edited", "re_simulated"), [
+    ("machines/bgl/allocator.py", {"bgl/fcfs", "torus-links/fcfs"}),
+    ("machines/bgl/wiring.py", {"bgl/fcfs", "torus-links/fcfs"}),
+    ("machines/mesh2d/grid.py", {"chu/fcfs", "chu/mq"}),
+    ("machines/boxes/allocator.py", {"torus/fcfs", "cube/fcfs"}),
+    ("machines/boxes/maximal.py", {"torus/fcfs", "cube/fcfs"}),
+    ("machines/curves/allocator.py", {"curve/fcfs"}),
+    ("machines/slurm/menu.py", {"menu/fcfs"}),
+    ("schedulers/queues.py", {"chu/mq"}),
+    ("machines/flat.py", {"flat/fcfs"}),
+])
+def test_an_edit_re_simulates_only_the_runs_that_execute_it(edited, re_simulated):
+    """A run's key holds the digest of its code files (`code_files`), so editing a file
+    re-simulates exactly the shards whose closure holds it."""
+    affected = {f"{s.machine}/{s.policy}" for s in family_shards()
+                if edited in {p.relative_to(ROOT / "simcore").as_posix() for p in code_files(s)}}
+    assert affected == re_simulated
+
+
+def test_every_run_executes_the_engine_and_its_own_family_only():
+    for shard in family_shards():
+        files = {p.relative_to(ROOT / "simcore").as_posix() for p in code_files(shard)}
+        assert {"core/engine.py", "simulate.py", "sweep/runner.py"} <= files
+        families = {f.split("/")[1] for f in files if f.count("/") == 2
+                    and f.startswith("machines/")}
+        expected = {"torus": {"boxes"}, "cube": {"boxes", "cubes"}, "curve": {"curves"},
+                    "menu": {"slurm"}, "bgl": {"bgl"}, "torus-links": {"bgl"},
+                    "chu": {"mesh2d"}, "flat": set()}[shard.machine]
+        assert families == expected, shard.label()

@@ -1,4 +1,4 @@
-"""Machines that fail (simcore.failures): hand-checked outages, the drawn process, a
+"""Machines that fail (simcore.core.failures): hand-checked outages, the drawn process, a
 plain-Python reference on flat machines, and invariants on a real trace."""
 
 from __future__ import annotations
@@ -10,16 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.cleaning import clean
-from simcore.draws import job_uniforms
-from simcore.errors import SimcoreError, SpecError
-from simcore.failures import HIT_STREAM, FailureProcess, domains, draw, trace_events
-from simcore.jobs import Jobs
+from simcore.base.draws import job_uniforms
+from simcore.base.errors import SimcoreError, SpecError
+from simcore.core.failures import HIT_STREAM, FailureProcess, domains, draw, trace_events
+from simcore.jobs.cleaning import clean
+from simcore.jobs.jobs import Jobs
+from simcore.jobs.swf import read_swf
 from simcore.machines import registry
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 from simcore.simulate import simulate
-from simcore.swf import read_swf
 from simcore.workload.transforms import WorkloadSpec, prepare
 from tests.reference_failures import check_outages, flat_failure_schedule
 

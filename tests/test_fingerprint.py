@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from simcore.caches import kernel_sources
-from simcore.fingerprint import closure, module_name
+from simcore.base.caches import kernel_sources
+from simcore.base.fingerprint import closure, module_name
 from tests.conftest import ROOT
 
 PACKAGE = ROOT / "simcore"
@@ -23,18 +23,27 @@ def names(paths: list[Path]) -> set[str]:
 
 def test_closure_follows_imports_anywhere_in_a_module():
     files = names(closure(["simcore.workload.io"]))
-    assert {"workload/io.py", "workload/__init__.py", "__init__.py", "swf.py", "cleaning.py",
-            "checksums.py", "atomic.py", "errors.py"} <= files
+    assert {"workload/io.py", "workload/__init__.py", "__init__.py", "jobs/swf.py",
+            "jobs/cleaning.py", "base/checksums.py", "base/atomic.py", "base/errors.py"} <= files
     assert "simulate.py" not in files
     # runner imports simulate inside a function: still part of what a run depends on
-    assert "simulate.py" in names(closure(["simcore.runner"]))
-    assert module_name(PACKAGE / "machines" / "boxes.py") == "simcore.machines.boxes"
+    assert "simulate.py" in names(closure(["simcore.sweep.runner"]))
+    assert module_name(PACKAGE / "machines" / "boxes" / "allocator.py") == \
+        "simcore.machines.boxes.allocator"
+
+
+def test_closure_leaves_out_imports_only_type_checkers_run():
+    # allocator modules name the spec above them for type hints alone
+    files = names(closure(["simcore.machines.flat"]))
+    assert "machines/flat.py" in files
+    assert not {"machines/spec.py", "machines/registry.py"} & files
 
 
 def test_kernel_cache_covers_the_modules_kernels_import():
     files = names(kernel_sources())
-    assert {"jit.py", "engine.py", "machines/wiring.py", "schedulers/conservative.py"} <= files
-    assert not {"plots.py", "tables.py", "cli.py"} & files
+    assert {"base/jit.py", "core/engine.py", "machines/bgl/wiring.py",
+            "schedulers/conservative.py"} <= files
+    assert not {"report/plots.py", "report/tables.py", "cli/main.py"} & files
 
 
 RUN_SHARD = """
@@ -42,8 +51,8 @@ import io, sys, yaml
 from pathlib import Path
 
 import pytest
-from simcore.experiments import plan
-from simcore.runner import run_shard
+from simcore.sweep.experiments import plan
+from simcore.sweep.runner import run_shard
 from simcore.workload.io import write_workload
 from simcore.workload.synthetic import synthesize
 
@@ -82,7 +91,7 @@ def test_editing_a_non_kernel_module_re_simulates(tmp_path):
 
     assert simulated() == 2
     assert simulated() == 0, "unchanged code reads the runs back"
-    swf = copy / "simcore" / "swf.py"
+    swf = copy / "simcore" / "jobs" / "swf.py"
     text = swf.read_text()
     edited = text.replace("    return np.where(allocated > 0, allocated, requested)",
                           "    return np.maximum(np.where(allocated > 0, allocated, requested), 2)")

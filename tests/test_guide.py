@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from simcore.guide import where_to_look
+from simcore.report.guide import where_to_look
 from tests.conftest import ROOT
 
 
@@ -30,7 +30,7 @@ def test_last_lines_name_the_results_and_the_first_files(tmp_path: Path) -> None
 
 
 def test_results_readme_names_every_table() -> None:
-    from simcore.tables import TABLES
+    from simcore.report.tables import TABLES
 
     text = " ".join((ROOT / "results" / "README.md").read_text().split())
     listed = text.split("<dataset>/tables/ ", 1)[1].split(" (.parquet", 1)[0]

@@ -20,15 +20,15 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from simcore.atomic import atomic_write_bytes, remove_stale_temporaries
-from simcore.checksums import file_digest
-from simcore.errors import IntegrityError, SWFValueError, TraceError
-from simcore.runner import run_shard
-from simcore.store import cache_path
-from simcore.swf import parse_swf
-from simcore.traces import TraceEntry, acquire
+from simcore.base.atomic import atomic_write_bytes, remove_stale_temporaries
+from simcore.base.checksums import file_digest
+from simcore.base.errors import IntegrityError, SWFValueError, TraceError
+from simcore.jobs.swf import parse_swf
+from simcore.sweep.runner import run_shard
+from simcore.sweep.store import cache_path
 from simcore.workload.io import convert_trace, read_workload, write_workload
 from simcore.workload.synthetic import synthesize
+from simcore.workload.traces import TraceEntry, acquire
 from tests.excerpts import excerpt_catalogue, manifest
 from tests.test_runner import heavy_shard, summary, workloads
 from tests.test_workflow_traces import trace_workload
@@ -182,7 +182,7 @@ def test_swf_encodings_that_are_still_swf(data, expected):
 # -- the command line never shows a traceback for bad input --------------------------------
 
 def simcore(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "simcore.cli", *args], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "simcore", *args], cwd=cwd,
                           capture_output=True, text=True, check=False)
 
 
@@ -271,7 +271,7 @@ def test_sigterm_leaves_no_temporary_file(tmp_path, trickle):
     catalogue.write_text(f"traces:\n  x: {{url: '{url}', sha256: '{'0' * 64}', jobs: 1, "
                          "max_procs: 1, machine_size: 1}\n")
     out = tmp_path / "dl" / "x.swf.gz"
-    process = subprocess.Popen([sys.executable, "-m", "simcore.cli", "fetch-trace", "x",
+    process = subprocess.Popen([sys.executable, "-m", "simcore", "fetch-trace", "x",
                                 "--catalogue", str(catalogue), "--out", str(out)],
                                stderr=subprocess.PIPE, text=True)
     assert started.wait(timeout=60), "the download should have started"
@@ -287,7 +287,7 @@ def test_capacity_identity_has_no_negative_rounding_residue():
     unused, lost is exactly 0."""
     import numpy as np
 
-    from simcore.metrics import capacity
+    from simcore.core.metrics import capacity
 
     size, run, submit, end = (np.array([3]), np.array([0.1]), np.array([0.0]),
                               np.array([0.3]))

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.cleaning import clean
-from simcore.jobs import Jobs
+from simcore.jobs.cleaning import clean
+from simcore.jobs.jobs import Jobs
+from simcore.jobs.swf import read_swf
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 from simcore.simulate import simulate
-from simcore.swf import read_swf
 from simcore.workload.transforms import WorkloadSpec, prepare
 from tests.reference import (
     check_capacity,

@@ -9,9 +9,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from simcore import leung2002 as study
-from simcore.machines.orderings import read_ordering_file
-from simcore.plots import locality_vs_work_multiple, table1_makespans, write_figure
+from simcore.machines.curves.orderings import read_ordering_file
+from simcore.report.plots import locality_vs_work_multiple, table1_makespans, write_figure
+from simcore.tools import leung2002 as study
 
 
 def test_stream_is_built_as_the_paper_describes():
@@ -122,7 +122,7 @@ def test_figure1_rows_and_figures(tmp_path):
 
 
 def test_command_line(tmp_path, capsys):
-    from simcore.cli import main
+    from simcore.cli.main import main
 
     assert main(["leung2002", "table1", "--dilation", "0.5", "--seeds", "2", "--json",
                  "--out", str(tmp_path / "t1")]) == 0

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.errors import SimcoreError, SpecError
-from simcore.machines.torus3d_menu import load_menu
-from simcore.menus import (
+from simcore.base.errors import SimcoreError, SpecError
+from simcore.machines.slurm.menu import load_menu
+from simcore.tools.menu_search import (
     box_shape,
     box_volume_at_least,
     candidates,

@@ -9,15 +9,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.errors import SpecError
-from simcore.jobs import Jobs
+from simcore.base.errors import SpecError
+from simcore.jobs.jobs import Jobs
 from simcore.machines import registry
-from simcore.machines.eet import side_tectd
-from simcore.machines.mesh2d import busy_list, write_rect
+from simcore.machines.mesh2d.eet import side_tectd
+from simcore.machines.mesh2d.grid import busy_list, write_rect
 from simcore.machines.registry import ALLOCATORS
 from simcore.machines.spec import MachineSpec
-from simcore.probe import Probe
 from simcore.simulate import simulate
+from simcore.tools.probe import Probe
 from tests import reference_mesh as ref
 
 SUBMESH = [name for name, row in ALLOCATORS.items() if "submeshes" in row.capabilities]

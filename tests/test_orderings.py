@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.errors import SpecError
-from simcore.machines.orderings import (
+from simcore.base.errors import SpecError
+from simcore.machines.curves.orderings import (
     ORDERINGS,
     hilbert,
     hilbert_points,

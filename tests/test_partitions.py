@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from simcore.machines import partitions
-from simcore.machines.boxes import box_table, extents
+from simcore.machines.boxes import partitions
+from simcore.machines.boxes.allocator import box_table, extents
 
 METHODS = [partitions.pop, partitions.boxscan, partitions.bitrows]
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from simcore.errors import SimcoreError
-from simcore.plots import DPI, FIGURES, _pick, write_figures
-from simcore.store import write_table
-from simcore.tables import write_tables
+from simcore.base.errors import SimcoreError
+from simcore.report.plots import DPI, FIGURES, _pick, write_figures
+from simcore.report.tables import write_tables
+from simcore.sweep.store import write_table
 from tests.test_tables import build_store
 
 
@@ -77,7 +77,7 @@ def test_figures_are_deterministic(tables_dir: Path, figures: list[Path],
 
 
 def test_error_bars_only_with_three_runs_or_more() -> None:
-    from simcore.plots import _dodge, _error_bars
+    from simcore.report.plots import _dodge, _error_bars
 
     assert _error_bars(pl.DataFrame({"n": [3, 4]})) == (
         True, "bars: 95% confidence intervals (Student t), n = 3-4 runs per point")
@@ -103,8 +103,8 @@ def test_parameters_varying_within_a_workload_get_panels_not_series():
     separate panels and are not split further by it; p_torus, varying within each
     workload, gets panels of its own: a curve is one machine x policy, so the legend
     encodes no parameter."""
-    from simcore.plots import _panels, _series
-    from simcore.tables import CONFIG_KEYS
+    from simcore.report.plots import _panels, _series
+    from simcore.report.tables import CONFIG_KEYS
 
     rows = pl.DataFrame([
         {**dict.fromkeys(CONFIG_KEYS), "experiment": "a", "workload": w, "machine": "bgl",
@@ -119,7 +119,7 @@ def _drawn(tables_dir: Path) -> list[tuple[str, object]]:
     """(experiment/figure, Figure) of every figure the test tables support."""
     import matplotlib.style
 
-    from simcore.plots import _SOURCES, STYLE
+    from simcore.report.plots import _SOURCES, STYLE
 
     out = []
     with matplotlib.style.context(STYLE, after_reset=True):

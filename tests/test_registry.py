@@ -7,14 +7,14 @@ import pickle
 import numpy as np
 import pytest
 
-from simcore.config import schema
-from simcore.errors import SpecError
-from simcore.jobs import Jobs
+from simcore.base.errors import SpecError
+from simcore.base.params import Parameter
+from simcore.jobs.jobs import Jobs
 from simcore.machines.registry import ALLOCATORS, KINDS
 from simcore.machines.spec import MachineSpec
-from simcore.params import Parameter
 from simcore.policy import SCHEDULERS, PolicySpec
 from simcore.simulate import simulate
+from simcore.sweep.config import schema
 from simcore.workload.synthetic import MODELS
 from simcore.workload.transforms import transforms
 from tests.conftest import ROOT
@@ -123,9 +123,9 @@ def test_parameters_convert_command_line_strings():
 
 
 def test_outputs_page_is_current_and_covers_every_column(tmp_path):
-    from simcore.listing import outputs_markdown
-    from simcore.store import JOBS_SCHEMA, SUMMARY_SCHEMA, read_summaries
-    from simcore.tables import aggregate
+    from simcore.cli.listing import outputs_markdown
+    from simcore.report.tables import aggregate
+    from simcore.sweep.store import JOBS_SCHEMA, SUMMARY_SCHEMA, read_summaries
     from tests.test_tables import build_store
 
     page = (ROOT / "docs/outputs.md").read_text()
@@ -149,7 +149,7 @@ def test_list_json_holds_every_registry():
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-m", "simcore.cli", "list", "--json"],
+    out = subprocess.run([sys.executable, "-m", "simcore", "list", "--json"],
                          capture_output=True, text=True, check=True).stdout
     listed = json.loads(out)
     assert [m["kind"] for m in listed["machines"]] == list(KINDS)

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from simcore.errors import ConfigError
-from simcore.reproduction import copy_figures, evaluate, load_published, report
-from simcore.store import read_summaries
+from simcore.base.errors import ConfigError
+from simcore.report.reproduction import copy_figures, evaluate, load_published, report
+from simcore.sweep.store import read_summaries
 from tests.conftest import ROOT
 from tests.test_tables import build_store
 

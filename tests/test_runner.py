@@ -16,9 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from simcore.experiments import plan
-from simcore.runner import run_shard
-from simcore.store import shard_dir
+from simcore.sweep.experiments import plan
+from simcore.sweep.runner import run_shard
+from simcore.sweep.store import shard_dir
 from simcore.workload.io import with_source, write_workload
 from simcore.workload.synthetic import synthesize
 from tests.conftest import ROOT
@@ -85,7 +85,7 @@ def test_two_workers_give_identical_results(tmp_path, reference):
 
 def start_shard(root: Path, shard, workers: int) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "simcore.cli", "sweep-shard", "--spec", shard.to_json(),
+        [sys.executable, "-m", "simcore", "sweep-shard", "--spec", shard.to_json(),
          "--results", str(root), "--workers", str(workers)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
 

@@ -10,17 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.cleaning import clean
-from simcore.errors import SpecError
-from simcore.jit import kernel
-from simcore.jobs import Jobs
-from simcore.machines import boxes, maximal
-from simcore.machines.allocate import largest_free, place
+from simcore.base.errors import SpecError
+from simcore.base.jit import kernel
+from simcore.core.allocate import largest_free, place
+from simcore.core.state import new_state
+from simcore.jobs.cleaning import clean
+from simcore.jobs.jobs import Jobs
+from simcore.jobs.swf import read_swf
+from simcore.machines.boxes import allocator as boxes
+from simcore.machines.boxes import maximal
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 from simcore.simulate import simulate
-from simcore.state import new_state
-from simcore.swf import read_swf
 from simcore.workload.sources import load_workload
 from simcore.workload.transforms import WorkloadSpec, prepare
 from tests.reference import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simcore.errors import SpecError
-from simcore.jobs import Jobs
+from simcore.base.errors import SpecError
+from simcore.jobs.jobs import Jobs
 from simcore.policy import PolicySpec
 from simcore.simulate import simulate
 

@@ -15,12 +15,12 @@ import subprocess
 
 import pytest
 
-import simcore.tables
+import simcore.report.tables
 from tests.conftest import SLURM_ENV
 from tests.workflow import scratch_workflow, small_config, snakemake
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
-TABLES = tuple(f"{name}.csv" for name in simcore.tables.TABLES)
+TABLES = tuple(f"{name}.csv" for name in simcore.report.tables.TABLES)
 TABLES_DIR = "results/torus-sweep-test/tables"  # the small config's dataset
 
 

@@ -14,15 +14,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from simcore import store
-from simcore.checksums import file_digest
-from simcore.cleaning import CleaningOptions
-from simcore.errors import IntegrityError
-from simcore.experiments import Source, plan
-from simcore.planning import summarize_plan
+from simcore.base.checksums import file_digest
+from simcore.base.errors import IntegrityError
+from simcore.jobs.cleaning import CleaningOptions
 from simcore.policy import PolicySpec
-from simcore.runner import run_shard
-from simcore.store import damaged_shards, read_shard, read_summaries, shard_dir
+from simcore.sweep import store
+from simcore.sweep.experiments import Source, plan
+from simcore.sweep.planning import summarize_plan
+from simcore.sweep.runner import run_shard
+from simcore.sweep.store import damaged_shards, read_shard, read_summaries, shard_dir
 from simcore.workload.io import convert_trace, read_workload
 from tests.conftest import ROOT
 from tests.test_integrity import flip_a_data_bit

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 import yaml
 
-from simcore.tables import TABLES
+from simcore.report.tables import TABLES
 from tests.workflow import planned_rules, scratch_workflow, snakemake
 
 pytestmark = pytest.mark.slow
@@ -124,7 +124,7 @@ def snakemake_cli(*args: str, cwd, check: bool = True):
     import subprocess
     import sys
 
-    return subprocess.run([sys.executable, "-m", "simcore.cli", *args], cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "simcore", *args], cwd=cwd,
                           capture_output=True, text=True, check=check)
 
 

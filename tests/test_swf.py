@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.errors import (
+from simcore.base.errors import (
     SWFCompressionError,
     SWFEmptyError,
     SWFFieldCountError,
     SWFValueError,
 )
-from simcore.swf import (
+from simcore.jobs.swf import (
     FIELDS,
     FLOAT_FIELDS,
     MAX_TIME_S,
@@ -106,7 +106,7 @@ def _write(tmp_path: Path, text: str, name: str = "t.swf") -> Path:
 
 
 def _table_from_lines(lines):
-    from simcore.swf import parse_swf
+    from simcore.jobs.swf import parse_swf
 
     return parse_swf(("; MaxProcs: 16\n" + "\n".join(lines) + "\n").encode())
 
@@ -214,7 +214,7 @@ def test_generated_round_trip(rows, header, tmp_path_factory):
          for name, col in zip(FIELDS, columns, strict=True)],
         names=list(FIELDS),
     )
-    from simcore.swf import with_header
+    from simcore.jobs.swf import with_header
 
     table = with_header(table, SWFHeader(tuple(header)))
     path = tmp_path_factory.mktemp("rt") / "gen.swf"
@@ -254,7 +254,7 @@ def test_arrow_reads_memory_it_owns(monkeypatch):
     ('terminate called without an active exception')."""
     import pyarrow.csv as pacsv
 
-    from simcore import swf
+    from simcore.jobs import swf
 
     given = []
     real = pacsv.read_csv

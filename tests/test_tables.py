@@ -23,9 +23,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from simcore.errors import SimcoreError
-from simcore.store import shard_dir, summary_table, write_table
-from simcore.tables import CONFIG_KEYS, TABLES, aggregate, t_quantile, write_tables
+from simcore.base.errors import SimcoreError
+from simcore.report.tables import CONFIG_KEYS, TABLES, aggregate, t_quantile, write_tables
+from simcore.sweep.store import shard_dir, summary_table, write_table
 
 SEEDS = (1, 2, 3)
 T_975_2 = 4.302653  # Student t, 0.975 quantile, 2 degrees of freedom (3 seeds)
@@ -124,7 +124,7 @@ def build_store(root: Path, reverse: bool = False,
 
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory: pytest.TempPathFactory) -> dict[str, pl.DataFrame]:
-    from simcore.store import read_summaries
+    from simcore.sweep.store import read_summaries
 
     return aggregate(read_summaries(build_store(tmp_path_factory.mktemp("store"))))
 

@@ -12,17 +12,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore import frachtenberg2003
-from simcore.cleaning import clean
-from simcore.cli import main
-from simcore.errors import SpecError
-from simcore.jobs import Jobs
+from simcore.base.errors import SpecError
+from simcore.cli.main import main
+from simcore.jobs import bsp
+from simcore.jobs.cleaning import clean
+from simcore.jobs.jobs import Jobs
+from simcore.jobs.swf import read_swf
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 from simcore.simulate import simulate
-from simcore.swf import read_swf
-from simcore.timeshare import bsp, fcs, rates, scenarios
+from simcore.timeshare import fcs, rates
 from simcore.timeshare.engine import SWITCH_COST_S
+from simcore.tools import frachtenberg2003
+from simcore.workload import scenarios
 from simcore.workload.sources import load_workload as resolve
 from simcore.workload.transforms import WorkloadSpec, prepare
 from tests import timeshare_reference as reference
@@ -454,7 +456,7 @@ def test_real_trace_invariants(scheduler, params, trace_excerpt):
 
 
 def test_time_sharing_results_fit_the_store(tmp_path):
-    from simcore.store import SUMMARY_SCHEMA, summary_table
+    from simcore.sweep.store import SUMMARY_SCHEMA, summary_table
 
     result = simulate(resolve_scenario("scenario2"), "flat:128", "fcs")
     row = summary_table([result.summary])
@@ -470,7 +472,7 @@ def sweep_rows():
     any): fcfs saturates at an accepted load of 0.7, fcs keeps rising to 0.87."""
     import polars as pl
 
-    from simcore.store import summary_table
+    from simcore.sweep.store import summary_table
 
     accepted = {"fcfs": (0.5, 0.6, 0.7, 0.7, 0.69), "fcs": (0.5, 0.6, 0.7, 0.8, 0.87)}
     rows = []
@@ -499,7 +501,7 @@ def test_saturation_is_where_accepted_load_stops_rising():
     """fcfs's accepted load rises by 0.1 per 0.1 of offered load up to 0.7, then by 0: it
     saturates at 0.705 (the mean over seeds); fcs's last step still rises by 0.07 per
     0.1, more than half the step, so it does not saturate within the grid."""
-    from simcore.tables import aggregate
+    from simcore.report.tables import aggregate
 
     table = aggregate(sweep_rows())["saturation"]
     assert table.select("policy", "n", "saturation_load", "at_offered_load",
@@ -517,8 +519,8 @@ def test_saturation_is_where_accepted_load_stops_rising():
 
 
 def test_reproduction_query_of_a_saturation_load():
-    from simcore.errors import ConfigError
-    from simcore.reproduction import evaluate
+    from simcore.base.errors import ConfigError
+    from simcore.report.reproduction import evaluate
 
     runs = sweep_rows()
     fcfs = {"experiment": "fcs-study", "policy": "fcfs"}
@@ -531,9 +533,9 @@ def test_reproduction_query_of_a_saturation_load():
 
 
 def test_response_vs_load_figure(tmp_path):
-    from simcore.plots import write_figures
-    from simcore.store import write_table
-    from simcore.tables import aggregate
+    from simcore.report.plots import write_figures
+    from simcore.report.tables import aggregate
+    from simcore.sweep.store import write_table
 
     for name, table in aggregate(sweep_rows()).items():
         write_table(table.to_arrow(), tmp_path / "tables" / f"{name}.parquet")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import yaml
 
-from simcore import patterns
-from simcore.experiments import plan
-from simcore.timing import format_report, shard_request, timing_report
+from simcore.base import patterns
+from simcore.sweep.experiments import plan
+from simcore.sweep.timing import format_report, shard_request, timing_report
 from tests.conftest import ROOT
 
 CONFIG = yaml.safe_load((ROOT / "config/test/small.yaml").read_text())

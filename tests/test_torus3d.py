@@ -9,18 +9,18 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from simcore.bitset import n_words
-from simcore.cleaning import clean
-from simcore.errors import SpecError
-from simcore.failures import FailureProcess, domains, draw
-from simcore.jobs import Jobs
+from simcore.base.bitset import n_words
+from simcore.base.errors import SpecError
+from simcore.core.failures import FailureProcess, domains, draw
+from simcore.jobs.cleaning import clean
+from simcore.jobs.jobs import Jobs
+from simcore.jobs.swf import read_swf
 from simcore.machines import registry
-from simcore.machines.hostlist import expand
+from simcore.machines.slurm.allocator import machine, place_menu
+from simcore.machines.slurm.hostlist import expand
+from simcore.machines.slurm.menu import axis_positions, load_menu
 from simcore.machines.spec import MachineSpec
-from simcore.machines.torus3d import machine, place_menu
-from simcore.machines.torus3d_menu import axis_positions, load_menu
 from simcore.simulate import simulate
-from simcore.swf import read_swf
 from simcore.workload.transforms import WorkloadSpec, prepare
 from tests.reference_failures import check_outages
 from tests.reference_modern import menu_choice

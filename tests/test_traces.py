@@ -8,9 +8,9 @@ import threading
 
 import pytest
 
-from simcore.checksums import file_digest
-from simcore.errors import TraceError
-from simcore.traces import MIRROR_ENV, TraceEntry, acquire, load_catalogue, mirror_dirs
+from simcore.base.checksums import file_digest
+from simcore.base.errors import TraceError
+from simcore.workload.traces import MIRROR_ENV, TraceEntry, acquire, load_catalogue, mirror_dirs
 from tests.conftest import ROOT
 from tests.excerpts import excerpt_catalogue
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import yaml
 
-from simcore.cleaning import CleaningOptions, cleaning_report
-from simcore.experiments import Source
-from simcore.swf import header_of
-from simcore.traces import load_catalogue
+from simcore.jobs.cleaning import CleaningOptions, cleaning_report
+from simcore.jobs.swf import header_of
+from simcore.sweep.experiments import Source
+from simcore.workload.traces import load_catalogue
 from tests.excerpts import excerpt_catalogue, manifest, raw_jobs
 from tests.workflow import scratch_workflow, small_config, snakemake
 

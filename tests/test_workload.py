@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from simcore.cleaning import clean
-from simcore.draws import STREAMS, job_uniforms
-from simcore.errors import SpecError
+from simcore.base.draws import STREAMS, job_uniforms
+from simcore.base.errors import SpecError
+from simcore.jobs.cleaning import clean
+from simcore.jobs.swf import read_swf
 from simcore.machines.spec import MachineSpec
-from simcore.swf import read_swf
 from simcore.workload.shapes import fat_shapes, slim_shapes, synthesize
 from simcore.workload.transforms import WorkloadSpec, offered_load, prepare
 
@@ -128,7 +128,7 @@ def test_shaped_jobs_keep_their_request(trace_excerpt):
 
 def small_table(rows):
     """An SWF table of jobs (id, submit, run, processors), cleaned."""
-    from simcore.swf import SWFHeader, from_columns
+    from simcore.jobs.swf import SWFHeader, from_columns
 
     rows = np.array(rows)
     columns = {"job_number": rows[:, 0], "submit_time": rows[:, 1], "run_time": rows[:, 2],
@@ -141,7 +141,7 @@ def test_replication_copies_jobs_with_seeded_jitter():
     every id), each arriving up to 60 s after its original, the same draws for the same
     seed, others for another; run times, requests and sizes are copied; the work multiple
     then scales every copy."""
-    from simcore.draws import job_uniforms
+    from simcore.base.draws import job_uniforms
     from simcore.workload.transforms import REPLICA_STREAM
 
     table = small_table([(7, 0, 100, 4), (42, 50, 10, 2), (130, 500, 30, 8)])
@@ -173,7 +173,7 @@ def test_arrival_shaking_moves_each_arrival_within_bounds():
     """Input shaking by up to 30 s: each arrival moves by 30 (2u - 1) s, u drawn per job id
     from the seed (none below 0); run times and sizes stay; the same seed gives the same
     jobs, another seed others, and no shaking is the unshaken workload."""
-    from simcore.draws import job_uniforms
+    from simcore.base.draws import job_uniforms
     from simcore.workload.transforms import SHAKE_STREAM
 
     table = small_table([(7, 0, 100, 4), (42, 50, 10, 2), (130, 500, 30, 8)])
@@ -199,7 +199,7 @@ def test_inserted_jobs_join_the_source_before_the_span():
     """10 jobs an hour over a source spanning 0..36,000 s insert 100 one-processor jobs of
     the given run time, ids above the source's, at the seeded uniform times; the span is
     then taken over the merged stream, so its first jobs include inserted ones."""
-    from simcore.draws import job_uniforms
+    from simcore.base.draws import job_uniforms
     from simcore.workload.transforms import INSERT_STREAM
 
     table = small_table([(7, 0, 100, 4), (42, 18_000, 10, 2), (130, 36_000, 30, 8)])

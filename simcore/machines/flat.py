@@ -6,14 +6,16 @@ units themselves, and a placement is just the number of units.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from simcore.jit import implements, kernel
-from simcore.jobs import Jobs
-from simcore.machines.allocate import place
-from simcore.machines.spec import MachineSpec
+from simcore.base.jit import implements, kernel
+from simcore.core.allocate import place
+from simcore.jobs.jobs import Jobs
+
+if TYPE_CHECKING:
+    from simcore.machines.spec import MachineSpec
 
 
 class FlatMachine(NamedTuple):
@@ -34,7 +36,7 @@ def build(spec: MachineSpec, jobs: Jobs) -> tuple[FlatMachine, np.ndarray, np.nd
 
 def failure_domains(struct: FlatMachine) -> tuple[np.ndarray, np.ndarray]:
     """One domain per unit, without bits (units have no identity): a failure takes one
-    unit of the pool (see simcore.failures)."""
+    unit of the pool (see simcore.core.failures)."""
     return (np.zeros((struct.units, struct.words), dtype=np.uint64),
             np.ones(struct.units, dtype=np.int64))
 

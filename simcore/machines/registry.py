@@ -5,11 +5,11 @@ the config schema, the checks between schedulers and machines, memory limits and
 `simcore list` all derive from `KINDS` and `ALLOCATORS`. A kind is a topology; an
 allocator is the module that chooses units on it: it builds the machine struct the
 kernels run on (`build(spec, jobs)`), states what its tables cost (`memory_bytes(spec)`)
-and implements the operations of `simcore.machines.allocate` for its struct. Adding one
+and implements the operations of `simcore.core.allocate` for its struct. Adding one
 is a module plus a row here (docs/extending.md).
 
 Every machine, whatever its allocator, also takes the options of a failure process
-(`FAILURE_OPTIONS`, see `simcore.failures`).
+(`FAILURE_OPTIONS`, see `simcore.core.failures`).
 
 Allocators offer capabilities that schedulers may need (`Scheduler.needs`); `steady` is a
 machine's rather than an allocator's: it holds unless the machine has a failure process:
@@ -24,30 +24,18 @@ from typing import Any
 
 import numpy as np
 
-from simcore.errors import SpecError
-from simcore.params import Parameter
+from simcore.base.errors import SpecError
+from simcore.base.params import Parameter
+from simcore.machines.contract import CAPABILITIES, STEADY, check_memory
 
-CAPABILITIES = {
-    "counts": "any free units will do, so schedulers reason with counts alone",
-    "partitions": "jobs get contiguous partitions and the largest free one is known",
-    "grows": "a job may get more units than it asked for (Krevat's growth)",
-    "migrates": "running jobs can be re-placed (Krevat's migration)",
-    "submeshes": "jobs ask for w x h submeshes of a 2D mesh (Chu's allocators)",
-    "steady": "units never fail (the machine has no failure process)",
-}
-STEADY = "steady"
 __doc__ += "".join(f"\n- {name}: {meaning};" for name, meaning in CAPABILITIES.items())
-
-#: Largest tables an allocator may build for one machine.
-MEMORY_LIMIT_BYTES = 512 * 2**20
-#: Largest machine, in allocation units (counters and sums stay exact in int64 / float64).
-MAX_UNITS = 2**40
 
 
 @dataclass(frozen=True)
 class MachineKind:
-    """A topology. `wired` kinds read their wiring from `<name>.yaml` (any such file makes
-    a machine of that name); `shaped_jobs`: jobs ask for shapes (p_fat, p_torus apply).
+    """A topology. Wired kinds read their wiring from `<name>.yaml` (any such file makes
+    a machine of that name) with the module `wiring`; `shaped_jobs`: jobs ask for shapes
+    (p_fat, p_torus apply).
     `grammar`: a module reading the kind's own spec argument (`kind:ARGUMENT`, instead of
     `kind:AxBxC`) with `parse_argument(argument) -> dims` and `argument_key(argument)`
     (the content hash of a file it names, or "")."""
@@ -59,20 +47,34 @@ class MachineKind:
     min_dims: int = 1
     max_dims: int | None = 3
     wraps: bool = False
-    wired: bool = False
+    wiring: str | None = None
     shaped_jobs: bool = False
     grammar: str | None = None
+
+    @property
+    def wired(self) -> bool:
+        return self.wiring is not None
+
+    @property
+    def modules(self) -> tuple[str, ...]:
+        """The modules that read this kind's descriptions (its grammar, its wiring)."""
+        return tuple(m for m in (self.grammar, self.wiring) if m is not None)
 
     def grammar_module(self) -> ModuleType:
         assert self.grammar is not None
         return importlib.import_module(self.grammar)
 
+    def wiring_module(self) -> ModuleType:
+        """The module reading wiring files: `load_wiring(path)` with `.dims` and `.key()`."""
+        assert self.wiring is not None
+        return importlib.import_module(self.wiring)
+
 
 @dataclass(frozen=True)
 class Allocator:
-    """A rule choosing units on machines of `kinds`, implemented by `module`. `ordered`:
-    it packs jobs along a processor ordering (`simcore.machines.orderings`), which
-    machines using it name; `parameters` are options set per machine; `max_dims`: the most
+    """A rule choosing units on machines of `kinds`, implemented by `module`. `ordering`:
+    the module of the processor orderings it packs jobs along, which machines using it
+    name; `parameters` are options set per machine; `max_dims`: the most
     dimensions it handles (None: any)."""
 
     name: str
@@ -81,7 +83,7 @@ class Allocator:
     module: str
     capabilities: frozenset[str]
     parameters: tuple[Parameter, ...] = ()
-    ordered: bool = False
+    ordering: str | None = None
     example: str = ""  # a machine it runs on, where its kinds' examples do not
     max_dims: int | None = None
 
@@ -89,8 +91,18 @@ class Allocator:
     def machine_example(self) -> str:
         return self.example or KINDS[self.kinds[0]].example
 
+    @property
+    def ordered(self) -> bool:
+        return self.ordering is not None
+
     def implementation(self) -> ModuleType:
         return importlib.import_module(self.module)
+
+    def ordering_module(self) -> ModuleType:
+        """The module of its processor orderings: `ORDERINGS`, `DEFAULT_ORDERING`,
+        `order_of(ordering, dims3)`."""
+        assert self.ordering is not None
+        return importlib.import_module(self.ordering)
 
     @property
     def options(self) -> tuple[Parameter, ...]:
@@ -113,9 +125,6 @@ SEARCH = Parameter(
     "way): 'table' lists every box (fast on small machines, memory grows as units^2), "
     "'maximal' keeps the maximal free boxes (any size), 'auto' the table up to "
     "TABLE_MAX_BOXES boxes", choices=("auto", "table", "maximal"))
-#: Largest box table `search: auto` builds (8x8x8 has 185,193 boxes); larger machines use
-#: maximal free boxes, which are faster there (measured by `simcore bench`).
-TABLE_MAX_BOXES = 200_000
 UNLISTED = Parameter(
     "unlisted", str, "round-up", "a job whose size no placement has: 'round-up' to the "
     "smallest larger placement size (the extra nodes lost capacity) or 'refuse' it (Slurm's "
@@ -124,10 +133,11 @@ SEGMENTS = Parameter(
     "segments", bool, False, "a job larger than the largest placement runs as segments of "
     "that size, each placed by the rule (Slurm's --segment; with unlisted=refuse only if "
     "the size divides the job)")
-_CURVES = "simcore.machines.curves"
-_CUBES = "simcore.machines.cubes"
+_CURVES = "simcore.machines.curves.allocator"
+_ORDERINGS = "simcore.machines.curves.orderings"
+_CUBES = "simcore.machines.cubes.allocator"
 
-#: A failure process, on any machine (simcore.failures).
+#: A failure process, on any machine (simcore.core.failures).
 FAILURE_OPTIONS = (
     Parameter("unit_mtbf_s", float, None, "mean time between failures of one unit: a failure "
               "domain of k units (a unit, a cube) fails at rate k / unit_mtbf_s, up times "
@@ -154,13 +164,13 @@ KINDS: dict[str, MachineKind] = {row.name: row for row in (
     MachineKind("slurm-torus3d", "tori whose jobs take an anchor box of a placement of their "
                 "size from a Slurm topology/torus3d menu: a topology.yaml, by path or in "
                 "config/machines/torus3d/", "slurm-torus3d:example-8x4x4.yaml", "torus3d-menu",
-                max_dims=1, grammar="simcore.machines.torus3d_menu"),
+                max_dims=1, grammar="simcore.machines.slurm.menu"),
     MachineKind("cubes", "AxBxC cubes of SxSxS chips joined by optical circuit switches "
                 "(TPU v4-style pods); jobs ask for chip shapes", "cubes:4x4x4:4", "any-cubes",
-                min_dims=3, grammar="simcore.machines.cube_grammar"),
+                min_dims=3, grammar="simcore.machines.cubes.grammar"),
     MachineKind(WIRED, "BG/L-style midplanes with per-line switches and cables, described "
                 "by a file <name>.yaml (config/machines/)", "bgl:8x4x4", "two-phase",
-                min_dims=3, wired=True, shaped_jobs=True),
+                min_dims=3, wiring="simcore.machines.bgl.wiring", shaped_jobs=True),
 )}
 
 ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
@@ -168,12 +178,12 @@ ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
               "simcore.machines.flat", frozenset({"counts"})),
     Allocator("largest-free", "Krevat's rule: the box of the job's size (else the smallest "
               "larger one) that leaves the largest free partition, from the box table",
-              ("torus", "mesh"), "simcore.machines.boxes",
+              ("torus", "mesh"), "simcore.machines.boxes.allocator",
               frozenset({"partitions", "grows", "migrates"}), (SEARCH,)),
     Allocator("two-phase", "Aridor et al.'s two-phase allocation: a free box of midplanes "
               "for the job's shape, then per line the link set with the fewest cables",
-              (WIRED,), "simcore.machines.links", frozenset()),
-    *(Allocator(name, summary, ("mesh",), f"simcore.machines.{module}",
+              (WIRED,), "simcore.machines.bgl.allocator", frozenset()),
+    *(Allocator(name, summary, ("mesh",), f"simcore.machines.mesh2d.{module}",
                 frozenset({"submeshes", "partitions"} if complete else {"submeshes"}),
                 example="mesh:32x32") for name, module, complete, summary in (
         ("2dbs", "buddy2d", False, "Li and Cheng's 2D buddy system: the job gets a 2^k x 2^k "
@@ -210,7 +220,7 @@ ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
     Allocator("torus3d-menu", "Slurm's topology/torus3d rule: a free anchor box of a "
               "placement of the job's size; ties: lower fragmentation of the next larger "
               "placement, then the torus with fewer idle nodes, then the first found",
-              ("slurm-torus3d",), "simcore.machines.torus3d", frozenset(),
+              ("slurm-torus3d",), "simcore.machines.slurm.allocator", frozenset(),
               (UNLISTED, SEGMENTS)),
     Allocator("any-cubes", "optically switched cubes: a job of one cube or more takes any "
               "free whole cubes; a smaller job a box in the fullest cube it fits in",
@@ -219,21 +229,21 @@ ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
               "or more takes a box of whole cubes of its shape (Krevat's rule among them); "
               "a smaller job as with any-cubes", ("cubes",), _CUBES, frozenset()),
     Allocator("free-list", "Cplant 1.9: the first p free processors of the ordering",
-              ("torus", "mesh"), _CURVES, frozenset({"counts"}), (DILATION,), ordered=True,
+              ("torus", "mesh"), _CURVES, frozenset({"counts"}), (DILATION,), ordering=_ORDERINGS,
               max_dims=3),
     Allocator("first-fit", "the first interval of consecutive free ranks that holds the job "
               "(its p lowest ranks), else the span fallback (Leung et al.)",
               ("torus", "mesh"), _CURVES, frozenset({"counts"}), (FALLBACK_SPAN, DILATION),
-              ordered=True, max_dims=3),
+              ordering=_ORDERINGS, max_dims=3),
     Allocator("best-fit", "the shortest interval of consecutive free ranks that holds the job "
               "(ties: the earliest), else the span fallback (Leung et al.)",
               ("torus", "mesh"), _CURVES, frozenset({"counts"}), (FALLBACK_SPAN, DILATION),
-              ordered=True, max_dims=3),
+              ordering=_ORDERINGS, max_dims=3),
     Allocator("sum-of-squares", "the interval minimising the sum over lengths i of N(i)^2 "
               "after placement, N(i) the free intervals of length i (ties: the earliest), "
               "else the span fallback (Leung et al.)",
               ("torus", "mesh"), _CURVES, frozenset({"counts"}), (FALLBACK_SPAN, DILATION),
-              ordered=True, max_dims=3),
+              ordering=_ORDERINGS, max_dims=3),
 )}
 
 
@@ -241,13 +251,6 @@ def get_allocator(name: str) -> Allocator:
     if name not in ALLOCATORS:
         raise SpecError(f"allocator {name!r}; expected one of {', '.join(ALLOCATORS)}")
     return ALLOCATORS[name]
-
-
-def check_memory(what: str, nbytes: int) -> None:
-    """Refuse tables above MEMORY_LIMIT_BYTES before anything is allocated."""
-    if nbytes > MEMORY_LIMIT_BYTES:
-        raise SpecError(f"{what} would take {nbytes / 2**30:.1f} GiB; machine tables are "
-                        f"limited to {MEMORY_LIMIT_BYTES // 2**20} MiB")
 
 
 def check_compatible(machine: Any, needs: frozenset[str], what: str) -> None:

@@ -6,7 +6,7 @@ allocation units: nodes, supernodes or midplanes. Wired machines (`bgl:8x4x4`,
 `torus-links:8x4x4`) take their line wiring from a machine description `<kind>.yaml`,
 searched in `$TORUS_SWEEP_MACHINES` and then in the repository's `config/machines`; its
 content hash is part of the spec's key, so a changed wiring never reuses old results.
-Allocators that pack jobs along a processor ordering (`simcore.machines.orderings`) take
+Allocators that pack jobs along a processor ordering (`simcore.machines.curves.orderings`) take
 the ordering's name or an ordering file (`ordering`, default row-major; a file's content
 hash is part of the key), and an allocator's options (its registry row's parameters) are
 set per machine: `mesh:8x8x5 allocator=best-fit ordering=hilbert fallback_span=ring`.
@@ -14,7 +14,7 @@ Kinds with a grammar of their own (`slurm-torus3d:MENU.yaml`, `cubes:AxBxC:S`) k
 text after the colon as the spec's `argument`; their registry row's grammar module turns
 it into dimensions and adds the content hash of a file it names to the key. Every machine
 also takes the options of a failure process (`unit_mtbf_s`, `failure_trace`, ...; see
-`simcore.failures`); a failure trace's content hash is part of the key.
+`simcore.core.failures`); a failure trace's content hash is part of the key.
 """
 
 from __future__ import annotations
@@ -26,21 +26,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from simcore.errors import SpecError
-from simcore.machines.orderings import DEFAULT_ORDERING, ORDERINGS, file_hash, order_of
+from simcore.base.checksums import file_digest
+from simcore.base.errors import SpecError
+from simcore.base.params import convert_all
+from simcore.machines.contract import MAX_UNITS
+from simcore.machines.descriptions import MACHINES_ENV, machines_dirs
 from simcore.machines.registry import (
     ALLOCATORS,
     FAILURE_OPTIONS,
     KINDS,
-    MAX_UNITS,
     WIRED,
     MachineKind,
     get_allocator,
 )
-from simcore.params import convert_all
-from simcore.patterns import MACHINE_DESCRIPTIONS
 
-MACHINES_ENV = "TORUS_SWEEP_MACHINES"
 _SPEC = re.compile(r"\A([a-z][a-z0-9-]*):(\d+(?:x\d+)*)\Z")
 _HEAD = re.compile(r"\A([a-z][a-z0-9-]*):(\S+)\Z")
 
@@ -84,18 +83,17 @@ class MachineSpec:
         if row.wired:
             if self.wiring is None:
                 raise SpecError(f"machine {self}: a wired machine needs its description file")
-            from simcore.machines.wiring import load_wiring
-
-            wired = tuple(load_wiring(self.wiring).dims)
+            wired = tuple(row.wiring_module().load_wiring(self.wiring).dims)
             if self.dims != wired:
                 raise SpecError(f"machine {self}: its description {self.wiring} wires a "
                                 f"{'x'.join(map(str, wired))} machine; expected "
                                 f"{self.kind}:{'x'.join(map(str, wired))}")
         if allocator.ordered:
+            orderings = allocator.ordering_module()
             if self.ordering is None:
-                object.__setattr__(self, "ordering", DEFAULT_ORDERING)
+                object.__setattr__(self, "ordering", orderings.DEFAULT_ORDERING)
             try:
-                order_of(self.ordering, self.dims3)
+                orderings.order_of(self.ordering, self.dims3)
             except SpecError as exc:
                 raise SpecError(f"machine {self}: {exc}") from None
         elif self.ordering is not None:
@@ -109,7 +107,7 @@ class MachineSpec:
             raise SpecError(f"machine {self}: unit_mtbf_s and failure_trace both set; "
                             "expected one failure process")
         if values["failure_trace"] is not None:
-            from simcore.failures import read_trace
+            from simcore.core.failures import read_trace
 
             read_trace(values["failure_trace"])
 
@@ -221,6 +219,23 @@ class MachineSpec:
         return (*self.dims, *([1] * (3 - len(self.dims))))  # type: ignore[return-value]
 
     @property
+    def modules(self) -> tuple[str, ...]:
+        """The modules a simulation on this machine executes: its allocator's, the
+        ordering's it packs along and those that read its kind's descriptions."""
+        allocator = get_allocator(self.allocator)
+        return (allocator.module, *([allocator.ordering] if allocator.ordering else []),
+                *self.row.modules)
+
+    def dims2(self) -> tuple[int, int]:
+        """(W, H) of a 2D mesh (mesh:WxH or mesh:WxHx1); any other machine is refused,
+        naming the allocator."""
+        dims = self.dims
+        if self.kind != "mesh" or not (len(dims) == 2 or (len(dims) == 3 and dims[2] == 1)):
+            raise SpecError(f"machine {self}: allocator {self.allocator} needs a 2D mesh; "
+                            "expected mesh:WxH, e.g. mesh:32x32")
+        return dims[0], dims[1]
+
+    @property
     def wrap(self) -> bool:
         """Whether partitions may wrap around (torus) or not (mesh, wired machines)."""
         return self.row.wraps
@@ -230,17 +245,16 @@ class MachineSpec:
         an ordering file."""
         key = str(self)
         if self.wiring is not None:
-            from simcore.machines.wiring import load_wiring
-
-            key += f"#{load_wiring(self.wiring).key()[:16]}"
+            key += f"#{self.row.wiring_module().load_wiring(self.wiring).key()[:16]}"
         if self.argument:
             described = self.row.grammar_module().argument_key(self.argument)
             key += f"#{described[:16]}" if described else ""
-        if self.ordering is not None and self.ordering not in ORDERINGS:
-            key += f"#ordering:{file_hash(self.ordering)[:16]}"
+        if self.ordering is not None and \
+                self.ordering not in get_allocator(self.allocator).ordering_module().ORDERINGS:
+            key += f"#ordering:{file_digest(self.ordering)[:16]}"
         trace = dict(self.options).get("failure_trace")
         if trace is not None:
-            key += f"#failures:{file_hash(trace)[:16]}"
+            key += f"#failures:{file_digest(trace)[:16]}"
         return key
 
     def __str__(self) -> str:
@@ -253,14 +267,6 @@ class MachineSpec:
             if self.allocator in ALLOCATORS else {}
         text += "".join(f" {k}={v}" for k, v in self.options if defaults.get(k, v) != v)
         return text
-
-
-def machines_dirs(machines_dir: str | os.PathLike[str] | None = None) -> list[Path]:
-    """Where wired machine descriptions are searched, in order."""
-    dirs = [Path(machines_dir)] if machines_dir else []
-    dirs += [Path(p) for p in os.environ.get(MACHINES_ENV, "").split(os.pathsep) if p]
-    dirs.append(MACHINE_DESCRIPTIONS)
-    return dirs
 
 
 def find_wiring(kind: str, machines_dir: str | os.PathLike[str] | None = None) -> Path:

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.bitset import copy_into
-from simcore.jit import kernel
-from simcore.machines.allocate import largest_free, place
-from simcore.state import (
+from simcore.base.bitset import copy_into
+from simcore.base.jit import kernel
+from simcore.core.allocate import largest_free, place
+from simcore.core.state import (
     EPOCH,
     FAIL_BACKFILL,
     FAIL_GUARDED,

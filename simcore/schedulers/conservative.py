@@ -26,15 +26,17 @@ counts each such move. Each job's first reservation is kept in the per-job `rese
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from simcore.jit import implements, kernel
-from simcore.machines.allocate import place
-from simcore.policy import PolicySpec
-from simcore.schedulers import decide
-from simcore.state import DECISIONS, FREE_UNITS, QLEN, STARTS, compact_queue, start_job
+from simcore.base.jit import implements, kernel
+from simcore.core.allocate import place
+from simcore.core.decide import decide
+from simcore.core.state import DECISIONS, FREE_UNITS, QLEN, STARTS, compact_queue, start_job
+
+if TYPE_CHECKING:
+    from simcore.policy import PolicySpec
 
 
 class ConservativePolicy(NamedTuple):

@@ -16,8 +16,8 @@ than the size (wired machines' shapes and links).
 
 from __future__ import annotations
 
-from simcore.jit import kernel
-from simcore.state import PASS_EPOCH, QLEN
+from simcore.base.jit import kernel
+from simcore.core.state import PASS_EPOCH, QLEN
 
 
 @kernel

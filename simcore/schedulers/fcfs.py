@@ -8,9 +8,9 @@ do.
 
 from __future__ import annotations
 
-from simcore.jit import kernel
-from simcore.machines.allocate import place
-from simcore.state import EPOCH, FAIL_FCFS, FREE_UNITS, QLEN, start_job
+from simcore.base.jit import kernel
+from simcore.core.allocate import place
+from simcore.core.state import EPOCH, FAIL_FCFS, FREE_UNITS, QLEN, start_job
 
 
 @kernel

@@ -6,7 +6,7 @@ partition FN_max <= `fn_max` ("always migrate": fn_tor=0, fn_max=1), and (`on_ch
 a job was placed or ended since the last attempt (a migration's own re-layout is no new
 state, so a failed attempt is not repeated until the running set changes). Running jobs are
 re-placed largest first (ties: submit order) on an empty machine (but for units out of
-service, `simcore.failures`) with the allocator's own rule at their allocated size,
+service, `simcore.core.failures`) with the allocator's own rule at their allocated size,
 without growth; a job that cannot be re-placed stays where it is and the reassignment of
 the others restarts around it. The old layout is kept if the largest free partition would
 shrink. A migration is successful if it grew. Needs an allocator that migrates (the
@@ -15,10 +15,10 @@ registry refuses others).
 
 from __future__ import annotations
 
-from simcore.bitset import copy_into
-from simcore.jit import kernel
-from simcore.machines.allocate import largest_free, place
-from simcore.state import (
+from simcore.base.bitset import copy_into
+from simcore.base.jit import kernel
+from simcore.core.allocate import largest_free, place
+from simcore.core.state import (
     EPOCH,
     FREE_UNITS,
     MIGRATIONS_ATTEMPTED,

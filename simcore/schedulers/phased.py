@@ -11,17 +11,19 @@ around the head's reservation. B+M is simply both phases. With the `cplant-order
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from simcore.jit import implements, kernel
-from simcore.machines.allocate import blocked_cause
-from simcore.policy import PolicySpec
-from simcore.schedulers import decide
+from simcore.base.jit import implements, kernel
+from simcore.core.allocate import blocked_cause
+from simcore.core.decide import decide
+from simcore.core.state import DECISIONS, QLEN, STARTS, compact_queue
 from simcore.schedulers.backfill import backfill_pass
 from simcore.schedulers.cplant import sort_queue
 from simcore.schedulers.fcfs import fcfs_pass
 from simcore.schedulers.migration import migrate
-from simcore.state import DECISIONS, QLEN, STARTS, compact_queue
+
+if TYPE_CHECKING:
+    from simcore.policy import PolicySpec
 
 
 class PhasedPolicy(NamedTuple):

@@ -24,17 +24,19 @@ that do not fit skipped, then reservations are made for the waiting jobs in orde
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from simcore.bitset import intersects
-from simcore.jit import implements, kernel
-from simcore.machines.allocate import place
-from simcore.machines.mesh2d import assign, busy_list, fill_grid, write_rect
-from simcore.policy import PolicySpec
-from simcore.schedulers import decide
-from simcore.state import DECISIONS, FREE_UNITS, N_ACTIVE, STARTS, compact_queue, start_job
+from simcore.base.bitset import intersects
+from simcore.base.jit import implements, kernel
+from simcore.core.allocate import place
+from simcore.core.decide import decide
+from simcore.core.state import DECISIONS, FREE_UNITS, N_ACTIVE, STARTS, compact_queue, start_job
+from simcore.machines.mesh2d.grid import assign, busy_list, fill_grid, write_rect
+
+if TYPE_CHECKING:
+    from simcore.policy import PolicySpec
 
 WAITING, RESERVING, SEEN, ACTIVE = range(4)
 

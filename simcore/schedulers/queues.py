@@ -31,15 +31,14 @@ with WTL = 0 is FCFS.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from simcore.jit import implements, kernel
-from simcore.machines.allocate import extents, place
-from simcore.policy import PolicySpec
-from simcore.schedulers import decide
-from simcore.state import (
+from simcore.base.jit import implements, kernel
+from simcore.core.allocate import extents, place
+from simcore.core.decide import decide
+from simcore.core.state import (
     DECISIONS,
     EPOCH,
     FAIL_FCFS,
@@ -50,6 +49,9 @@ from simcore.state import (
     compact_queue,
     start_job,
 )
+
+if TYPE_CHECKING:
+    from simcore.policy import PolicySpec
 
 ARRIVAL, QUEUES, SMALLEST, LARGEST, SHORTEST, DEMAND = range(6)
 PROCESSORS, LARGER_SIDE, SMALLER_SIDE = range(3)

@@ -25,16 +25,14 @@ max(0, empty processors - processes of waiting jobs).
 from __future__ import annotations
 
 import time
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
 
-from simcore.errors import SimcoreError, SpecError
-from simcore.jit import kernel
-from simcore.jobs import Jobs
-from simcore.machines.spec import MachineSpec
-from simcore.policy import PolicySpec
+from simcore.base.errors import SimcoreError, SpecError
+from simcore.base.jit import kernel
+from simcore.jobs.jobs import Jobs
 from simcore.timeshare import fcs
 from simcore.timeshare.matrix import admit, leave
 from simcore.timeshare.rates import FCS, GANG, NOTHING, SPIN_BLOCK, phase_rates, slice_mode
@@ -55,6 +53,10 @@ from simcore.timeshare.state import (
     UNUSED_AREA,
     new_state,
 )
+
+if TYPE_CHECKING:
+    from simcore.machines.spec import MachineSpec
+    from simcore.policy import PolicySpec
 
 #: Cost of a global context switch on a processor whose process changes, derived once
 #: from scenario 1 under gang scheduling (120 s of work end at 124 s with two jobs
@@ -463,7 +465,7 @@ def kernel_policy(policy: PolicySpec) -> TimeSharePolicy:
 def run(jobs: Jobs, machine: MachineSpec, policy: PolicySpec) -> tuple[Any, float, float]:
     """The kernel's final state for `jobs` on `machine` under `policy`, its run time and,
     apart from it, the time compiling the kernel or loading it from the cache took."""
-    from simcore.simulate import kernel_ready
+    from simcore.base.jit import kernel_ready
 
     kernel = kernel_jobs(jobs, policy)
     state = new_state(len(jobs), policy.mpl, machine.units)
@@ -481,7 +483,7 @@ def run(jobs: Jobs, machine: MachineSpec, policy: PolicySpec) -> tuple[Any, floa
 def simulate(jobs: Jobs, machine: MachineSpec, policy: PolicySpec, seed: int) -> Any:
     """`simcore.simulate` for time-sharing schedulers: the schedule, the usual run
     metrics, and per job the FCS class of its even- and odd-block processes at its end."""
-    from simcore.simulate import SimulationResult, schedule_metrics, schedule_table
+    from simcore.core.result import SimulationResult, schedule_metrics, schedule_table
 
     state, elapsed, compile_s = run(jobs, machine, policy)
     out = state.out

@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from simcore.jit import kernel
+from simcore.base.jit import kernel
 from simcore.timeshare.rates import CS, DC, F
 
 T_SLICE_S = 0.1

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.jit import kernel
+from simcore.base.jit import kernel
 from simcore.timeshare.rates import compute_s
 from simcore.timeshare.state import DECISIONS, EPOCH, N_RESIDENT, QLEN, QUEUED_UNITS
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from simcore.jit import kernel
+from simcore.base.jit import kernel
 from simcore.timeshare.state import N_RESIDENT
 
 #: The local scheduler's effective quantum, derived once from scenario 3 under

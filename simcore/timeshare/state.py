@@ -1,4 +1,4 @@
-"""State of a time-sharing simulation, as flat preallocated arrays (see `simcore.state`).
+"""State of a time-sharing simulation, as flat preallocated arrays (see `simcore.core.state`).
 
 - `cells`: the Ousterhout matrix, `mpl` rows by P processors: which job's process holds
   each cell, its rank and block parity ("group"), and the work left of processes that never

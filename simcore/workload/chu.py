@@ -32,8 +32,8 @@ from typing import Any
 
 import numpy as np
 
-from simcore.errors import SpecError
-from simcore.submeshes import HEIGHT, WIDTH
+from simcore.base.errors import SpecError
+from simcore.jobs.submeshes import HEIGHT, WIDTH
 
 DISTRIBUTIONS = ("uniform", "decreasing", "increasing")
 ARRIVALS, SERVICE, WIDTHS, HEIGHTS, ESTIMATES = range(5)

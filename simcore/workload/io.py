@@ -12,11 +12,11 @@ from dataclasses import asdict
 
 import pyarrow as pa
 
-from simcore.atomic import atomic_path
-from simcore.checksums import file_digest, recorded_digest, table_digest, with_digest
-from simcore.cleaning import CleaningOptions, clean, empty_workload
-from simcore.errors import CleaningError, IntegrityError, TraceError
-from simcore.swf import header_of, read_swf
+from simcore.base.atomic import atomic_path
+from simcore.base.checksums import file_digest, recorded_digest, table_digest, with_digest
+from simcore.base.errors import CleaningError, IntegrityError, TraceError
+from simcore.jobs.cleaning import CleaningOptions, clean, empty_workload
+from simcore.jobs.swf import header_of, read_swf
 
 SOURCE_METADATA_KEY = b"source"
 
@@ -78,7 +78,7 @@ def read_workload(path: str | os.PathLike[str],
                   expect: Mapping[str, object] | None = None) -> pa.Table:
     """Read a job table written by `write_workload`, verified against its checksum and, with
     `expect`, made by what `expect` says (each of its keys equal in the file's `source`
-    metadata, e.g. `simcore.experiments.Source.provenance`); an unreadable, altered or
+    metadata, e.g. `simcore.sweep.experiments.Source.provenance`); an unreadable, altered or
     foreign file raises an IntegrityError that says how to rebuild it."""
     import pyarrow.parquet as pq
 

@@ -22,8 +22,8 @@ import functools
 
 import numpy as np
 
-from simcore.draws import STREAMS, job_uniforms
-from simcore.errors import SpecError
+from simcore.base.draws import STREAMS, job_uniforms
+from simcore.base.errors import SpecError
 
 FAT_STREAM = STREAMS["fat"]
 TORUS_STREAM = STREAMS["torus"]

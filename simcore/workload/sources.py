@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from simcore import patterns
-from simcore.cleaning import CleaningOptions, clean
-from simcore.errors import SpecError
+from simcore.base import patterns
+from simcore.base.errors import SpecError
+from simcore.jobs.cleaning import CleaningOptions, clean
 from simcore.workload.synthetic import MODELS, SyntheticSpec, synthesize
 
 
@@ -37,7 +37,7 @@ def load_workload(value: str, jobs: int | None = None, seed: int = 0,
             mirrors: Sequence[str | os.PathLike[str]] = ()) -> pa.Table:
     """The job table `value` names (see the module docstring); SWF traces are cleaned
     with `cleaning` (default rules if None)."""
-    from simcore.traces import load_catalogue
+    from simcore.workload.traces import load_catalogue
 
     entries = load_catalogue(catalogue) if Path(catalogue).is_file() else {}
     meanings = []
@@ -59,7 +59,7 @@ def load_workload(value: str, jobs: int | None = None, seed: int = 0,
     if model is not None:
         return synthesize(model, seed)
     if value in entries:
-        from simcore.traces import acquire, mirror_dirs
+        from simcore.workload.traces import acquire, mirror_dirs
 
         entry = entries[value]
         path = acquire(entry, patterns.TRACE.format(trace=value), mirror_dirs(mirrors))
@@ -79,7 +79,7 @@ def _model(value: str, jobs: int | None) -> SyntheticSpec | None:
 
 
 def _read(path: str, cleaning: CleaningOptions | None) -> pa.Table:
-    from simcore.swf import read_swf
+    from simcore.jobs.swf import read_swf
     from simcore.workload.io import read_workload
 
     return read_workload(path) if path.endswith(".parquet") else clean(read_swf(path), cleaning)

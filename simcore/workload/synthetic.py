@@ -19,15 +19,15 @@ from typing import Any
 
 import pyarrow as pa
 
-from simcore.arrays import arrow_array
-from simcore.errors import ConfigError, SpecError
-from simcore.params import Parameter, convert_all
-from simcore.submeshes import SHAPE_COLUMNS
-from simcore.swf import FIELDS, SWFHeader, from_columns
-from simcore.timeshare.bsp import COLUMNS as BSP_COLUMNS
-from simcore.timeshare.scenarios import MACHINE as FCS_MACHINE
-from simcore.timeshare.scenarios import SCENARIOS as FCS_SCENARIOS
+from simcore.base.arrays import arrow_array
+from simcore.base.errors import ConfigError, SpecError
+from simcore.base.params import Parameter, convert_all
+from simcore.jobs.bsp import COLUMNS as BSP_COLUMNS
+from simcore.jobs.submeshes import SHAPE_COLUMNS
+from simcore.jobs.swf import FIELDS, SWFHeader, from_columns
 from simcore.workload.io import SOURCE_METADATA_KEY, with_source
+from simcore.workload.scenarios import MACHINE as FCS_MACHINE
+from simcore.workload.scenarios import SCENARIOS as FCS_SCENARIOS
 
 JOBS = Parameter("jobs", int, None, "jobs to sample", unit="jobs", minimum=1)
 
@@ -35,8 +35,8 @@ JOBS = Parameter("jobs", int, None, "jobs to sample", unit="jobs", minimum=1)
 @dataclass(frozen=True)
 class Model:
     """A registered workload model: `sample(params, seed)` in `function` ("module:name")
-    returns SWF columns (and BSP model columns, `simcore.timeshare.bsp.COLUMNS`, or for
-    2D-mesh jobs their submesh sides, `simcore.submeshes`) and header lines.
+    returns SWF columns (and BSP model columns, `simcore.jobs.bsp.COLUMNS`, or for
+    2D-mesh jobs their submesh sides, `simcore.jobs.submeshes`) and header lines.
     `nominal(params)`, where the model has one, gives the exact mean work per job
     (processor-seconds) and mean inter-arrival time (s) of its distributions, on which the
     offered load of its samples is then based. `machine`: the machine the model describes,
@@ -97,7 +97,7 @@ MODELS: dict[str, Model] = {row.name: row for row in (
     Model("fcs", "Frachtenberg et al.'s four synthetic scenarios of BSP jobs (FCS, section "
           "3): 2 or 3 jobs of 128 processes arriving together", (
               Parameter("scenario", str, None, "which scenario", choices=FCS_SCENARIOS),
-          ), "simcore.timeshare.scenarios:sample", machine=FCS_MACHINE),
+          ), "simcore.workload.scenarios:sample", machine=FCS_MACHINE),
 )}
 
 

@@ -31,9 +31,9 @@ In order:
 6. shapes, on machines that need them: slim/fat shapes with probability `p_fat`, torus
    with probability `p_torus` (see `simcore.workload.shapes`); on 2D meshes with submesh
    allocators, w x h submeshes from the workload's columns or by the rule `mesh_shape`
-   (see `simcore.submeshes`); sizes become shape volumes;
+   (see `simcore.jobs.submeshes`); sizes become shape volumes;
 7. the BSP job model time-sharing schedulers need, drawn per job by the model `bsp_model`
-   names (see `simcore.timeshare.bsp`), for sources that carry none (copies of a job
+   names (see `simcore.jobs.bsp`), for sources that carry none (copies of a job
    share its model).
 
 The offered load of step 5 is measured on the sample, except for unreplicated samples of a
@@ -52,18 +52,18 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 
-from simcore.arrays import arrow_array, numpy_array
-from simcore.cleaning import empty_workload
-from simcore.draws import STREAMS, job_uniforms
-from simcore.errors import SpecError
-from simcore.jobs import Jobs
+from simcore.base.arrays import arrow_array, numpy_array
+from simcore.base.draws import STREAMS, job_uniforms
+from simcore.base.errors import SpecError
+from simcore.base.params import Parameter
+from simcore.jobs.bsp import MODELS as BSP_MODELS
+from simcore.jobs.bsp import BSPJobs
+from simcore.jobs.cleaning import empty_workload
+from simcore.jobs.jobs import Jobs
+from simcore.jobs.submeshes import RULES, SHAPE_COLUMNS, rule_shapes, table_shapes
+from simcore.jobs.swf import from_columns, header_of
 from simcore.machines.registry import ALLOCATORS
 from simcore.machines.spec import MachineSpec
-from simcore.params import Parameter
-from simcore.submeshes import RULES, SHAPE_COLUMNS, rule_shapes, table_shapes
-from simcore.swf import from_columns, header_of
-from simcore.timeshare.bsp import MODELS as BSP_MODELS
-from simcore.timeshare.bsp import BSPJobs
 from simcore.workload.shapes import synthesize
 from simcore.workload.synthetic import declared_load
 
@@ -315,9 +315,7 @@ def _submeshes(span: pa.Table, keep: np.ndarray, size: np.ndarray, machine: Mach
                rule: str, copies: int) -> np.ndarray:
     """(w, h, 1) per kept job (and per copy of it): the workload's submesh columns, else
     `rule` on its size."""
-    from simcore.machines.mesh2d import dims2
-
-    width, height = dims2(machine)
+    width, height = machine.dims2()
     sides = table_shapes(span)
     w, h = rule_shapes(size, width, height, rule) if sides is None else \
         (np.tile(sides[0][keep], copies), np.tile(sides[1][keep], copies))

@@ -8,15 +8,15 @@ import sys
 
 from snakemake.exceptions import WorkflowError
 
-from simcore import patterns
-from simcore.caches import closure_digests, sources_digest
-from simcore.config import read_config, validate
-from simcore.errors import SimcoreError
-from simcore.experiments import plan
-from simcore.runner import useful_workers
-from simcore.store import damaged_shards
-from simcore.timing import shard_request
-from simcore.traces import load_catalogue
+from simcore.base import patterns
+from simcore.base.caches import closure_digests, sources_digest
+from simcore.sweep.config import read_config, validate
+from simcore.base.errors import SimcoreError
+from simcore.sweep.experiments import plan
+from simcore.sweep.runner import code_modules, useful_workers
+from simcore.sweep.store import damaged_shards
+from simcore.sweep.timing import shard_request
+from simcore.workload.traces import load_catalogue
 from simcore.workload.synthetic import MODELS
 
 
@@ -100,7 +100,7 @@ def _shard_request(label, threads, attempt):
 def shard_code(wildcards):
     """The digest of the code a shard's runs can execute, as a parameter: editing a module
     re-runs exactly the shards that can execute it (Snakemake's params trigger)."""
-    return CODE[shard(wildcards).code_modules()]
+    return CODE[code_modules(shard(wildcards))]
 
 
 def synthetic_spec(wildcards):
@@ -125,7 +125,7 @@ def benchmark(rule, job):
 SHARDS_BY_WORKLOAD = {s.workload: s for s in SHARDS.values()}
 CONVERSION_MODULES = ("simcore.workload.io",)
 CODE = closure_digests(
-    {s.code_modules() for s in SHARDS.values()}
+    {code_modules(s) for s in SHARDS.values()}
     | {synthetic_modules(s.source.synthetic.model) for s in SHARDS.values() if s.source.synthetic}
     | {CONVERSION_MODULES}
 )
@@ -138,7 +138,7 @@ def remove_damaged_shards():
     """Remove the shard files damaged or replaced by another shard's since they were
     written (a change modification times miss), so that Snakemake rebuilds them from the
     run cache, in a dry run's plan too: every reader would refuse them. Only files changed
-    since they were written or last checked are read (simcore.store.damaged_shards)."""
+    since they were written or last checked are read (simcore.sweep.store.damaged_shards)."""
     for path, problem in damaged_shards(shard_outputs()).items():
         os.remove(path)
         print(f"{problem}; removed: this run rebuilds the shard from the run cache "

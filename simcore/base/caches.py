@@ -1,0 +1,101 @@
+"""On-disk caches: compiled numba kernels and BG/L link tables.
+
+Numba invalidates a cached function only when its own file changes, not when a function it
+calls (in another module) does, and simcore's kernels call across modules. So the kernel
+cache lives in a directory named by a hash of every module that defines compiled code and
+of everything those modules import (constants are compiled in): a change there means a
+fresh directory, never a stale kernel, while editing, say, the plotting code keeps the
+compiled kernels.
+`configure_numba` must run before any cached function is defined: `simcore.base.jit`, through
+which every compiled function of simcore is declared, calls it first.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+CACHE_ENV = "TORUS_SWEEP_CACHE"
+PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def cache_dir() -> Path:
+    """Base of simcore's caches: $TORUS_SWEEP_CACHE, else ~/.cache/torus-sweep."""
+    return Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "torus-sweep")
+
+
+def kernel_sources() -> list[Path]:
+    """Source files of compiled code: the modules defining numba functions and their
+    import closure."""
+    from simcore.base.fingerprint import closure, module_name
+
+    compiled = [module_name(p) for p in PACKAGE.rglob("*.py")
+                if "@kernel" in (text := p.read_text()) or "@njit" in text]
+    return closure(compiled)
+
+
+def sources_digest() -> str:
+    """sha256 over the path and bytes of every kernel source file."""
+    from simcore.base.fingerprint import digest
+
+    return _remembered({"kernels": lambda: digest(kernel_sources())})["kernels"]
+
+
+def closure_digests(module_sets: Iterable[tuple[str, ...]]) -> dict[tuple[str, ...], str]:
+    """For each set of modules, the sha256 of its import closure's sources
+    (`simcore.base.fingerprint`): a workflow's code parameters."""
+    from simcore.base.fingerprint import closure, digest
+
+    def compute(modules: tuple[str, ...]) -> str:
+        return digest(closure(modules))
+
+    sets = {",".join(modules): modules for modules in module_sets}
+    found = _remembered({name: functools.partial(compute, modules)
+                         for name, modules in sets.items()})
+    return {modules: found[name] for name, modules in sets.items()}
+
+
+def _remembered(computations: Mapping[str, Callable[[], str]]) -> dict[str, str]:
+    """Values derived from the package's source, remembered in the cache under a stamp of
+    its files (path, size, modification time): any edit gives a new stamp and fresh
+    computations. Finding import closures parses every module, a large part of a short
+    run's start-up and of a workflow's planning."""
+    stamp = hashlib.sha256()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        info = path.stat()
+        stamp.update(f"{path}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    memo = cache_dir() / "code-digests.json"
+    try:
+        known = json.loads(memo.read_text())
+    except (OSError, ValueError):
+        known = {}
+    if not isinstance(known, dict):
+        known = {}
+    entry = known.get(stamp.hexdigest())
+    entry = dict(entry) if isinstance(entry, dict) else {}
+    missing = [name for name in computations if not isinstance(entry.get(name), str)]
+    if missing:  # keep a few stamps: checkouts may share the cache
+        entry.update((name, computations[name]()) for name in missing)
+        known = {**dict(list(known.items())[-7:]), stamp.hexdigest(): entry}
+        try:
+            memo.parent.mkdir(parents=True, exist_ok=True)
+            tmp = memo.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(known))
+            tmp.replace(memo)
+        except OSError:  # a read-only cache: compute it every time
+            pass
+    return {name: entry[name] for name in computations}
+
+
+def configure_numba() -> Path:
+    """Point numba's cache at <$NUMBA_CACHE_DIR or cache_dir()/numba>/simcore-<digest>."""
+    import numba
+
+    base = os.environ.get("NUMBA_CACHE_DIR") or cache_dir() / "numba"
+    path = Path(base) / f"simcore-{sources_digest()[:16]}"
+    numba.config.CACHE_DIR = str(path)
+    return path

@@ -1,0 +1,75 @@
+"""Every path the workflow and the library use, defined once.
+
+Patterns under the results root (`results/` in the workflow) are relative to it; fill
+them with `str.format` (the library) or as Snakemake wildcards (the rules, through
+`results()`). Traces are retrieved resources and live outside it. Each configuration's
+results form a dataset of their own, `<dataset>/` (named by the config key `dataset`), so
+the results of several configurations sit side by side; the run cache and the workload
+files are shared by all datasets. A workload file's `<variant>` is a digest of what makes
+it (model, parameters; or trace sha256 and cleaning), so datasets that define one name
+differently never overwrite each other's files.
+
+    resources/traces/<trace>.swf.gz                 verified copies of archive traces
+    benchmarks/<rule>/<job>.tsv                     each job's measured cost (never a result)
+    results/workloads/<trace>/<variant>/jobs.parquet          converted, cleaned traces
+    results/workloads/<name>/<variant>/seed=<s>/jobs.parquet  synthetic workload samples
+    results/cache/runs/<k0k1>/<key>.parquet         one entry per simulated run
+    results/.kernels/<digest>.ready                 the numba kernels are compiled
+    results/<dataset>/store/experiment=E/workload=W/machine=M/policy=P/summary.parquet
+    results/<dataset>/tables/  figures/  archive/<dataset>.tar.xz
+    results/<dataset>/reproduction.md               the seeds' numbers beside ours
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from simcore.base.errors import ConfigError
+
+#: The repository's data files the library falls back on when no other is named.
+REPOSITORY = Path(__file__).resolve().parents[2]
+CATALOGUE = REPOSITORY / "config" / "traces.yaml"
+PUBLISHED = REPOSITORY / "config" / "published.yaml"
+MACHINE_DESCRIPTIONS = REPOSITORY / "config" / "machines"
+
+RESULTS = "results"
+TRACE = "resources/traces/{trace}.swf.gz"
+#: Each job's measured cost (Snakemake's benchmark), and a shard's simulation seconds:
+#: timings, never part of a result.
+BENCHMARK = "benchmarks/{rule}/{job}.tsv"
+SHARD_JOB = "{dataset}/{experiment}/{workload}/{machine}/{policy}"
+SHARD_TIMING = "benchmarks/simulate_shard/" + SHARD_JOB + ".json"
+
+#: `variant`: a digest of what makes the file (`simcore.sweep.experiments.Source.path`)
+TRACE_WORKLOAD = "workloads/{trace}/{variant}/jobs.parquet"
+SYNTHETIC_WORKLOAD = "workloads/{workload}/{variant}/seed={seed}/jobs.parquet"
+CACHE_ENTRY = "cache/runs/{prefix}/{key}.parquet"
+CACHE_JOBS = "cache/runs/{prefix}/{key}.jobs.parquet"
+KERNELS_READY = ".kernels/{digest}.ready"
+SHARD = ("{dataset}/store/experiment={experiment}/workload={workload}/machine={machine}"
+         "/policy={policy}")
+SHARD_SUMMARY = SHARD + "/summary.parquet"
+SHARD_JOBS = SHARD + "/jobs.parquet"
+STORE = "{dataset}/store"
+TABLES = "{dataset}/tables"
+FIGURES = "{dataset}/figures"
+ARCHIVE = "{dataset}/archive/{dataset}.tar.xz"
+REPRODUCTION = "{dataset}/reproduction.md"
+
+#: Names of datasets, workloads, machines, policies and experiments: directory names.
+NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+#: Directories of the results root that are not datasets.
+SHARED = ("cache", "workloads")
+
+
+def results(pattern: str) -> str:
+    """A pattern under the results root, as the workflow writes it."""
+    return f"{RESULTS}/{pattern}"
+
+
+def check_dataset(name: object) -> None:
+    """A dataset name must be a directory name that no shared directory uses."""
+    if not isinstance(name, str) or not NAME.match(name) or name in SHARED:
+        raise ConfigError(f"dataset: {name!r}; expected a name of letters, digits, '_', '.', "
+                          f"'-' starting with a letter or digit, other than {SHARED}")

@@ -1,0 +1,1 @@
+"""The `simcore` command line."""

@@ -1,0 +1,3 @@
+"""The event engine: simulation state, the interfaces allocators and schedulers
+implement, failures, run metrics and results.
+"""

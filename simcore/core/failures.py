@@ -1,0 +1,328 @@
+"""Unit failures: failure domains go out of service and come back, hitting running jobs.
+
+Every machine kind can fail. Its allocator names its *failure domains*: by default every
+allocation unit is one (unit u is resource bit u); a cube of chips fails as a whole
+(`simcore.machines.cubes.allocator`); on a flat machine units have no identity (no bits), so a
+failure takes out one unit of the pool. A failure process is a machine option
+(`simcore.machines.registry.FAILURE_OPTIONS`), so it is part of the machine's key and of
+every run key:
+
+- `unit_mtbf_s`: each unit fails at rate 1 / unit_mtbf_s, so a domain of k units fails at
+  rate k / unit_mtbf_s (any of its units takes it down); up times are exponential and a
+  failed domain is back `repair_s` later. The draws are counter-based (a hash of the run's
+  seed, the domain and the failure's number), so the process does not depend on the
+  schedule, on the other domains or on how far ahead it was drawn: it is pre-drawn to a
+  horizon and drawn further, identically, if the run outlasts it;
+- `failure_trace`: a file of outages, one per line `time_s domain repair_s` (time from the
+  first arrival; `#` starts a comment), whose content hash is in the machine's key.
+
+A failure takes the domain's resources out of service (they count as occupied, so no
+allocator can place a job on them, and as `failed` capacity until repaired) and hits every
+job running on them: with `on_failure: requeue` the job goes back to the queue at its old
+position (arrival order) and later runs again from the start; with `kill` it ends at the
+failure and never completes. On a flat machine the failing unit is busy with probability
+busy / in-service units, and then belongs to a running job with probability proportional
+to its units (a counter-based draw u per failure picks unit floor(u x in-service units),
+counting the running jobs' units first, job by job in job order). Work of runs cut short
+counts as utilized capacity but not as goodput.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from simcore.base.bitset import intersects
+from simcore.base.draws import STREAMS, job_uniforms
+from simcore.base.errors import SimcoreError, SpecError
+from simcore.base.jit import kernel
+from simcore.core.state import (
+    ABORTED,
+    ABORTED_WORK,
+    DOWN_UNITS,
+    EPOCH,
+    FAILURES,
+    FREE_UNITS,
+    N_ACTIVE,
+    N_FREE_SLOTS,
+    OUTAGE_POS,
+    QLEN,
+    QUEUED_UNITS,
+    Outages,
+)
+
+UP_STREAM = STREAMS["failure_up"]
+HIT_STREAM = STREAMS["failure_hit"]
+#: A run that needs the process drawn this many times further than the first horizon is
+#: taken to be unable to finish between failures.
+MAX_HORIZON_FACTOR = 1024
+
+
+@dataclass(frozen=True)
+class FailureProcess:
+    """A machine's failure process, from its options (see the module docstring)."""
+
+    unit_mtbf_s: float | None
+    repair_s: float
+    trace: str | None
+    requeue: bool
+
+    @classmethod
+    def of(cls, machine: Any) -> FailureProcess | None:
+        """The process a MachineSpec's options describe, or None if it never fails."""
+        if not machine.fails():
+            return None
+        options = dict(machine.options)
+        return cls(options.get("unit_mtbf_s"), options["repair_s"],
+                   options.get("failure_trace"), options["on_failure"] == "requeue")
+
+
+def domains(module: ModuleType, struct: Any, units: int) -> tuple[np.ndarray, np.ndarray]:
+    """(masks, units) of the machine's failure domains: the allocator module's
+    `failure_domains(struct)` if it defines one, else one domain per unit u, resource bit u."""
+    own = getattr(module, "failure_domains", None)
+    if own is not None:
+        return own(struct)
+    masks = np.zeros((units, struct.words), dtype=np.uint64)
+    index = np.arange(units)
+    masks[index, index >> 6] = np.uint64(1) << (index & 63).astype(np.uint64)
+    return masks, np.ones(units, dtype=np.int64)
+
+
+def draw(process: FailureProcess, domain_units: np.ndarray, seed: int, start_s: float,
+         horizon_s: float) -> tuple[np.ndarray, ...]:
+    """(time, domain, repair, draw) of every failure before start + horizon and its repair,
+    in time order (repairs before failures at one time, then by domain), ending with a
+    sentinel event (domain -1) at start + horizon."""
+
+    assert process.unit_mtbf_s is not None
+    rate = domain_units / process.unit_mtbf_s
+    n = domain_units.shape[0]
+    times, doms, hits = [], [], []
+    up_since = np.zeros(n)  # time each domain last came back, from start
+    alive = np.arange(n)
+    k = 0
+    while alive.size:
+        ids = (alive.astype(np.uint64) << np.uint64(32)) | np.uint64(k)
+        up = -np.log1p(-job_uniforms(seed, UP_STREAM, ids)) / rate[alive]
+        fail = up_since[alive] + up
+        keep = fail < horizon_s
+        alive, fail, ids = alive[keep], fail[keep], ids[keep]
+        times.append(fail)
+        doms.append(alive)
+        hits.append(job_uniforms(seed, HIT_STREAM, ids))
+        up_since[alive] = fail + process.repair_s
+        k += 1
+    fail_t = np.concatenate(times) if times else np.zeros(0)
+    fail_d = np.concatenate(doms) if doms else np.zeros(0, dtype=np.int64)
+    fail_u = np.concatenate(hits) if hits else np.zeros(0)
+    return _events(start_s + fail_t, fail_d, fail_u, process.repair_s, start_s + horizon_s)
+
+
+def _events(fail_t: np.ndarray, fail_d: np.ndarray, fail_u: np.ndarray,
+            repair_s: float | np.ndarray, sentinel_s: float | None) -> tuple[np.ndarray, ...]:
+    """Failure and repair events in time order (repairs first at one time, then by domain),
+    with a sentinel at `sentinel_s` if given."""
+    time = np.concatenate([fail_t, fail_t + repair_s])
+    domain = np.concatenate([fail_d, fail_d]).astype(np.int64)
+    repair = np.concatenate([np.zeros(fail_t.size, bool), np.ones(fail_t.size, bool)])
+    hit = np.concatenate([fail_u, np.zeros(fail_t.size)])
+    order = np.lexsort((domain, ~repair, time))
+    time, domain, repair, hit = time[order], domain[order], repair[order], hit[order]
+    if sentinel_s is not None:
+        time = np.append(time, sentinel_s)
+        domain = np.append(domain, -1)
+        repair = np.append(repair, False)
+        hit = np.append(hit, 0.0)
+    return time, domain, repair, hit
+
+
+def read_trace(path: str | os.PathLike[str]) -> np.ndarray:
+    """The outages of a failure trace as rows (time_s, domain, repair_s), validated; a
+    SpecError names the file and line of the first problem."""
+    stat = Path(path).stat()
+    return _read_trace(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _read_trace(path: str, mtime_ns: int, size: int) -> np.ndarray:
+    rows = []
+    busy_until: dict[int, float] = {}
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+        text = line.split("#", 1)[0].split()
+        if not text:
+            continue
+        where = f"{path}:{number}"
+        try:
+            if len(text) != 3:
+                raise ValueError
+            time_s, domain, repair_s = float(text[0]), int(text[1]), float(text[2])
+        except ValueError:
+            raise SpecError(f"{where}: {line.strip()!r}; expected 'time_s domain repair_s'"
+                            ) from None
+        if not (math.isfinite(time_s) and time_s >= 0 and domain >= 0
+                and math.isfinite(repair_s) and repair_s > 0):
+            raise SpecError(f"{where}: expected time_s >= 0, domain >= 0 and repair_s > 0")
+        if time_s < busy_until.get(domain, -1.0):
+            raise SpecError(f"{where}: domain {domain} fails at {time_s:g} s while still out "
+                            f"of service until {busy_until[domain]:g} s")
+        busy_until[domain] = time_s + repair_s
+        rows.append((time_s, domain, repair_s))
+    return np.array(rows, dtype=np.float64).reshape(-1, 3)
+
+
+def trace_events(process: FailureProcess, n_domains: int, seed: int,
+                 start_s: float) -> tuple[np.ndarray, ...]:
+    """The events of a failure trace, checked against the machine's domains."""
+
+    assert process.trace is not None
+    rows = read_trace(process.trace)
+    domain = rows[:, 1].astype(np.int64)
+    if domain.size and domain.max() >= n_domains:
+        raise SpecError(f"{process.trace}: domain {domain.max()}; the machine has "
+                        f"{n_domains} failure domains (0..{n_domains - 1})")
+    hit = job_uniforms(seed, HIT_STREAM, np.arange(domain.size))
+    return _events(start_s + rows[:, 0], domain, hit, rows[:, 2], None)
+
+
+class OutagePlan:
+    """The outages of one run: built from the machine, drawn further when needed."""
+
+    def __init__(self, process: FailureProcess, masks: np.ndarray, units: np.ndarray,
+                 seed: int, start_s: float, horizon_s: float) -> None:
+        self.process, self.masks, self.units = process, masks, units
+        self.seed, self.start_s = seed, start_s
+        self.first_horizon_s = self.horizon_s = max(horizon_s, 1.0)
+
+    def initial(self, words: int) -> Outages:
+        """The state's outages group for the start of the run."""
+        return Outages(*self._events(), self.masks, self.units,
+                       np.zeros(words, dtype=np.uint64), self.process.requeue)
+
+    def extended(self, group: Outages) -> Outages:
+        """The group with the process drawn twice as far (the events so far unchanged)."""
+        self.horizon_s *= 2
+        if self.horizon_s > MAX_HORIZON_FACTOR * self.first_horizon_s:
+            raise SimcoreError(
+                f"jobs still waiting {self.horizon_s / 2:.3g} s after the first arrival: "
+                "with these failures some job cannot finish (a requeued job restarts from "
+                "the beginning); expected a longer unit_mtbf_s or on_failure: kill")
+        time, domain, repair, hit = self._events()
+        return group._replace(time=time, domain=domain, repair=repair, draw=hit)
+
+    def _events(self) -> tuple[np.ndarray, ...]:
+        if self.process.trace is not None:
+            return trace_events(self.process, self.units.shape[0], self.seed, self.start_s)
+        return draw(self.process, self.units, self.seed, self.start_s, self.horizon_s)
+
+
+@kernel
+def apply_outages(st, jobs, t):
+    """Apply the outage events due by time t: a repaired domain's resources are free again;
+    a failed domain's running jobs are hit (requeued or killed), then its resources are
+    held as out of service. Stops at the sentinel of the events drawn so far."""
+    o, ctr, occ = st.outages, st.ctr, st.run.occ
+    down, masks, units = o.down, o.masks, o.units
+    pos = ctr[OUTAGE_POS]
+    while pos < o.time.shape[0] and o.time[pos] <= t and o.domain[pos] >= 0:
+        d = o.domain[pos]
+        if o.repair[pos]:
+            for w in range(occ.shape[0]):
+                occ[w] &= ~masks[d, w]
+                down[w] &= ~masks[d, w]
+            ctr[FREE_UNITS] += units[d]
+            ctr[DOWN_UNITS] -= units[d]
+        else:
+            _hit(st, jobs, masks[d], o.draw[pos], t, o.requeue)
+            for w in range(occ.shape[0]):
+                occ[w] |= masks[d, w]
+                down[w] |= masks[d, w]
+            ctr[FREE_UNITS] -= units[d]
+            ctr[DOWN_UNITS] += units[d]
+            ctr[FAILURES] += 1
+        ctr[EPOCH] += 1
+        pos += 1
+    ctr[OUTAGE_POS] = pos
+
+
+@kernel
+def _hit(st, jobs, mask, draw, t, requeue):
+    """Cut short every run holding a resource of `mask`; where units have no bits (an
+    empty mask), the run holding the in-service unit number floor(draw x in-service units),
+    the busy units counted first, running job by running job in job order."""
+    ctr, active, held, alloc = st.ctr, st.run.active, st.run.held, st.run.slot_alloc
+    slot_job = st.run.slot_job
+    bits = False
+    for w in range(mask.shape[0]):
+        if mask[w]:
+            bits = True
+            break
+    if not bits:
+        busy = 0
+        for i in range(ctr[N_ACTIVE]):
+            busy += alloc[active[i]]
+        unit = int(draw * (busy + ctr[FREE_UNITS]))
+        for i in range(ctr[N_ACTIVE]):  # the run holding it, the running jobs in job order
+            j = slot_job[active[i]]
+            before = 0
+            for k in range(ctr[N_ACTIVE]):
+                if slot_job[active[k]] < j:
+                    before += alloc[active[k]]
+            if before <= unit < before + alloc[active[i]]:
+                abort_run(st, jobs, i, t, requeue)
+                return
+        return
+    i = 0
+    while i < ctr[N_ACTIVE]:
+        if intersects(held[active[i]], mask):
+            abort_run(st, jobs, i, t, requeue)  # moves the last active slot to i
+        else:
+            i += 1
+
+
+@kernel
+def abort_run(st, jobs, i, t, requeue):
+    """Cut short the run in the i-th active slot at time t: release its resources, count
+    the work it did, and requeue the job at its arrival-order position or kill it."""
+    ctr, run, out = st.ctr, st.run, st.out
+    occ, held = run.occ, run.held
+    slot = run.active[i]
+    j = run.slot_job[slot]
+    for w in range(occ.shape[0]):
+        occ[w] &= ~held[slot, w]
+    ctr[FREE_UNITS] += run.slot_alloc[slot]
+    run.slot_job[slot] = -1
+    ctr[N_ACTIVE] -= 1
+    run.active[i] = run.active[ctr[N_ACTIVE]]
+    run.free_slots[ctr[N_FREE_SLOTS]] = slot
+    ctr[N_FREE_SLOTS] += 1
+    ctr[EPOCH] += 1
+    ctr[ABORTED] += 1
+    out.hit[j] += 1
+    if t > out.start_s[j]:
+        st.acc[ABORTED_WORK] += jobs.request[j] * (t - out.start_s[j])
+    if not requeue:
+        out.start_s[j] = min(out.start_s[j], t)  # killed in its start delay: never ran
+        out.end_s[j] = t
+        out.killed[j] = True
+        return
+    queue = st.queue.jobs
+    k = ctr[QLEN]
+    while k > 0 and queue[k - 1] > j:
+        queue[k] = queue[k - 1]
+        k -= 1
+    queue[k] = j
+    ctr[QLEN] += 1
+    st.queue.waiting[j] = True
+    ctr[QUEUED_UNITS] += jobs.request[j]
+    out.sched_s[j] = np.nan
+    out.start_s[j] = np.nan
+    out.end_s[j] = np.nan
+    out.alloc[j] = 0

@@ -1,0 +1,276 @@
+"""Per-job and per-run metrics (Krevat 2003, section 4.2).
+
+Per job: wait = start - submit, response = end - submit, bounded slowdown =
+max(response, tau) / max(run, tau) with tau = 10 s.
+
+Per run, over T = max(end) - min(submit) and N machine units:
+- utilization (capacity utilized, eq. 4.1) = sum(s_j * run_j) / (T N), s_j the requested
+  size: units added by rounding a size up or growing a job count as lost, not utilized
+  (on wired machines a job requests its shape, so s_j is the shape's volume). A job with a
+  BSP model (`simcore.jobs.bsp`) counts the processor time its processes compute or
+  synchronise in an isolated run instead of s_j * run_j: their waits for the slowest
+  process (load imbalance) are lost capacity, which time-sharing may recover;
+- accepted load = sum(s_j * run_j) / (T N), the work done in the units of the offered
+  load (equal to the utilization for jobs without a BSP model);
+- unused capacity (eq. 4.2) = integral of max(0, f(t) - q(t)) dt / (T N), f free units and
+  q units requested by waiting jobs (integrated by the engine);
+- lost capacity (eq. 4.3) = 1 - utilized - unused - failed.
+
+On machines that fail (`simcore.core.failures`), failed capacity = integral of the units out of
+service dt / (T N); units out of service are not free (f excludes them); utilized counts
+the work of every run, including runs a failure cut short (requested units x the time they
+ran), and goodput only the work of the jobs that completed. Without failures, failed = 0
+and goodput = utilized.
+
+With a warm-up (`WorkloadSpec.warmup_jobs` = k), the job statistics (wait, response,
+bounded slowdown) cover the measured jobs k+1..n only. Chu's statistics (1995) are over
+the measurement window [arrival of job k+1, last arrival], while jobs keep arriving:
+- busy fraction (his utilization, Def. 3.2 averaged over time) = integral of the units
+  held by running jobs / (N x window), units added by rounding included;
+- mean queue length = integral of the number of waiting jobs / window;
+and the mean and standard deviation of response times, also per quarter of the machine
+by requested size (1..N/4, N/4+1..N/2, N/2+1..3N/4, 3N/4+1..N units; Chu's 1-256, ...,
+769-1024 on 32 x 32).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+TAU_S = 10.0
+
+
+@dataclass(frozen=True)
+class Column:
+    """An output column: name, Python type (int, float, str, bool; list: a list of ints),
+    unit and meaning."""
+
+    name: str
+    type: type
+    unit: str | None
+    meaning: str
+
+
+#: Locality of each job's processors on machines whose allocator reports it (the curve
+#: allocators; see simcore.machines.curves.locality), null elsewhere.
+LOCALITY = (
+    Column("span_linear", int, "processors", "linear span s^l: last rank - first rank + 1 "
+           "along the ordering (Leung et al.)"),
+    Column("span_ring", int, "processors", "ring span s^w, the paper's span: processors "
+           "minus the longest gap between the job's ranks around the ordering's ring"),
+    Column("stretch_span", float, "ratio", "ring span / processors"),
+    Column("bbox_volume", int, "units", "volume of the bounding box (on tori, per dimension "
+           "the shortest arc holding the coordinates)"),
+    Column("bbox_sides", int, "units", "sum of the bounding box's sides (along the machine's "
+           "sides longer than one)"),
+    Column("bcube_volume", int, "units", "bounding cube: the box's longest side ^ d, d the "
+           "machine's sides longer than one"),
+    Column("bcube_ratio", float, "ratio", "bounding cube / the smallest cube any placement "
+           "of the job's size fits in"),
+    Column("components", int, "count", "connected components under face adjacency "
+           "(wrapping on tori)"),
+    Column("mean_hops", float, "hops", "mean pairwise hop distance (L1; wrapped on tori)"),
+)
+#: Locality metrics also aggregated per processor (value / processors, averaged).
+PER_PROCESSOR = ("span_linear", "span_ring", "bbox_volume", "bbox_sides", "bcube_volume",
+                 "components")
+#: How a run aggregates each locality metric over its jobs.
+LOCALITY_STATS = {
+    "mean": "mean over jobs",
+    "max": "maximum over jobs",
+    "sumsq": "sum over jobs of the squares",
+    "weighted": "mean over jobs weighted by run time",
+    "per_proc": "mean over jobs of the value / processors",
+}
+
+
+def locality_aggregates() -> tuple[Column, ...]:
+    """The run columns <metric>_<stat> of LOCALITY x LOCALITY_STATS (per_proc only for
+    PER_PROCESSOR metrics)."""
+    return tuple(
+        Column(f"{c.name}_{stat}", float, None if stat == "sumsq" else c.unit,
+               f"{c.meaning.split(':')[0]}, {meaning}")
+        for c in LOCALITY for stat, meaning in LOCALITY_STATS.items()
+        if stat != "per_proc" or c.name in PER_PROCESSOR)
+
+
+#: Run results, one value per simulation (the summary rows of the result store).
+RUN_METRICS = (
+    Column("jobs", int, "jobs", "jobs simulated (the span after oversize handling)"),
+    Column("oversize_jobs", int, "jobs", "jobs of the span larger than the machine, dropped "
+           "or clamped to it"),
+    Column("offered_load_actual", float, "fraction", "offered load of the simulated jobs: "
+           "sum(size x run) / (units x (last arrival - first arrival))"),
+    Column("utilization", float, "fraction", "capacity utilized, Krevat eq. 4.1: "
+           "sum(s_j x run_j) / (T x N), s_j the requested units, T = max(end) - min(submit), "
+           "N the machine's units (BSP jobs: their processes' busy time in an isolated run)"),
+    Column("accepted_load", float, "fraction", "sum(s_j x run_j) / (T x N): the load the "
+           "scheduler carried, in the units of the offered load"),
+    Column("unused", float, "fraction", "capacity unused, eq. 4.2: integral of max(0, free "
+           "units - units requested by waiting jobs) dt / (T x N)"),
+    Column("lost", float, "fraction", "capacity lost, eq. 4.3: 1 - utilized - unused - failed "
+           "(units idle while jobs wait, added by rounding or growth, held during start "
+           "delays)"),
+    Column("failed", float, "fraction", "capacity out of service: integral of the units "
+           "failed and not yet repaired dt / (T x N) (0 on machines that never fail)"),
+    Column("goodput", float, "fraction", "work of the jobs that completed, sum(s_j x run_j) / "
+           "(T x N): utilization without the work of runs a failure cut short"),
+    Column("failures", int, "count", "failure events (a failure domain going out of service)"),
+    Column("runs_cut_short", int, "count", "runs a failure cut short (the job requeued or "
+           "killed)"),
+    Column("killed_jobs", int, "jobs", "jobs killed by a failure (on_failure: kill); they "
+           "never complete"),
+    Column("refused_jobs", int, "jobs", "jobs the machine refused (sizes its placement menu "
+           "does not list, unlisted: refuse), left out of the run"),
+    Column("mean_wait_s", float, "s", "mean of start - submit (of the measured jobs, as "
+           "every job statistic: all but the warm-up)"),
+    Column("median_wait_s", float, "s", "median wait"),
+    Column("p95_wait_s", float, "s", "95th percentile of the wait"),
+    Column("mean_bsld", float, "ratio", "mean bounded slowdown, max(response, 10 s) / "
+           "max(run, 10 s)"),
+    Column("median_bsld", float, "ratio", "median bounded slowdown"),
+    Column("p95_bsld", float, "ratio", "95th percentile of the bounded slowdown"),
+    Column("mean_response_s", float, "s", "mean of end - submit"),
+    Column("median_response_s", float, "s", "median response"),
+    Column("p95_response_s", float, "s", "95th percentile of the response"),
+    Column("sd_response_s", float, "s", "standard deviation of end - submit (n - 1)"),
+    Column("measured_jobs", int, "jobs", "jobs in the job statistics: all but the warm-up"),
+    Column("busy_fraction", float, "fraction", "Chu's utilization: units held by running "
+           "jobs / N, averaged over the window from the first measured arrival to the last"),
+    Column("mean_queue_length", float, "jobs", "waiting jobs averaged over that window"),
+    *(Column(f"{stat}_response_s_q{q}", float, "s", f"{what} of the response of measured jobs "
+             f"requesting {q - 1}N/4 < units <= {q}N/4") for q in range(1, 5)
+      for stat, what in (("mean", "mean"), ("sd", "standard deviation"))),
+    Column("makespan_s", float, "s", "T = max(end) - min(submit), the span capacity is "
+           "measured over"),
+    Column("rounded_jobs", int, "jobs", "jobs whose size no partition has, rounded up at "
+           "arrival to the next size that has one"),
+    Column("grown_jobs", int, "jobs", "jobs given more units than that to be placed (FCFS "
+           "growth of a blocked head, backfilling growth up to max_growth)"),
+    Column("migrations_attempted", int, "count", "migrations tried (FN_tor and FN_max "
+           "allowed one while the head was blocked)"),
+    Column("migrations_successful", int, "count", "migrations that enlarged the largest free "
+           "partition"),
+    Column("mean_time_between_migrations_s", float, "s", "mean interval between successful "
+           "migrations (null with fewer than two)"),
+    Column("decisions", int, "count", "scheduler invocations (one per distinct event time)"),
+    Column("blocked_no_box", int, "count", "decisions whose head job found no free partition "
+           "of units for its size or shape"),
+    Column("blocked_links", int, "count", "decisions whose head job found free midplanes for "
+           "its shape but no free link sets (wired machines)"),
+    Column("cable_utilization", float, "fraction", "time-averaged fraction of the cables in "
+           "use (wired machines; null elsewhere)"),
+    Column("reservations_delayed", int, "count", "conservative backfilling: reservations "
+           "moved later because running jobs exceeded their estimates (null elsewhere)"),
+    Column("time_slices", int, "count", "time-sharing: time slices run (gang, FCS; 0 for "
+           "spin-block; null elsewhere)"),
+    Column("context_switches", int, "count", "time-sharing: processors that paid a global "
+           "context switch at a slice start (null elsewhere)"),
+    *locality_aggregates(),
+)
+
+#: Per-job rows of a run (experiments with `per_job: true`), in the queue's priority order.
+JOB_COLUMNS = (
+    Column("job_id", int, None, "job number in the source"),
+    Column("submit_s", float, "s", "arrival (after load transforms)"),
+    Column("sched_s", float, "s", "allocation: the job's units are held from here"),
+    Column("start_s", float, "s", "start: allocation + start delay"),
+    Column("end_s", float, "s", "completion: start + run"),
+    Column("run_s", float, "s", "run time (after runtime scaling)"),
+    Column("estimate_s", float, "s", "run time as the scheduler believed it"),
+    Column("wait_s", float, "s", "start - submit"),
+    Column("response_s", float, "s", "end - submit"),
+    Column("bsld", float, "ratio", "bounded slowdown, max(response, 10 s) / max(run, 10 s)"),
+    Column("size", int, "units", "units requested (s_j; on wired machines the shape's volume)"),
+    Column("alloc_size", int, "units", "units allocated, after rounding and growth"),
+    Column("reserved_s", float, "s", "first reservation time the job got as a blocked head "
+           "(null: never reserved)"),
+    Column("requested_units", int, "units", "wired machines: units the trace asked for"),
+    Column("shape_a", int, "units", "wired machines: the job's shape, sides in the order of "
+           "the machine's sides sorted ascending (placement tries every rotation)"),
+    Column("shape_b", int, "units", "second side of the shape"),
+    Column("shape_c", int, "units", "third side of the shape"),
+    Column("torus", bool, None, "wired machines: the job wants a torus"),
+    Column("failures_hit", int, "count", "machines that fail: runs of the job a failure cut "
+           "short (null elsewhere)"),
+    Column("killed", bool, None, "machines that fail: the job was killed by a failure and "
+           "its end is the failure's time (null elsewhere)"),
+    Column("nodes", list, None, "curve allocators: the job's processors, x + X*y + X*Y*z, "
+           "in the order of the machine's ordering"),
+    *LOCALITY,
+    Column("dilation", float, "factor", "run-time dilation model: end - start = run x this "
+           "(null where the model is off)"),
+)
+
+
+def bounded_slowdown(response_s: np.ndarray, run_s: np.ndarray) -> np.ndarray:
+    return np.maximum(response_s, TAU_S) / np.maximum(run_s, TAU_S)
+
+
+def span_s(submit_s: np.ndarray, end_s: np.ndarray) -> float:
+    """T = max(end) - min(submit): the makespan the capacity is measured over."""
+    return float(end_s.max() - submit_s.min())
+
+
+def capacity(busy: np.ndarray, submit_s: np.ndarray, end_s: np.ndarray, units: int,
+             unused_area: float, cut_short_work: float = 0.0, failed_area: float = 0.0
+             ) -> tuple[float, float, float, float, float]:
+    """(utilized, unused, lost, failed, goodput) fractions of the capacity T x N (NaN when
+    T = 0). `busy` is the unit-seconds of each job's completed run (s_j x run_j, or its BSP
+    busy time; 0 for a job a failure killed), `cut_short_work` the unit-seconds of runs
+    failures cut short (utilized, not goodput), `failed_area` the unit-seconds out of
+    service."""
+    span = span_s(submit_s, end_s)
+    if span <= 0:
+        return (float("nan"),) * 5
+    useful = float(busy.sum()) / (span * units)
+    utilized = useful + cut_short_work / (span * units)
+    unused = unused_area / (span * units)
+    failed = failed_area / (span * units)
+    lost = 1.0 - utilized - unused - failed
+    return (utilized, unused, 0.0 if abs(lost) < 1e-12 else lost,  # not -1e-16 by rounding
+            failed, useful)
+
+
+def summarize(values: np.ndarray, name: str) -> dict[str, float]:
+    """mean, median and 95th percentile of a per-job metric."""
+    return {
+        f"mean_{name}": float(values.mean()),
+        f"median_{name}": float(np.median(values)),
+        f"p95_{name}": float(np.percentile(values, 95)),
+    }
+
+
+def mean_interval(times: np.ndarray) -> float:
+    """Mean time between consecutive events (NaN for fewer than two)."""
+    return float(np.diff(times).mean()) if times.size > 1 else float("nan")
+
+
+def sd(values: np.ndarray) -> float:
+    """Sample standard deviation (n - 1); NaN below two values."""
+    return float(values.std(ddof=1)) if values.size > 1 else float("nan")
+
+
+def chu_statistics(submit_s: np.ndarray, sched_s: np.ndarray, end_s: np.ndarray,
+                   request: np.ndarray, alloc: np.ndarray, units: int,
+                   warmup: int) -> dict[str, float]:
+    """Chu's run statistics (see the module docstring): response SD, busy fraction and mean
+    queue length over the measurement window, response mean and SD per size quarter."""
+    response = (end_s - submit_s)[warmup:]
+    begin, finish = submit_s[warmup], submit_s.max()
+    window = finish - begin
+    out = {"sd_response_s": sd(response), "measured_jobs": int(response.size),
+           "busy_fraction": float("nan"), "mean_queue_length": float("nan")}
+    if window > 0:
+        held = np.clip(np.minimum(end_s, finish) - np.maximum(sched_s, begin), 0.0, None)
+        waiting = np.clip(np.minimum(sched_s, finish) - np.maximum(submit_s, begin), 0.0, None)
+        out["busy_fraction"] = float((alloc * held).sum()) / (units * window)
+        out["mean_queue_length"] = float(waiting.sum()) / window
+    quarter = np.clip(-(-4 * request[warmup:] // units), 1, 4)
+    for q in range(1, 5):
+        part = response[quarter == q]
+        out[f"mean_response_s_q{q}"] = float(part.mean()) if part.size else float("nan")
+        out[f"sd_response_s_q{q}"] = sd(part)
+    return out

@@ -1,0 +1,328 @@
+"""Simulation state shared by the event loop and the schedulers, as flat arrays.
+
+Everything a run changes lives in one `State` of preallocated numpy arrays (numba reads a
+namedtuple of arrays as a struct), grouped by lifetime:
+
+- `run`: what is running where. A running job occupies a slot: its resources (a bitset
+  over units, and on wired machines cables), its end times and its allocated units;
+- `queue`: the waiting jobs in priority order;
+- `out`: per-job results and the optional placement log, read back after the run;
+- `scratch`: buffers a single decision uses and leaves behind;
+- `memo`: verdicts that hold until the occupancy changes (failed placements per job
+  class, the last backfill pass that started nothing);
+- `outages`: the machine's failure process (`simcore.core.failures`): when failure domains go
+  out of service and come back, and which units are out now (none on a machine without
+  failures).
+
+Scalar counters sit in `ctr` (int64) and `acc` (float64) at the indices named below.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from simcore.base.bitset import copy_into
+from simcore.base.jit import kernel
+
+# ctr indices
+QLEN = 0  # entries in queue.jobs (some may have started during the current decision)
+N_ACTIVE = 1  # running jobs
+N_FREE_SLOTS = 2
+FREE_UNITS = 3  # units not held by any running job
+QUEUED_UNITS = 4  # requested units of waiting jobs: q(t) of Krevat eq. 4.2
+MIGRATIONS_ATTEMPTED = 5
+MIGRATIONS_SUCCESSFUL = 6
+DECISIONS = 7  # scheduler invocations
+BLOCKED_NO_BOX = 8  # decisions whose head job found no free partition of units
+BLOCKED_LINKS = 9  # decisions whose head job found free units but no free links
+EPOCH = 10  # bumped whenever occupancy changes; invalidates the memo's verdicts
+STATUS = 11  # 0 ok, 1 stuck: jobs wait on an idle machine with no arrivals left
+LOG_LEN = 12  # entries in the placement log
+STARTS = 13  # jobs started so far
+ARRIVED = 14  # jobs enqueued so far (the event loop's position, so that it can resume)
+DOWN_UNITS = 15  # units out of service (failed, not yet repaired)
+FAILURES = 16  # failure events applied
+ABORTED = 17  # runs cut short by a failure (the job requeued or killed)
+OUTAGE_POS = 18  # outage events applied so far (the loop's position in outages.time)
+OUTAGE_HORIZON = 19  # 1: stopped at the end of the drawn outages; the caller draws more
+N_CTR = 20
+
+# acc indices
+UNUSED_AREA = 0  # integral of max(0, f(t) - q(t)) dt, unit-seconds
+T_PREV = 1  # time of the last event processed (the loop's clock, so that it can resume)
+FAILED_AREA = 2  # integral of units out of service dt, unit-seconds
+ABORTED_WORK = 3  # requested units x seconds run by runs a failure cut short
+NOW = 4  # the time of the current event (allocators that weigh completion times read it)
+N_ACC = 5
+
+STATUS_STUCK = 1
+
+# memo.fail_epoch columns: a placement failure holds until the occupancy changes
+FAIL_BACKFILL = 0
+FAIL_GUARDED = 1
+FAIL_FCFS = 2
+# memo.last_pass entries: the last backfill pass that started nothing
+PASS_EPOCH = 0  # its epoch (-1: none)
+PASS_HEAD = 1  # its head job
+PASS_SCANNED = 2  # queue entries it examined
+PASS_EXTRA = 3  # its extra nodes (flat EASY)
+
+
+class Running(NamedTuple):
+    occ: np.ndarray  # (words,) uint64: resources in use
+    held: np.ndarray  # (slots, words) uint64: resources of the job in each slot
+    slot_job: np.ndarray  # (slots,) int64
+    slot_end: np.ndarray  # (slots,) float64, actual end
+    slot_est_end: np.ndarray  # (slots,) float64, end by the scheduler's estimate
+    slot_alloc: np.ndarray  # (slots,) int64, units allocated
+    active: np.ndarray  # (slots,) int64: slots in use, first ctr[N_ACTIVE]
+    free_slots: np.ndarray  # (slots,) int64: stack of unused slots
+
+
+class Queue(NamedTuple):
+    jobs: np.ndarray  # (jobs,) int64: waiting jobs in priority order, first ctr[QLEN]
+    waiting: np.ndarray  # (jobs,) bool
+
+
+class Outputs(NamedTuple):
+    sched_s: np.ndarray  # (jobs,) float64: when the job was allocated
+    start_s: np.ndarray  # (jobs,) float64: sched_s + start delay
+    end_s: np.ndarray  # (jobs,) float64
+    alloc: np.ndarray  # (jobs,) int64: units allocated (after rounding and growth)
+    reserved_s: np.ndarray  # (jobs,) float64: first reservation time the job got as head
+    migration_s: np.ndarray  # (cap,) float64: times of successful migrations
+    log_s: np.ndarray  # (cap,) float64: placement log (empty unless recording): when,
+    log_job: np.ndarray  # (cap,) int64: which job,
+    log_mask: np.ndarray  # (cap, words) uint64: which resources, from then on
+    hit: np.ndarray  # (jobs,) int64: runs of the job a failure cut short
+    killed: np.ndarray  # (jobs,) bool: the job was killed by a failure (it never completed)
+
+
+class Scratch(NamedTuple):
+    tmp: np.ndarray  # (words,) uint64: an occupancy being worked out
+    mask: np.ndarray  # (words,) uint64: a placement
+    reserved: np.ndarray  # (words,) uint64: the head job's reserved partition
+    moved: np.ndarray  # (slots, words) uint64: placements during a migration
+    order: np.ndarray  # (slots,) int64: running slots in some order
+    stays: np.ndarray  # (slots,) bool: jobs a migration leaves in place
+    nothing: np.ndarray  # (0,) uint64: the empty bitset, "no resources forbidden"
+
+
+class Memo(NamedTuple):
+    fail_epoch: np.ndarray  # (classes, 3) int64: epoch of a class's last failed placement,
+    # by rule: FAIL_BACKFILL (bounded growth), FAIL_GUARDED (+ reservation), FAIL_FCFS
+    last_pass: np.ndarray  # (4,) int64: PASS_EPOCH, PASS_HEAD, PASS_SCANNED, PASS_EXTRA
+    pass_shadow: np.ndarray  # (1,) float64: shadow time of that pass
+    migration_epoch: np.ndarray  # (1,) int64: epoch of the last migration attempt (-1: none)
+
+
+class Outages(NamedTuple):
+    """Failure and repair events in time order, and the failure domains they name (see
+    `simcore.core.failures`). An event of domain -1 ends the events drawn so far."""
+
+    time: np.ndarray  # (events,) float64
+    domain: np.ndarray  # (events,) int64
+    repair: np.ndarray  # (events,) bool: the domain comes back (else it fails)
+    draw: np.ndarray  # (events,) float64 in [0, 1): which unit a failure hits where units
+    # have no bits (flat machines)
+    masks: np.ndarray  # (domains, words) uint64: each domain's resources
+    units: np.ndarray  # (domains,) int64: each domain's units
+    down: np.ndarray  # (words,) uint64: resources out of service now
+    requeue: bool  # a job a failure hits goes back to the queue (else it is killed)
+
+
+def no_outages(words: int) -> Outages:
+    """The outages of a machine that never fails."""
+    return Outages(np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_),
+                   np.zeros(0), np.zeros((0, words), dtype=np.uint64),
+                   np.zeros(0, dtype=np.int64), np.zeros(words, dtype=np.uint64), True)
+
+
+class State(NamedTuple):
+    run: Running
+    queue: Queue
+    out: Outputs
+    scratch: Scratch
+    memo: Memo
+    outages: Outages
+    ctr: np.ndarray  # (N_CTR,) int64
+    acc: np.ndarray  # (N_ACC,) float64
+
+
+def new_state(n_jobs: int, units: int, words: int, classes: int,
+              log_capacity: int = 0, outages: Outages | None = None) -> State:
+    """Fresh state for an idle machine of `units` units and `n_jobs` jobs.
+
+    A running job holds a slot; no more jobs than units or than jobs can run at once.
+    `log_capacity` > 0 records every placement (start or migration move) for checking.
+    `outages`: the machine's failure process (default: none).
+    """
+    slots = max(1, min(units, n_jobs))
+    ctr = np.zeros(N_CTR, dtype=np.int64)
+    ctr[N_FREE_SLOTS] = slots
+    ctr[FREE_UNITS] = units
+    return State(
+        run=Running(
+            occ=np.zeros(words, dtype=np.uint64),
+            held=np.zeros((slots, words), dtype=np.uint64),
+            slot_job=np.full(slots, -1, dtype=np.int64),
+            slot_end=np.zeros(slots),
+            slot_est_end=np.zeros(slots),
+            slot_alloc=np.zeros(slots, dtype=np.int64),
+            active=np.zeros(slots, dtype=np.int64),
+            free_slots=np.arange(slots - 1, -1, -1, dtype=np.int64),
+        ),
+        queue=Queue(jobs=np.zeros(n_jobs, dtype=np.int64), waiting=np.zeros(n_jobs, dtype=bool)),
+        out=Outputs(
+            sched_s=np.full(n_jobs, np.nan),
+            start_s=np.full(n_jobs, np.nan),
+            end_s=np.full(n_jobs, np.nan),
+            alloc=np.zeros(n_jobs, dtype=np.int64),
+            reserved_s=np.full(n_jobs, np.nan),
+            migration_s=np.zeros(2 * n_jobs + 1),
+            log_s=np.zeros(log_capacity),
+            log_job=np.zeros(log_capacity, dtype=np.int64),
+            log_mask=np.zeros((log_capacity, words), dtype=np.uint64),
+            hit=np.zeros(n_jobs, dtype=np.int64),
+            killed=np.zeros(n_jobs, dtype=np.bool_),
+        ),
+        scratch=Scratch(
+            tmp=np.zeros(words, dtype=np.uint64),
+            mask=np.zeros(words, dtype=np.uint64),
+            reserved=np.zeros(words, dtype=np.uint64),
+            moved=np.zeros((slots, words), dtype=np.uint64),
+            order=np.zeros(slots, dtype=np.int64),
+            stays=np.zeros(slots, dtype=np.bool_),
+            nothing=np.zeros(0, dtype=np.uint64),
+        ),
+        memo=Memo(
+            fail_epoch=np.full((max(classes, 1), 3), -1, dtype=np.int64),
+            last_pass=np.array([-1, -1, 0, 0], dtype=np.int64),
+            pass_shadow=np.zeros(1),
+            migration_epoch=np.full(1, -1, dtype=np.int64),
+        ),
+        outages=no_outages(words) if outages is None else outages,
+        ctr=ctr,
+        acc=np.array([0.0, np.nan, 0.0, 0.0, np.nan]),
+    )
+
+
+@kernel
+def start_job(st, jobs, delay, j, t, alloc, mask):
+    """Allocate `mask` (and `alloc` units) to waiting job j at time t; it runs after `delay`."""
+    ctr, run, out = st.ctr, st.run, st.out
+    occ, held = run.occ, run.held
+    ctr[N_FREE_SLOTS] -= 1
+    slot = run.free_slots[ctr[N_FREE_SLOTS]]
+    for w in range(occ.shape[0]):
+        held[slot, w] = mask[w]
+        occ[w] |= mask[w]
+    start = t + delay
+    end = start + jobs.run[j]
+    run.slot_job[slot] = j
+    run.slot_end[slot] = end
+    run.slot_est_end[slot] = start + jobs.estimate[j]
+    run.slot_alloc[slot] = alloc
+    run.active[ctr[N_ACTIVE]] = slot
+    ctr[N_ACTIVE] += 1
+    out.sched_s[j] = t
+    out.start_s[j] = start
+    out.end_s[j] = end
+    out.alloc[j] = alloc
+    st.queue.waiting[j] = False
+    ctr[FREE_UNITS] -= alloc
+    ctr[QUEUED_UNITS] -= jobs.request[j]
+    ctr[EPOCH] += 1
+    ctr[STARTS] += 1
+    log_placement(st, t, j, mask)
+
+
+@kernel
+def log_placement(st, t, j, mask):
+    """Append (t, j, mask) to the placement log when recording."""
+    out = st.out
+    n = st.ctr[LOG_LEN]
+    if n < out.log_s.shape[0]:
+        out.log_s[n] = t
+        out.log_job[n] = j
+        copy_into(out.log_mask[n], mask)
+        st.ctr[LOG_LEN] = n + 1
+
+
+@kernel
+def finish_jobs(st, t):
+    """Release every running job whose end time is t."""
+    ctr, run = st.ctr, st.run
+    occ, held, active, slot_end = run.occ, run.held, run.active, run.slot_end
+    i = 0
+    while i < ctr[N_ACTIVE]:
+        slot = active[i]
+        if slot_end[slot] == t:
+            for w in range(occ.shape[0]):
+                occ[w] &= ~held[slot, w]
+            ctr[FREE_UNITS] += run.slot_alloc[slot]
+            run.slot_job[slot] = -1
+            ctr[N_ACTIVE] -= 1
+            active[i] = active[ctr[N_ACTIVE]]
+            run.free_slots[ctr[N_FREE_SLOTS]] = slot
+            ctr[N_FREE_SLOTS] += 1
+            ctr[EPOCH] += 1
+        else:
+            i += 1
+
+
+@kernel
+def compact_queue(st):
+    """Drop jobs that started from the queue, keeping priority order (and keeping the
+    prefix the last backfill pass examined marked as examined)."""
+    ctr, queue, waiting, last_pass = st.ctr, st.queue.jobs, st.queue.waiting, st.memo.last_pass
+    scanned = last_pass[PASS_SCANNED]
+    n = 0
+    examined = 0
+    for i in range(ctr[QLEN]):
+        j = queue[i]
+        if waiting[j]:
+            queue[n] = j
+            n += 1
+            if i < scanned:
+                examined = n
+    ctr[QLEN] = n
+    last_pass[PASS_SCANNED] = examined
+
+
+@kernel
+def active_by_estimated_end(st):
+    """Order running slots by estimated end, ties by job (submit order), into
+    st.scratch.order; return how many there are."""
+    return _sorted_active(st, st.run.slot_est_end, 1.0)
+
+
+@kernel
+def active_by_size(st):
+    """Order running slots by allocated units, largest first, ties by job, into
+    st.scratch.order; return how many there are."""
+    return _sorted_active(st, st.run.slot_alloc, -1.0)
+
+
+@kernel
+def _sorted_active(st, key, sign):
+    """Insertion sort of the running slots by sign * key[slot], then job: running sets are
+    small and often nearly sorted, and nothing is allocated."""
+    order, slot_job, active = st.scratch.order, st.run.slot_job, st.run.active
+    n = st.ctr[N_ACTIVE]
+    for i in range(n):
+        slot = active[i]
+        value = sign * key[slot]
+        job = slot_job[slot]
+        k = i
+        while k > 0:
+            prev = order[k - 1]
+            prev_value = sign * key[prev]
+            if prev_value < value or (prev_value == value and slot_job[prev] < job):
+                break
+            order[k] = prev
+            k -= 1
+        order[k] = slot
+    return n

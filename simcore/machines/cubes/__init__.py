@@ -1,0 +1,1 @@
+"""Optically switched cubes (TPU v4-style pods): the spec grammar and the allocators."""

@@ -1,0 +1,1 @@
+"""Leung's Cplant allocation along processor orderings (curves) and its locality measures."""

@@ -1,0 +1,1 @@
+"""Chu's 2D-mesh allocators and the grid helpers they share."""

@@ -1,0 +1,118 @@
+"""Chu's Busy Distance Inverse on 2D meshes (row `bdi`, thesis chapter 8, Fig. 8.3).
+
+A candidate submesh A has four corners LL, LR, UL, UR. The busy distance from a corner in
+a direction is the number of hops to the nearest busy processor that way, along the
+corner's row or column [Inf: "in a given direction"; this makes each candidate and busy
+submesh an O(1) update of the eight distances, as the thesis's complexity says]; a
+corner next to the mesh boundary in that direction has distance 1, so the boundary acts
+as busy nodes just outside the mesh (westwards from column x with nothing busy between:
+x + 1) [Inf: the thesis's Fig. 8.1 values (BDI 6 and 5.64 beside its Best Fit and Busy
+List facts) fit an occupancy under this reading (tests/test_mesh_allocators.py) and none
+if a direction with nothing busy counted 0 (docs/chu.md)]. BDI(A) = 1/LLS + 1/LLW +
+1/LRS + 1/LRE + 1/ULN + 1/ULW + 1/URN + 1/URE, and the largest BDI wins: the job goes
+where the mesh is most crowded, counting busy nodes beyond its immediate neighbours.
+
+Candidates (Fig. 8.3): if nothing is busy, <0, 0, w - 1, h - 1>. Otherwise the bases at the
+four corners of every free region of J(w, h) (`simcore.machines.mesh2d.grid.free_regions`, the
+lookahead strategies' regions; Chu found their lower-left corners alone did poorly); if
+there are none and w != h, the same for J(h, w); else the job waits. Ties go to the first
+candidate (regions in list order, corners LL, LR, UL, UR) [Inf: the thesis gives no
+tie-break]. O(N_A^2).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+from simcore.base.jit import implements, kernel
+from simcore.core.allocate import place
+from simcore.jobs.jobs import Jobs
+from simcore.machines.mesh2d.grid import (
+    Mesh,
+    assign,
+    build_struct,
+    busy_list,
+    free_regions,
+    memory_bytes,
+    register,
+)
+
+if TYPE_CHECKING:
+    from simcore.machines.spec import MachineSpec
+
+__all__ = ["BDIMachine", "build", "memory_bytes"]
+
+
+class BDIMachine(NamedTuple):
+    units: int
+    words: int
+    counts_only: bool
+    mesh: Mesh
+
+
+def build(spec: MachineSpec, jobs: Jobs) -> tuple[BDIMachine, np.ndarray, np.ndarray]:
+    """The struct, each job's units (w x h) and its placement class (its shape)."""
+    return build_struct(BDIMachine, spec, jobs, True)
+
+
+@implements(place, BDIMachine)
+@kernel
+def place_bdi(m, st, j, units, busy, growth, forbidden, out):
+    """The candidate of the largest busy distance inverse (see the module docstring)."""
+    mesh = m.mesh
+    w, h = mesh.job_w[j], mesh.job_h[j]
+    n = busy_list(mesh, st, busy, forbidden)
+    if n == 0 and w <= mesh.width and h <= mesh.height:
+        return assign(mesh, j, 0, 0, w, h, out)
+    for turn in range(1 if w == h else 2):
+        cw, ch = (w, h) if turn == 0 else (h, w)
+        buf, count = free_regions(mesh, n, cw, ch)
+        regions = mesh.regions
+        best, bx, by = -1.0, -1, -1
+        for r in range(count):
+            for corner in range(4):
+                x = regions[buf, r, 0] if corner % 2 == 0 else regions[buf, r, 2]
+                y = regions[buf, r, 1] if corner < 2 else regions[buf, r, 3]
+                value = inverse_distances(mesh, n, x, y, x + cw - 1, y + ch - 1)
+                if value > best:
+                    best, bx, by = value, x, y
+        if bx >= 0:
+            return assign(mesh, j, bx, by, cw, ch, out)
+    return -1
+
+
+@kernel
+def inverse_distances(mesh, n, x1, y1, x2, y2):
+    """BDI(<x1, y1, x2, y2>): the sum of the inverses of its eight busy distances."""
+    blist = mesh.blist
+    lls, llw, ulw, uln = y1 + 1, x1 + 1, x1 + 1, mesh.height - y2
+    lrs, lre, ure, urn = y1 + 1, mesh.width - x2, mesh.width - x2, mesh.height - y2
+    for k in range(n):
+        bx1, by1, bx2, by2 = blist[k, 0], blist[k, 1], blist[k, 2], blist[k, 3]
+        if by2 < y1:  # below: south distances of the columns it spans
+            if bx1 <= x1 <= bx2:
+                lls = min(lls, y1 - by2)
+            if bx1 <= x2 <= bx2:
+                lrs = min(lrs, y1 - by2)
+        if by1 > y2:  # above
+            if bx1 <= x1 <= bx2:
+                uln = min(uln, by1 - y2)
+            if bx1 <= x2 <= bx2:
+                urn = min(urn, by1 - y2)
+        if bx2 < x1:  # left: west distances of the rows it spans
+            if by1 <= y1 <= by2:
+                llw = min(llw, x1 - bx2)
+            if by1 <= y2 <= by2:
+                ulw = min(ulw, x1 - bx2)
+        if bx1 > x2:  # right
+            if by1 <= y1 <= by2:
+                lre = min(lre, bx1 - x2)
+            if by1 <= y2 <= by2:
+                ure = min(ure, bx1 - x2)
+    return (1.0 / lls + 1.0 / llw + 1.0 / lrs + 1.0 / lre + 1.0 / uln + 1.0 / ulw
+            + 1.0 / urn + 1.0 / ure)
+
+
+register(BDIMachine, partitions=True)

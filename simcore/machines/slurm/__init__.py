@@ -1,0 +1,1 @@
+"""Slurm's topology/torus3d placement menus and the allocator that takes them."""

@@ -1,0 +1,1 @@
+"""What a sweep's results become: tables, figures, the reproduction report, archives."""

@@ -1,0 +1,632 @@
+"""Dataset archives for deposit (e.g. on Zenodo): one reproducible tar file, verified on load.
+
+An archive holds the given results (`store/`, `tables/`, `figures/`, `config/`, ... as the
+caller names them) beside five generated members:
+
+    MANIFEST.sha256   sha256 of every other member, `sha256sum -c` format, sorted by path
+    manifest.json     archive format version, creation metadata, resolved config, members
+                      (path, sha256, size) except manifest.json and MANIFEST.sha256
+    environment.txt   `python -m pip freeze` of the packing interpreter
+    README.md         data card: what, how produced, layout, loading, verifying, citing
+    CITATION.cff      Citation File Format 1.2.0, citing the sources of the workloads the
+                      configuration uses (Parallel Workloads Archive traces, workload models)
+
+Members are regular files in sorted path order with mtime 0 (or a given epoch), mode 0644,
+uid/gid 0 and no user or group names, so the same inputs give a byte-identical archive
+(gzip without name or timestamp; xz single-threaded).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import lzma
+import os
+import platform
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO
+
+import polars as pl
+import yaml
+
+from simcore.base.atomic import atomic_path
+from simcore.base.checksums import recorded_digest, table_digest
+from simcore.base.errors import ArchiveError, IntegrityError
+from simcore.base.patterns import NAME
+from simcore.sweep.store import (
+    PARTITIONS,
+    RESULT_SCHEMA_VERSION,
+    SHARD_FILES,
+    misplaced,
+    read_shard,
+)
+
+ARCHIVE_SCHEMA_VERSION = 1
+MANIFEST = "MANIFEST.sha256"
+MANIFEST_JSON = "manifest.json"
+ENVIRONMENT = "environment.txt"
+README = "README.md"
+CITATION = "CITATION.cff"
+GENERATED = (MANIFEST, MANIFEST_JSON, ENVIRONMENT, README, CITATION)
+
+_COMPRESSORS: dict[str, Callable[[BinaryIO], AbstractContextManager[BinaryIO]]] = {
+    # closed by pack's with statement
+    ".tar.xz": lambda raw: lzma.LZMAFile(raw, "wb", format=lzma.FORMAT_XZ, preset=6),  # noqa: SIM115
+    ".tar.gz": lambda raw: gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0),
+    ".tar": nullcontext,
+}
+_METADATA: dict[str, type] = {
+    "name": str, "version": str, "description": str, "authors": list, "git_commit": str,
+    "config": Mapping, "simcore_version": str, "result_schema_version": int,
+}
+_PREFIX = re.compile(r"[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*")
+_MANIFEST_LINE = re.compile(r"([0-9a-f]{64})  (.+)")
+_CHUNK = 1 << 20
+_DESCRIPTION = (
+    "Simulation results of torus-sweep: parameter sweeps of job scheduling and partition "
+    "allocation on torus- and mesh-connected supercomputers such as Blue Gene/L."
+)
+_AUTHORS = [{"name": "The torus-sweep authors"}]  # CFF requires authors; pass real ones
+_ABOUT = {
+    "store": "hive-partitioned result store: `experiment=E/workload=W/machine=M/policy=P/` "
+             "holds `summary.parquet` (one row per simulation) and, where kept, "
+             "`jobs.parquet` (one row per job)",
+    "tables": "aggregated tables (Parquet)",
+    "figures": "figures",
+    "config": "workflow configuration files",
+    "reproduction.md": "the seed studies' published numbers beside this dataset's",
+}
+_PWA_PAPER = {
+    "type": "article",
+    "title": "Experience with using the Parallel Workloads Archive",
+    "authors": [
+        {"family-names": "Feitelson", "given-names": "Dror G."},
+        {"family-names": "Tsafrir", "given-names": "Dan"},
+        {"family-names": "Krakov", "given-names": "David"},
+    ],
+    "journal": "Journal of Parallel and Distributed Computing",
+    "volume": 74,
+    "issue": 10,
+    "start": 2967,
+    "end": 2982,
+    "year": 2014,
+    "doi": "10.1016/j.jpdc.2014.06.013",
+}
+_LUBLIN_PAPER = {
+    "type": "article",
+    "title": "The workload on parallel supercomputers: modeling the characteristics of rigid "
+             "jobs",
+    "authors": [
+        {"family-names": "Lublin", "given-names": "Uri"},
+        {"family-names": "Feitelson", "given-names": "Dror G."},
+    ],
+    "journal": "Journal of Parallel and Distributed Computing",
+    "volume": 63,
+    "issue": 11,
+    "year": 2003,
+}
+#: References of the synthetic models that have a published source beyond their summary.
+_MODEL_PAPERS = {"lublin": _LUBLIN_PAPER}
+
+
+def pack(out: str | os.PathLike[str], members: Mapping[str, str | os.PathLike[str]],
+         metadata: Mapping[str, object], *, mtime: int = 0) -> Path:
+    """Write one reproducible archive of `members` (archive prefix -> file or directory).
+    A directory's files go under its prefix; a file goes under its prefix too, unless the
+    prefix ends with the file's own name (`{"reproduction.md": path}`: `reproduction.md`).
+
+    The suffix of `out` picks the compression: .tar.xz, .tar.gz or .tar. `metadata` needs
+    `name`; optional: version, description, authors (CFF persons or entities), git_commit,
+    config (resolved, JSON-compatible), simcore_version, result_schema_version (both default
+    to this simcore's). `mtime` is every member's modification time (seconds since 1970).
+    """
+    out = Path(out)
+    compressor = next((c for s, c in _COMPRESSORS.items() if out.name.endswith(s)), None)
+    if compressor is None:
+        raise ArchiveError(f"{out}: unsupported suffix; expected one of {', '.join(_COMPRESSORS)}")
+    if not isinstance(mtime, int) or mtime < 0:
+        raise ArchiveError(f"mtime {mtime!r}: expected a non-negative integer (seconds since 1970)")
+    meta = _check_metadata(metadata)
+    files = _collect(out, members)
+    digests = {}
+    for name, local in files.items():
+        with local.open("rb") as source:
+            digests[name] = _digest(source)
+    generated = _generated(meta, digests)
+    with atomic_path(out) as tmp, tmp.open("wb") as raw, compressor(raw) as stream, \
+            tarfile.open(fileobj=stream, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name in sorted([*files, *generated]):
+            if name in generated:
+                tar.addfile(_info(name, len(generated[name]), mtime), io.BytesIO(generated[name]))
+                continue
+            sha256, size = digests[name]
+            with files[name].open("rb") as source:
+                reader = _HashingReader(source, files[name])
+                tar.addfile(_info(name, size, mtime), reader)
+            if reader.sha256.hexdigest() != sha256:
+                raise ArchiveError(f"{files[name]}: changed while packing; pack again once "
+                                   f"nothing writes to it")
+    return out
+
+
+def pack_dataset(out: str | os.PathLike[str], results: str | os.PathLike[str],
+                 config: Mapping[str, object], *, name: str | None = None,
+                 summaries: Sequence[str | os.PathLike[str]] | None = None) -> Path:
+    """Pack a dataset's directory `results` (`results/<dataset>/`): its store shards (those
+    of `summaries`, else all), tables, figures, reproduction.md and `config` as
+    config/config.yaml. `name` defaults to the config's `dataset`, else the directory's.
+
+    Refused: a directory without store shards or tables, a name that is not a dataset
+    name, and any store file that `simcore.sweep.store.read_shard` refuses (damaged, or written
+    for another shard), so that an archive never holds what the workflow would not read."""
+    results = Path(results)
+    name = name or str(config.get("dataset") or results.name)
+    if not NAME.fullmatch(name):
+        raise ArchiveError(f"name {name!r}: expected a dataset name of letters, digits, '_', "
+                           f"'.', '-' starting with a letter or digit")
+    shards = sorted({Path(f).parent for f in summaries} if summaries else
+                    {p.parent for p in (results / "store").glob("**/summary.parquet")})
+    if not shards or not (results / "tables").is_dir():
+        raise ArchiveError(f"{results}: no store shards or no tables/; expected a dataset "
+                           f"directory results/<dataset>/ that snakemake has made")
+    problems = []
+    for shard in shards:
+        for file in SHARD_FILES:
+            try:
+                read_shard(shard / file)
+            except (FileNotFoundError, IntegrityError) as exc:
+                problems.append(str(exc) if isinstance(exc, IntegrityError)
+                                else f"{shard / file}: missing; run snakemake again to make it")
+    if problems:
+        raise ArchiveError("store files the archive would hold fail their checks: "
+                           + " | ".join(problems))
+    members: dict[str, str | os.PathLike[str]] = {
+        item: results / item for item in ("tables", "figures", "reproduction.md")
+        if (results / item).exists()}
+    for shard in shards:
+        members[shard.relative_to(results).as_posix()] = shard
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                            check=False).stdout.strip() or None
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "config.yaml").write_text(yaml.safe_dump(dict(config), sort_keys=True))
+        members["config"] = tmp
+        return pack(out, members, {"name": name, "config": dict(config), "git_commit": commit})
+
+
+def verify(path: str | os.PathLike[str],
+           extract_to: str | os.PathLike[str] | None = None) -> dict[str, object]:
+    """Check every member against MANIFEST.sha256 and manifest.json, every Parquet member
+    against the content checksum in its own metadata (which every `store/` file must
+    have, with the shard specification of its place), then reload the tables.
+
+    With `extract_to`, every member is extracted there (also when a check fails); otherwise
+    only the manifests and the Parquet members go to a temporary directory. Returns the
+    archive path, dataset name, number of members, total bytes and each table's row count.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise ArchiveError(f"{path}: is a directory; expected an archive file (.tar.xz, "
+                           ".tar.gz or .tar)")
+    with (nullcontext(str(extract_to)) if extract_to is not None
+          else tempfile.TemporaryDirectory(prefix="simcore-verify-")) as where:
+        dest = Path(where)
+        found = _scan(path, dest, extract_all=extract_to is not None)
+        if MANIFEST not in found:
+            raise ArchiveError(f"{path}: no {MANIFEST} member; not an archive written by "
+                               f"simcore.report.archive.pack")
+        listed = _read_manifest(path, (dest / MANIFEST).read_text(encoding="utf-8"))
+        actual = {name: d for name, d in found.items() if name != MANIFEST}
+        document: dict[str, object] = {}
+        if MANIFEST_JSON in actual and listed.get(MANIFEST_JSON) == actual[MANIFEST_JSON][0]:
+            document = _read_manifest_json(path, dest / MANIFEST_JSON)
+        sizes = {m["path"]: m["size"] for m in document.get("members", [])}
+        problems = []
+        for name in sorted(listed.keys() | actual.keys()):
+            if name not in actual:
+                problems.append(f"{name}: listed in {MANIFEST} but missing")
+            elif name not in listed:
+                problems.append(f"{name}: present but not listed in {MANIFEST}")
+            else:
+                sha256, size = actual[name]
+                differences = []
+                if sha256 != listed[name]:
+                    differences.append(f"sha256 expected {listed[name]}, actual {sha256}")
+                if sizes.get(name, size) != size:
+                    differences.append(f"size expected {sizes[name]}, actual {size}")
+                if differences:
+                    problems.append(f"{name}: {' and '.join(differences)}")
+        problems += [p for name in sorted(actual) if name.endswith(".parquet")
+                     if (p := _parquet_problem(name, dest / name)) is not None]
+        if problems:
+            raise ArchiveError(f"{path}: {'; '.join(problems)}")
+        tables = {}
+        for name in sorted(n for n in actual if _is_table(n)):
+            try:
+                tables[name] = pl.read_parquet(dest / name).height
+            except (pl.exceptions.PolarsError, OSError) as exc:
+                raise ArchiveError(f"{path}: {name}: not readable as Parquet ({exc})") from exc
+    return {"archive": str(path), "dataset": document.get("name"), "members": len(found),
+            "bytes": sum(size for _, size in found.values()), "tables": tables}
+
+
+class _HashingReader:
+    """Reads a file for the tar writer, hashing it and refusing to end early."""
+
+    def __init__(self, source: BinaryIO, path: Path) -> None:
+        self._source, self._path = source, path
+        self.sha256 = hashlib.sha256()
+
+    def read(self, size: int) -> bytes:
+        chunk = self._source.read(size)
+        if len(chunk) < size:
+            raise ArchiveError(f"{self._path}: shrank while packing; pack again once nothing "
+                               f"writes to it")
+        self.sha256.update(chunk)
+        return chunk
+
+
+def _check_metadata(metadata: Mapping[str, object]) -> dict[str, object]:
+    """Metadata with defaults for absent (or None) values; wrong keys or types raise."""
+    from simcore import __version__
+
+    metadata = {key: value for key, value in metadata.items() if value is not None}
+    unknown = set(metadata) - set(_METADATA)
+    if unknown:
+        raise ArchiveError(f"metadata: unknown key(s) {sorted(unknown)}; expected some of "
+                           f"{sorted(_METADATA)}")
+    for key, value in metadata.items():
+        if not isinstance(value, _METADATA[key]) or isinstance(value, bool):
+            raise ArchiveError(f"metadata[{key!r}]: expected {_METADATA[key].__name__}, "
+                               f"got {value!r}")
+    if not metadata.get("name"):
+        raise ArchiveError("metadata['name']: required, the dataset's title")
+    authors = metadata.get("authors", _AUTHORS)
+    if not authors or not all(isinstance(a, Mapping) and a for a in authors):
+        raise ArchiveError(f"metadata['authors']: expected a non-empty list of CFF persons or "
+                           f"entities, e.g. [{{'family-names': ..., 'given-names': ...}}], "
+                           f"got {authors!r}")
+    simcore_version = metadata.get("simcore_version", __version__)
+    meta = {"version": simcore_version, "description": _DESCRIPTION, "git_commit": None,
+            "config": None, "result_schema_version": RESULT_SCHEMA_VERSION,
+            **metadata, "simcore_version": simcore_version, "authors": authors}
+    try:  # JSON-compatible, with string keys: what manifest.json will hold
+        meta["config"] = json.loads(json.dumps(meta["config"], allow_nan=False, sort_keys=True))
+        meta["authors"] = json.loads(json.dumps(authors, allow_nan=False, sort_keys=True))
+    except (TypeError, ValueError) as exc:
+        raise ArchiveError(f"metadata: config and authors must be JSON-compatible ({exc})") from exc
+    return meta
+
+
+def _collect(out: Path, members: Mapping[str, str | os.PathLike[str]]) -> dict[str, Path]:
+    """Archive path -> local file, sorted by archive path. Hidden files (a name starting with
+    '.', such as Snakemake's directory timestamps or a killed write's temporary file) are
+    bookkeeping, not data, and are left out."""
+    files: dict[str, Path] = {}
+    for prefix, given in members.items():
+        local = Path(given)
+        if not _PREFIX.fullmatch(prefix) or {".", ".."} & set(prefix.split("/")):
+            raise ArchiveError(f"members[{prefix!r}]: expected a relative archive path such as "
+                               f"'tables' or 'store'")
+        if prefix.split("/")[0] in GENERATED:
+            raise ArchiveError(f"members[{prefix!r}]: {prefix.split('/')[0]} is generated by "
+                               f"pack")
+        if local.is_file():  # under the prefix, unless the prefix is already its name
+            name = prefix if PurePosixPath(prefix).name == local.name else f"{prefix}/{local.name}"
+            found = {name: local}
+        elif local.is_dir():
+            found = {f"{prefix}/{p.relative_to(local).as_posix()}": p
+                     for p in local.rglob("*") if p.is_file()
+                     and not any(part.startswith(".") for part in p.relative_to(local).parts)}
+        else:
+            raise ArchiveError(f"members[{prefix!r}]: {local} is neither a file nor a directory")
+        if not found:
+            raise ArchiveError(f"members[{prefix!r}]: {local} holds no files")
+        if out.resolve().is_relative_to(local.resolve()):
+            raise ArchiveError(f"{out}: inside members[{prefix!r}] ({local}); write the archive "
+                               f"elsewhere")
+        for name, path in found.items():
+            if {"\n", "\r", "\\"} & set(name):
+                raise ArchiveError(f"{path}: a newline or backslash in its name cannot be "
+                                   f"listed in {MANIFEST}")
+            if name in files:
+                raise ArchiveError(f"archive path {name} would hold both {files[name]} and {path}")
+            files[name] = path
+    return dict(sorted(files.items()))
+
+
+def _generated(meta: Mapping[str, object], digests: Mapping[str, tuple[str, int]]
+               ) -> dict[str, bytes]:
+    """The generated members, each covering the ones made before it."""
+    generated = {ENVIRONMENT: _pip_freeze().encode(), CITATION: _citation(meta).encode(),
+                 README: _readme(meta, digests).encode()}
+    members = {**digests, **{n: _digest(io.BytesIO(b)) for n, b in generated.items()}}
+    manifest = {"archive_schema_version": ARCHIVE_SCHEMA_VERSION, **meta,
+                "python": platform.python_version(),
+                "members": [{"path": n, "sha256": s, "size": z}
+                            for n, (s, z) in sorted(members.items())]}
+    generated[MANIFEST_JSON] = (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False)
+                                + "\n").encode()
+    members[MANIFEST_JSON] = _digest(io.BytesIO(generated[MANIFEST_JSON]))
+    generated[MANIFEST] = "".join(f"{s}  {n}\n" for n, (s, _) in sorted(members.items())).encode()
+    return generated
+
+
+def _pip_freeze() -> str:
+    """`python -m pip freeze` of this interpreter, or why it could not be run."""
+    try:
+        done = subprocess.run([sys.executable, "-m", "pip", "freeze"], capture_output=True,
+                              text=True, timeout=300, check=True)
+    except subprocess.CalledProcessError as exc:
+        reason = f"exit status {exc.returncode}: {exc.stderr.strip()[-500:]}"
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        reason = str(exc)
+    else:
+        return f"# python -m pip freeze (Python {platform.python_version()})\n{done.stdout}"
+    return f"# python -m pip freeze failed, no package list recorded: {reason}\n"
+
+
+def _citation(meta: Mapping[str, object]) -> str:
+    """CITATION.cff (CFF 1.2.0) of the dataset, citing the sources of its workloads."""
+    traces, models = _sources(meta["config"])
+    references = ([_PWA_PAPER] if traces else []) + [
+        _MODEL_PAPERS[m] for m in models if m in _MODEL_PAPERS]
+    message = "If you use this dataset, please cite it using these metadata"
+    if traces:
+        message += ", and cite the Parallel Workloads Archive, whose traces drove the simulations"
+    if any(m in _MODEL_PAPERS for m in models):
+        message += ", and the workload models' authors"
+    document: dict[str, object] = {
+        "cff-version": "1.2.0",
+        "message": message + ".",
+        "type": "dataset",
+        "title": meta["name"],
+        "version": meta["version"],
+        "abstract": f"{meta['description']} {_sources_sentence(traces, models)}",
+        "authors": meta["authors"],
+    }
+    if meta["git_commit"]:
+        document["commit"] = meta["git_commit"]
+    if references:
+        document["references"] = references
+    return yaml.safe_dump(document, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _sources(config: object) -> tuple[list[str], list[str]]:
+    """The traces and the workload models that the experiments of a configuration read."""
+    if not isinstance(config, Mapping) or not isinstance(config.get("workloads"), Mapping):
+        return [], []
+    workloads, experiments = config["workloads"], config.get("experiments")
+    used = ({name for e in experiments.values() if isinstance(e, Mapping)
+             for name in e.get("workloads", [])} if isinstance(experiments, Mapping)
+            else set(workloads))
+    traces, models = set(), set()
+    for name in used:
+        source = workloads.get(name)
+        if isinstance(source, Mapping) and "trace" in source:
+            traces.add(str(source["trace"]))
+        elif isinstance(source, Mapping) and isinstance(source.get("synthetic"), Mapping):
+            models.add(str(source["synthetic"].get("model")))
+    return sorted(traces), sorted(models)
+
+
+def _sources_sentence(traces: list[str], models: list[str]) -> str:
+    """Where the workloads came from, in one sentence."""
+    parts = []
+    if traces:
+        parts.append(f"job traces from the Parallel Workloads Archive ({', '.join(traces)})")
+    if models:
+        parts.append(f"samples of the synthetic workload model(s) {', '.join(models)}")
+    if not parts:
+        return "The configuration records no workload sources."
+    return f"The workloads are {' and '.join(parts)}."
+
+
+def _readme(meta: Mapping[str, object], digests: Mapping[str, tuple[str, int]]) -> str:
+    """README.md: the data card."""
+    groups: dict[str, list[int]] = {}
+    for name, (_, size) in digests.items():
+        count_bytes = groups.setdefault(name.split("/")[0], [0, 0])
+        count_bytes[0] += 1
+        count_bytes[1] += size
+    layout = "\n".join(f"| `{g}/` | {n} | {b} | {_ABOUT.get(g, '')} |"
+                       for g, (n, b) in sorted(groups.items()))
+    tables = "".join(f"- `{n}`\n" for n in digests if _is_table(n)) or "none\n"
+    config = ("```yaml\n" + yaml.safe_dump(meta["config"], sort_keys=True, allow_unicode=True)
+              + "```" if meta["config"] else "Not recorded.")
+    traces, models = _sources(meta["config"])
+    citing = f"See `{CITATION}`. {_sources_sentence(traces, models)}"
+    if traces:
+        citing += _PWA_CITING
+    store = ('runs = pl.read_parquet(\n    "store/**/summary.parquet", hive_partitioning=True,\n'
+             f"    hive_schema={{c: pl.String for c in {json.dumps(list(PARTITIONS))}}},\n)\n"
+             if "store" in groups else "")
+    return f"""# {meta["name"]}
+
+{meta["description"]}
+
+Version {meta["version"]}, packed by `simcore.report.archive.pack` (archive format \
+{ARCHIVE_SCHEMA_VERSION}).
+
+## How it was produced
+
+- simcore version: {meta["simcore_version"]}
+- result schema version: {meta["result_schema_version"]}
+- git commit: {meta["git_commit"] or "not recorded"}
+- Python {platform.python_version()}; installed packages in `{ENVIRONMENT}`
+
+Resolved workflow configuration (also under `config` in `{MANIFEST_JSON}`):
+
+{config}
+
+## Layout
+
+| path | files | bytes | contents |
+|---|---:|---:|---|
+{layout}
+
+Tables:
+
+{tables}
+Generated beside them:
+
+- `{MANIFEST}`: sha256 of every other member, in `sha256sum -c` format
+- `{MANIFEST_JSON}`: archive format version, the metadata above, the resolved configuration \
+and every member except itself and `{MANIFEST}` with its sha256 and size in bytes
+- `{ENVIRONMENT}`: `python -m pip freeze` of the interpreter that packed the archive
+- `{README}`: this data card; `{CITATION}`: how to cite the dataset
+
+## Loading
+
+The archive has no top-level directory; extract it into one of its own:
+
+```
+mkdir dataset && tar -xf <archive> -C dataset && cd dataset
+```
+
+```python
+from pathlib import Path
+
+import polars as pl
+
+tables = {{p.stem: pl.read_parquet(p) for p in sorted(Path("tables").rglob("*.parquet"))}}
+{store}```
+
+## Verifying
+
+In the extracted directory:
+
+```
+sha256sum -c {MANIFEST}
+```
+
+Or, with simcore installed, without extracting (also reloads every table):
+
+```
+python -c "from simcore.report.archive import verify; print(verify('<archive>'))"
+```
+
+## Citing
+
+{citing}
+"""
+
+
+_PWA_CITING = """ Please also cite the Parallel Workloads Archive
+(https://www.cs.huji.ac.il/labs/parallel/workload/): D. G. Feitelson, D. Tsafrir and
+D. Krakov, "Experience with using the Parallel Workloads Archive", J. Parallel Distrib.
+Comput. 74(10):2967-2982, 2014, doi:10.1016/j.jpdc.2014.06.013, and acknowledge the people
+each log names in its header."""
+
+
+def _info(name: str, size: int, mtime: int) -> tarfile.TarInfo:
+    """A regular-file header that says nothing about who packed it or when."""
+    info = tarfile.TarInfo(name)
+    info.size, info.mtime, info.mode = size, mtime, 0o644
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    return info
+
+
+def _digest(source: BinaryIO, target: Path | None = None) -> tuple[str, int]:
+    """sha256 and size of a stream, copied to `target` when given."""
+    sha256, size = hashlib.sha256(), 0
+    with (target.open("wb") if target is not None else nullcontext()) as sink:
+        while chunk := source.read(_CHUNK):
+            sha256.update(chunk)
+            size += len(chunk)
+            if sink is not None:
+                sink.write(chunk)
+    return sha256.hexdigest(), size
+
+
+def _scan(path: Path, dest: Path, extract_all: bool) -> dict[str, tuple[str, int]]:
+    """sha256 and size of every file member; the manifests and tables (or all) go to `dest`."""
+    found: dict[str, tuple[str, int]] = {}
+    try:
+        with tarfile.open(path, "r|*") as tar:
+            for member in tar:
+                name = member.name
+                if member.isdir():
+                    continue
+                if not member.isfile():
+                    raise ArchiveError(f"{path}: {name}: not a regular file; dataset archives "
+                                       f"hold regular files only")
+                parts = PurePosixPath(name).parts
+                if PurePosixPath(name).is_absolute() or ".." in parts:
+                    raise ArchiveError(f"{path}: {name}: unsafe member path")
+                if name in found:
+                    raise ArchiveError(f"{path}: {name}: present twice")
+                target = None
+                if extract_all or name in (MANIFEST, MANIFEST_JSON) or name.endswith(".parquet"):
+                    target = dest.joinpath(*parts)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                source = tar.extractfile(member)
+                assert source is not None  # a regular file always has a reader
+                found[name] = _digest(source, target)
+    except (tarfile.TarError, EOFError, lzma.LZMAError, zlib.error) as exc:
+        raise ArchiveError(f"{path}: not a readable tar archive ({exc})") from exc
+    return found
+
+
+def _read_manifest(path: Path, text: str) -> dict[str, str]:
+    """MANIFEST.sha256 as member path -> sha256."""
+    listed: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        match = _MANIFEST_LINE.fullmatch(line)
+        if match is None:
+            raise ArchiveError(f"{path}: {MANIFEST} line {number}: expected '<sha256>  <path>', "
+                               f"got {line!r}")
+        if match[2] in listed:
+            raise ArchiveError(f"{path}: {MANIFEST} line {number}: {match[2]} listed twice")
+        listed[match[2]] = match[1]
+    return listed
+
+
+def _read_manifest_json(path: Path, local: Path) -> dict[str, object]:
+    """manifest.json, checked to list members with path and size."""
+    try:
+        document = json.loads(local.read_text(encoding="utf-8"))
+        if not all(isinstance(m["path"], str) and isinstance(m["size"], int)
+                   for m in document["members"]):
+            raise TypeError("a member without a string path and an integer size")
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ArchiveError(f"{path}: {MANIFEST_JSON}: expected an object whose 'members' list "
+                           f"path and size of each member ({exc!r})") from exc
+    return document
+
+
+def _parquet_problem(name: str, local: Path) -> str | None:
+    """What is wrong with a Parquet member by its own metadata: content not matching its
+    recorded checksum, or under store/, no checksum or a shard specification of another
+    place (None if nothing)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(local)
+    except (pa.ArrowException, OSError) as exc:
+        return f"{name}: not readable as Parquet ({exc})"
+    recorded = recorded_digest(table)
+    if recorded is None and name.startswith("store/"):
+        return f"{name}: no content checksum in its metadata"
+    if recorded is not None and recorded != table_digest(table):
+        return f"{name}: content does not match its checksum"
+    if name.startswith("store/"):
+        problem = misplaced(PurePosixPath(name), table.schema.metadata or {})
+        return None if problem is None else f"{name}: {problem}"
+    return None
+
+
+def _is_table(name: str) -> bool:
+    """Whether an archive path is a table that verify reloads."""
+    return name.startswith("tables/") and name.endswith(".parquet")

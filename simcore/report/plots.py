@@ -1,0 +1,768 @@
+"""Figures of the result tables, one set per experiment (Krevat 2003 ch. 5, Aridor 2005).
+
+`write_figures` reads the Parquet tables of `simcore.report.tables.write_tables` and draws, for
+each experiment, the figures its data supports:
+
+- utilization-vs-load: mean utilization against the load axis (the offered load when the
+  experiment sets one, else the runtime scale c), with 95% CI bars where every point rests
+  on three runs or more; series are offset sideways so that coinciding curves stay
+  visible;
+- wait-vs-utilization, bsld-vs-utilization: mean wait (hours) and mean bounded slowdown,
+  both on log scales, against mean utilization, each curve traced in load order;
+- migrations-vs-load: migrations attempted, successful and the always-migrate maximum
+  (log scale) against the load axis, and the mean time between migrations (migration
+  data only);
+- capacity: stacked horizontal bars of capacity utilized, unused, lost and failed, one panel
+  per load value (at most MAX_LOADS, evenly spaced);
+- response-vs-load: mean and median response time and bounded slowdown against the load
+  axis (log scales), a row of panels per workload (Frachtenberg et al.'s Figure 7);
+- response-ci-vs-load (Chu 1995): mean response time with 90% CI bars against the offered
+  load, hollow markers where the half-width misses Chu's 5% accuracy;
+- response-vs-queues: Multiple Queues' mean response time against the number of queues,
+  one curve per machine (allocator) and MQ variant, a panel per workload and load.
+
+A curve (or bar) is one machine x policy (its colour), split further by every other
+configuration column that varies within one machine x policy (e.g. p_torus: line style
+and marker) and is not an axis or a panel (workloads and p_fat get panels of their own).
+Each experiment's figures go to a directory of their own, `<experiment>/<figure>.png`.
+Figures are drawn on `Figure` objects with an Agg canvas, never through pyplot, so
+importing this module selects no backend; rcParams change only inside a style context,
+reset to matplotlib's defaults, while `write_figures` runs (a user's matplotlibrc does not
+leak in). Output is deterministic: fixed `svg.hashsalt`, glyphs as paths, no date in the
+SVG metadata, and PNG metadata carries no date.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import textwrap
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import matplotlib as mpl
+import matplotlib.style
+import polars as pl
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
+from matplotlib.ticker import Formatter
+
+from simcore.base.atomic import atomic_path
+from simcore.base.errors import SimcoreError
+from simcore.report.tables import CONFIG_KEYS, MAX_SUCCESSFUL, RESPONSE_TARGET
+from simcore.sweep.store import read_verified
+
+#: Figure names; `{axis}` is the slug of the figure's x axis (AXIS_SLUGS), so that a file
+#: is named after what it plots.
+FIGURES = ("utilization-vs-{axis}", "wait-vs-utilization", "bsld-vs-utilization",
+           "migrations-vs-{axis}", "capacity", "response-vs-{axis}", "response-ci-vs-{axis}",
+           "response-vs-queues")
+MAX_LOADS = 6
+DPI = 150
+STYLE = {
+    "svg.hashsalt": "torus-sweep",
+    "svg.fonttype": "path",
+    "font.size": 9,
+    "axes.titlesize": 9,
+    "axes.labelsize": 9,
+    "figure.titlesize": 11,
+    "legend.fontsize": 8,
+    "axes.grid": True,
+    "grid.alpha": 0.3,
+}
+MIN_WIDTH_IN = 6.0
+_AXIS_NAMES = {"offered_load": "offered load", "runtime_scale": "runtime scale c"}
+_AXIS_LABELS = {"offered_load": "offered load (target, fraction of capacity)",
+                "runtime_scale": "runtime scale c (× trace run times)"}
+_AXIS_SHORT = {"offered_load": "load", "runtime_scale": "c"}
+AXIS_SLUGS = {"offered_load": "load", "runtime_scale": "runtime-scale"}
+#: Every time in a figure is in hours.
+HOUR_S = 3600.0
+_UTILIZATION = "utilization (fraction of capacity)"
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
+_CAPACITY = (("utilized_mean", "utilized", "#4c72b0"), ("unused_mean", "unused", "#c7c7c7"),
+             ("lost_mean", "lost", "#dd8452"), ("failed_mean", "failed", "#c44e52"))
+_RESPONSE = (("mean_response_s_mean", "mean response (h)"),
+             ("median_response_s_mean", "median response (h)"))
+_METRICS = (("migrations_attempted_mean", "attempted", "-", "o"),
+            ("migrations_successful_mean", "successful", "--", "s"),
+            ("max_successful_mean", "max successful (always migrate)", ":", "^"))
+
+Row = dict[str, object]
+
+
+def _load_axis(rows: pl.DataFrame) -> str:
+    """offered_load when the experiment rescales arrivals, else runtime_scale."""
+    return "offered_load" if rows["offered_load"].drop_nulls().len() else "runtime_scale"
+
+
+def _varying(rows: pl.DataFrame, columns: Sequence[str]) -> list[str]:
+    """The columns that take more than one value (null counts as one) in `rows`."""
+    return [c for c in columns if rows[c].n_unique() > 1]
+
+
+def _value(column: str, value: object) -> str:
+    text = f"{value:g}" if isinstance(value, float) else str(value)
+    if column == "p_fat" and value in (0.0, 1.0):
+        return f"{'slim' if value == 0.0 else 'fat'} (p_fat={text})"
+    return f"{column}={text}"
+
+
+def _matches(row: Row) -> pl.Expr:
+    """Null-safe equality with every column of `row`."""
+    return pl.all_horizontal(pl.col(c).eq_missing(pl.lit(v)) for c, v in row.items())
+
+
+def _splits(rows: pl.DataFrame, exclude: Sequence[str]) -> list[str]:
+    """The configuration columns outside `exclude` that take several values within one
+    workload x machine x policy (p_fat, p_torus may; fn_tor, fixed by the policy, does
+    not, nor does processors_per_unit when only workloads differ in it): each value gets
+    panels of its own, so that a curve is one machine x policy (small multiples rather
+    than a legend that encodes parameters)."""
+    out = []
+    for column in CONFIG_KEYS:
+        if column in (*_SERIES, "experiment", "workload", "machine_spec", "scheduler",
+                      *exclude):
+            continue
+        spread = rows.group_by(["workload", *_SERIES]).agg(
+            pl.col(column).drop_nulls().n_unique())[column].max()
+        if spread > 1:
+            out.append(column)
+    return out
+
+
+def _panels(rows: pl.DataFrame, exclude: Sequence[str] = ()) -> list[tuple[str, pl.DataFrame]]:
+    """(title, rows) per workload and per value combination of the columns `_splits`
+    finds. Rows with a null there belong to every panel of that workload: the parameter
+    does not apply to them (a machine without shapes ignores p_fat), so they are the
+    shared reference."""
+    split = _splits(rows, exclude)
+    panels = []
+    for workload in sorted(rows["workload"].unique().to_list()):
+        part = rows.filter(pl.col("workload") == workload)
+        combos: list[Row] = [{}]
+        for column in split:
+            values = sorted(part[column].drop_nulls().unique().to_list())
+            combos = [{**c, column: v} for c in combos for v in values] or combos
+        for combo in combos:
+            selected = part.filter(pl.all_horizontal(
+                True, *(pl.col(c).is_null() | (pl.col(c) == v) for c, v in combo.items())))
+            if selected.height:
+                title = ", ".join([workload, *(_value(c, v) for c, v in combo.items())])
+                panels.append((title, selected))
+    return panels
+
+
+#: What a curve is: one machine x policy.
+_SERIES = ("machine", "policy")
+
+
+def _series(rows: pl.DataFrame) -> list[Row]:
+    """The curves: the machine x policy combinations, sorted."""
+    columns = list(_SERIES)
+    return list(rows.select(columns).unique().sort(columns).iter_rows(named=True))
+
+
+def _same_curves(rows: pl.DataFrame, keys: Sequence[Row],
+                 columns: Sequence[str]) -> dict[int, list[int]]:
+    """Series of one panel drawn in the same place: {first: [it and every later series
+    whose `columns` equal its own]}, so that one curve is drawn for them and the panel
+    names them all instead of hiding one under another. Series without rows are left
+    out."""
+    signatures: dict[tuple, int] = {}
+    groups: dict[int, list[int]] = {}
+    for i, key in enumerate(keys):
+        part = rows.filter(_matches(key))
+        if part.height:
+            signature = tuple(part.sort(list(columns)).select(columns).iter_rows())
+            groups.setdefault(signatures.setdefault(signature, i), []).append(i)
+    return groups
+
+
+def _label(key: Row) -> str:
+    return f"{key['machine']} / {key['policy']}"
+
+
+def _styles(keys: Sequence[Row]) -> list[dict[str, object]]:
+    """A colour and a marker per series."""
+    palette = mpl.colormaps["tab10"]
+    return [{"color": palette(i % palette.N), "marker": _MARKERS[i % len(_MARKERS)]}
+            for i in range(len(keys))]
+
+
+#: Coinciding curves are spread sideways over this fraction of the load axis.
+DODGE = 0.05
+
+
+def _dodge(index: int, count: int, span: float) -> float:
+    """Horizontal offset of series `index` of `count` so that coinciding curves stay
+    visible: spread over DODGE of the axis."""
+    return 0.0 if count < 2 else (index - (count - 1) / 2) * DODGE * span / (count - 1)
+
+
+def _dodge_note() -> str:
+    return f"series offset sideways by up to {DODGE / 2:.1%} of the axis to stay visible"
+
+
+def _new(width: float, height: float) -> Figure:
+    """A constrained-layout figure on an Agg canvas, at least MIN_WIDTH_IN wide so that
+    titles and legends fit."""
+    fig = Figure(figsize=(max(width, MIN_WIDTH_IN), height), layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _title(fig: Figure, *lines: str) -> None:
+    """The figure title, each line wrapped to the figure's width."""
+    chars = int(fig.get_figwidth() * 10)
+    fig.suptitle("\n".join(textwrap.fill(line, chars) for line in lines))
+
+
+def _figure(n_panels: int, width: float, height: float, ncols: int = 3,
+            sharey: bool = False) -> tuple[Figure, list[Axes]]:
+    """A figure with n_panels axes of width x height inches each, ncols to a row."""
+    ncols = min(ncols, n_panels)
+    nrows = math.ceil(n_panels / ncols)
+    fig = _new(width * ncols, height * nrows)
+    axes = fig.subplots(nrows, ncols, squeeze=False, sharey=sharey).ravel().tolist()
+    for ax in axes[n_panels:]:
+        ax.set_visible(False)
+    return fig, axes[:n_panels]
+
+
+def _legend(fig: Figure, handles: Sequence[object], labels: Sequence[str]) -> None:
+    """One legend below the panels, as many columns as fit the figure's width."""
+    longest = max(len(label) for label in labels)
+    entry_in = 0.5 + 0.065 * longest
+    ncols = max(1, min(len(labels), int(fig.get_figwidth() * 0.95 // entry_in)))
+    fig.set_figheight(fig.get_figheight() + 0.22 * math.ceil(len(labels) / ncols) + 0.1)
+    fig.legend(handles, labels, loc="outside lower center", ncols=ncols, frameon=False)
+
+
+def _draw_lines(fig: Figure, axes: Sequence[Axes], panels: Sequence[tuple[str, pl.DataFrame]],
+                keys: Sequence[Row], axis: str, columns: Sequence[str],
+                plot: Callable[[Axes, pl.DataFrame, dict[str, object], int, int], None]) -> None:
+    """Per panel, one curve per series key (rows sorted along `axis`; `plot` told the
+    series' index and count, for `_dodge`), and a shared legend. Series whose `columns`
+    equal an earlier one's in a panel are drawn once there, and a note in the panel names
+    them ("a = b"): nothing is hidden under another curve."""
+    styles = _styles(keys)
+    drawn = set()
+    for ax, (title, rows) in zip(axes, panels, strict=True):
+        ax.set_title(title)
+        same = []
+        for first, group in _same_curves(rows, keys, [axis, *columns]).items():
+            plot(ax, rows.filter(_matches(keys[first])).sort(axis), styles[first], first,
+                 len(keys))
+            drawn.add(first)
+            if len(group) > 1:
+                same.append(" = ".join(_label(keys[i]) for i in group))
+        if same:
+            ax.text(0.02, 0.98, "\n".join(f"{text} (equal)" for text in same),
+                    transform=ax.transAxes, va="top", fontsize=7)
+    order = sorted(drawn)
+    _legend(fig, [Line2D([], [], markersize=5, **styles[i]) for i in order],
+            [_label(keys[i]) for i in order])
+
+
+def runs_note(rows: pl.DataFrame) -> str:
+    """How many runs each point rests on: "n = 3 runs per point" (or a range)."""
+    fewest, most = int(rows["n"].min()), int(rows["n"].max())
+    count = str(fewest) if fewest == most else f"{fewest}-{most}"
+    return f"n = {count} runs per point"
+
+
+def _error_bars(rows: pl.DataFrame) -> tuple[bool, str]:
+    """Whether to draw CI bars (every point rests on three runs or more: with two, t
+    stretches a 95% interval to 12.7 standard errors), and the sentence saying what the
+    utilization bars are and what n is."""
+    if int(rows["n"].min()) >= 3:
+        return True, f"bars: 95% confidence intervals (Student t), {runs_note(rows)}"
+    return False, f"no error bars: {runs_note(rows)}, too few for an interval"
+
+
+def utilization_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
+    """Mean utilization against the load axis; series offset sideways so that coinciding
+    curves stay visible, 95% CI bars where there are enough runs."""
+    rows = rows.filter(pl.col("utilization_mean").is_not_null())
+    if not rows.height:
+        return None
+    axis = _load_axis(rows)
+    panels = _panels(rows, [axis])
+    keys = _series(rows)
+    bars, bar_note = _error_bars(rows)
+    span = float(rows[axis].max() - rows[axis].min()) or 1.0
+    fig, axes = _figure(len(panels), 4.4, 3.4, sharey=True)
+
+    def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object], index: int,
+             count: int) -> None:
+        x = [v + _dodge(index, count, span) for v in part[axis].to_list()]
+        ax.errorbar(x, part["utilization_mean"].to_list(),
+                    yerr=part["utilization_ci95"].fill_null(0.0).to_list() if bars else None,
+                    capsize=2, markersize=4, **style)
+
+    _draw_lines(fig, axes, panels, keys, axis, ["utilization_mean", "utilization_ci95"], plot)
+    for ax in axes:
+        ax.set_xlabel(_AXIS_LABELS[axis])
+        ax.set_ylim(0.0, 1.0)
+    axes[0].set_ylabel(_UTILIZATION)
+    _title(fig, f"Utilization vs {_AXIS_NAMES[axis]} — experiment {experiment}",
+           f"({bar_note}; {_dodge_note()})")
+    return fig
+
+
+class _LogLabels(Formatter):
+    """Plain numbers (0.5, 10, 200) on a log axis, quicker to read and to draw than
+    mathtext powers. Minor ticks are labelled on short axes, which would otherwise show
+    one label or none: all of them under one decade, 2 and 5 under two decades."""
+
+    def __init__(self, minor: bool) -> None:
+        self.minor = minor
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        if self.minor:
+            lo, hi = sorted(self.axis.get_view_interval())
+            mantissa = round(x / 10 ** math.floor(math.log10(x)))
+            if hi >= 100 * lo or (hi >= 10 * lo and mantissa not in (2, 5)):
+                return ""
+        return f"{x:g}"
+
+
+def _log_y(ax: Axes) -> None:
+    ax.set_yscale("log")
+    ax.yaxis.set_major_formatter(_LogLabels(minor=False))
+    ax.yaxis.set_minor_formatter(_LogLabels(minor=True))
+
+
+def _vs_utilization(experiment: str, rows: pl.DataFrame, column: str, scale: float,
+                    ylabel: str, what: str) -> Figure | None:
+    """A positive per-configuration mean (log scale) against mean utilization."""
+    rows = rows.filter((pl.col(column) > 0) & pl.col("utilization_mean").is_not_null())
+    if not rows.height:
+        return None
+    axis = _load_axis(rows)
+    panels = _panels(rows, [axis])
+    keys = _series(rows)
+    fig, axes = _figure(len(panels), 4.4, 3.4)
+
+    def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object], index: int,
+             count: int) -> None:
+        ax.plot(part["utilization_mean"].to_list(), (part[column] / scale).to_list(),
+                markersize=4, **style)
+
+    _draw_lines(fig, axes, panels, keys, axis, ["utilization_mean", column], plot)
+    for ax in axes:
+        _log_y(ax)
+        ax.set_xlabel(_UTILIZATION)
+    axes[0].set_ylabel(ylabel)
+    _title(fig, f"{what} vs utilization — experiment {experiment}",
+           f"(one point per {_AXIS_NAMES[axis]}, means over runs; {runs_note(rows)})")
+    return fig
+
+
+def wait_vs_utilization(experiment: str, rows: pl.DataFrame) -> Figure | None:
+    """Mean job wait in hours (log) against mean utilization."""
+    return _vs_utilization(experiment, rows, "mean_wait_s_mean", HOUR_S,
+                           "mean job wait (h, log scale)", "Mean wait")
+
+
+def bsld_vs_utilization(experiment: str, rows: pl.DataFrame) -> Figure | None:
+    """Mean bounded slowdown (log) against mean utilization."""
+    return _vs_utilization(experiment, rows, "mean_bsld_mean", 1.0,
+                           "mean bounded slowdown (τ = 10 s, log scale)", "Bounded slowdown")
+
+
+def _always(part: pl.DataFrame) -> bool:
+    """Whether the rows are always-migrate runs (fn_tor 0, fn_max 1)."""
+    return bool((part["fn_tor"] == 0.0).all() and (part["fn_max"] == 1.0).all())
+
+
+def migrations_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
+    """Migrations attempted and successful per run against the load axis (log scale:
+    always-migrate attempts dwarf the others); below, the mean time between migrations
+    (when any run has one). Krevat's maximum successful is the always-migrate policy's
+    successful curve, drawn once as that policy's (the subtitle says so)."""
+    rows = rows.filter(pl.col("utilization_mean").is_not_null())
+    if not rows.height:
+        return None
+    axis = _load_axis(rows)
+    panels = _panels(rows, [axis])
+    keys = _series(rows)
+    styles = _styles(keys)
+    span = float(rows[axis].max() - rows[axis].min()) or 1.0
+    gaps = rows["mean_time_between_migrations_s_mean"].drop_nulls().len() > 0
+    ncols = len(panels)
+    fig = _new(4.4 * ncols, 3.4 * (1 + gaps))
+    grid = fig.subplots(1 + gaps, ncols, squeeze=False, sharex="col")
+    drawn: dict[int, object] = {}  # series index: colour
+    metrics: set[str] = set()
+    always = next((_label(k) for k in keys if _always(rows.filter(_matches(k)))), "")
+    for col, (title, panel) in enumerate(panels):
+        counts = grid[0][col]
+        counts.set_title(title)
+        for i, key in enumerate(keys):
+            part = panel.filter(_matches(key)).sort(axis)
+            if not part.height:
+                continue
+            color = drawn[i] = styles[i]["color"]
+            x = [v + _dodge(i, len(keys), span) for v in part[axis].to_list()]
+            for metric, _, line, marker in _METRICS:
+                if metric == MAX_SUCCESSFUL.column and always:
+                    continue  # the always-migrate curve itself: not drawn twice
+                values = part[metric].to_list()
+                if any(v for v in values if v is not None):
+                    counts.plot(x, [v if v else None for v in values], linestyle=line,
+                                marker=marker, markersize=4, color=color)
+                    metrics.add(metric)
+            if gaps:
+                grid[1][col].plot(x, (part["mean_time_between_migrations_s_mean"] / HOUR_S)
+                                  .to_list(), marker="o", markersize=4, color=color)
+        _log_y(counts)
+        counts.set_ylabel("migrations per run (count, log scale)")
+        grid[-1][col].set_xlabel(_AXIS_LABELS[axis])
+        if gaps:
+            grid[1][col].set_ylabel("mean time between migrations (h)")
+            grid[1][col].set_ylim(bottom=0)
+    order = sorted(drawn)
+    handles = [Line2D([], [], linewidth=4, color=drawn[i]) for i in order]
+    shown = [m for m in _METRICS if m[0] in metrics]
+    handles += [Line2D([], [], color="black", linestyle=line, marker=marker, markersize=4)
+                for _, _, line, marker in shown]
+    labels = [_label(keys[i]) for i in order] + [label for _, label, _, _ in shown]
+    _legend(fig, handles, labels)
+    maximum = f"; max successful = {always}'s successful" if always else ""
+    _title(fig, f"Migrations vs {_AXIS_NAMES[axis]} — experiment {experiment}",
+           f"(means over runs, {runs_note(rows)}; zero counts are not drawn on the log "
+           f"scale{maximum}; {_dodge_note()})")
+    return fig
+
+
+def _pick(values: Sequence[float], limit: int = MAX_LOADS) -> list[float]:
+    """At most `limit` values, evenly spaced by index, always the first and the last."""
+    if len(values) <= limit:
+        return list(values)
+    last = len(values) - 1
+    return [values[round(i * last / (limit - 1))] for i in range(limit)]
+
+
+def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
+    """Capacity utilized, unused, lost and (where units failed) failed per series: a row of
+    panels per workload (and parameter values), one panel per load value."""
+    rows = rows.filter(pl.all_horizontal(pl.col(c).is_not_null() for c, _, _ in _CAPACITY))
+    if not rows.height:
+        return None
+    shares = [s for s in _CAPACITY if s[1] != "failed" or rows[s[0]].max() > 0]
+    axis = _load_axis(rows)
+    loads = _pick(sorted(rows[axis].unique().to_list()))
+    panels = _panels(rows, [axis])
+    keys = _series(rows)
+    labels = [_label(k) for k in keys]
+    height = 0.9 + 0.28 * len(keys)
+    label_in = 0.07 * max(len(label) for label in labels)
+    fig = _new(label_in + 2.3 * len(loads), height * len(panels))
+    grid = fig.subplots(len(panels), len(loads), squeeze=False, sharex=True, sharey=True)
+    fig.get_layout_engine().set(wspace=0.06)
+    grid[0][0].set_xlim(0.0, 1.0)
+    grid[0][0].set_xticks([0.0, 0.5, 1.0], ["0", "0.5", "1"])
+    grid[0][0].set_xticks([0.25, 0.75], minor=True)
+    positions = list(range(len(keys)))[::-1]  # first series on top
+    grid[0][0].set_yticks(positions, labels)  # shared by all panels, shown on the left
+    for r, (title, panel) in enumerate(panels):
+        for c, load in enumerate(loads):
+            ax = grid[r][c]
+            at_load = panel.filter(pl.col(axis) == load)
+            for i, key in enumerate(keys):
+                part = at_load.filter(_matches(key))
+                if not part.height:
+                    continue
+                left = 0.0
+                for column, _, color in shares:
+                    width = part[column].item()
+                    ax.barh(positions[i], width, left=left, color=color, height=0.7)
+                    left += width
+            ax.set_title(f"{title}\n{_AXIS_SHORT[axis]} = {load:g}")
+            ax.grid(axis="y", visible=False)
+            ax.grid(axis="x", which="both")
+            if r == len(panels) - 1:
+                ax.set_xlabel("fraction of capacity")
+    _legend(fig, [Patch(color=color) for _, _, color in shares],
+            [label for _, label, _ in shares])
+    what = ", ".join(label for _, label, _ in shares[:-1]) + f" and {shares[-1][1]}"
+    _title(fig, f"Capacity {what} — experiment {experiment}",
+           f"(means over runs, {runs_note(rows)})")
+    return fig
+
+
+def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
+    """Mean and median response time (log scales) against the load axis, a column per
+    metric and a row per panel: Frachtenberg et al.'s Figure 7 (its slowdown panel is
+    bsld-vs-utilization).
+    Metrics without data (a store from before they were recorded) are left out, and so is
+    the figure for an experiment at a single load."""
+    metrics = [m for m in _RESPONSE if rows.filter(pl.col(m[0]) > 0).height]
+    axis = _load_axis(rows)
+    if not metrics or rows[axis].n_unique() < 2:
+        return None
+    panels = _panels(rows, [axis])
+    keys = _series(rows)
+    styles = _styles(keys)
+    span = float(rows[axis].max() - rows[axis].min()) or 1.0
+    fig = _new(4.4 * len(metrics), 3.2 * len(panels))
+    grid = fig.subplots(len(panels), len(metrics), squeeze=False)
+    drawn: dict[int, Line2D] = {}
+    for r, (title, panel) in enumerate(panels):
+        for c, (column, label) in enumerate(metrics):
+            ax = grid[r][c]
+            for i, key in enumerate(keys):
+                part = panel.filter(_matches(key) & (pl.col(column) > 0)).sort(axis)
+                if part.height:
+                    ax.plot([v + _dodge(i, len(keys), span) for v in part[axis].to_list()],
+                            (part[column] / HOUR_S).to_list(), markersize=4, **styles[i])
+                    drawn[i] = Line2D([], [], markersize=5, **styles[i])
+            _log_y(ax)
+            ax.set_title(f"{title}: {label.split(' (')[0]}")
+            ax.set_ylabel(label)
+            ax.set_xlabel(_AXIS_LABELS[axis])
+    order = sorted(drawn)
+    _legend(fig, [drawn[i] for i in order], [_label(keys[i]) for i in order])
+    _title(fig, f"Response time vs {_AXIS_NAMES[axis]} — experiment "
+                f"{experiment}", f"(means over runs, {runs_note(rows)}; no error bars; "
+                f"{_dodge_note()})")
+    return fig
+
+
+_RESPONSE_LABEL = "mean response time (h)"
+#: MQ's parameters besides Q, which split its curves where they vary.
+_MQ_VARIANTS = ("scan", "criterion", "blocking", "wtl")
+
+
+def _levels(rows: pl.DataFrame) -> str:
+    """The confidence levels of the rows' response intervals, e.g. "90%"."""
+    return " and ".join(f"{level:.0%}" for level in sorted(set(rows["ci_level"].to_list())))
+
+
+def _bars_note(rows: pl.DataFrame, bars: bool) -> str:
+    """What the response figures' bars are: their confidence level(s) and n."""
+    if bars:
+        return f"bars: {_levels(rows)} confidence intervals, {runs_note(rows)}"
+    return f"no error bars: {runs_note(rows)}, too few for an interval"
+
+
+def response_ci_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
+    """Mean response time (CI bars at each row's level: 90% for Chu's schedulers, else
+    95%) against the offered load; a hollow marker where the half-width is above the
+    precision target."""
+    rows = rows.filter(pl.col("mean_response_s_mean").is_not_null()
+                       & pl.col("offered_load").is_not_null())
+    if rows["offered_load"].n_unique() < 2:
+        return None
+    axis = "offered_load"
+    panels = _panels(rows, [axis])
+    keys = _series(rows)
+    bars, _ = _error_bars(rows)
+    span = float(rows[axis].max() - rows[axis].min()) or 1.0
+    fig, axes = _figure(len(panels), 4.4, 3.4)
+
+    def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object], index: int,
+             count: int) -> None:
+        x = [v + _dodge(index, count, span) for v in part[axis].to_list()]
+        ax.errorbar(x, (part["mean_response_s_mean"] / HOUR_S).to_list(),
+                    yerr=(part["mean_response_s_ci"] / HOUR_S).fill_null(0.0).to_list()
+                    if bars else None, capsize=2, markersize=4, **style)
+        missed = [not met for met in part["meets_target"].fill_null(False).to_list()]
+        ax.plot([v for v, m in zip(x, missed, strict=True) if m],
+                [v / HOUR_S for v, m in zip(part["mean_response_s_mean"].to_list(), missed,
+                                            strict=True) if m],
+                linestyle="none", marker=style["marker"], markersize=7,
+                markerfacecolor="white", markeredgecolor=style["color"])
+
+    _draw_lines(fig, axes, panels, keys, axis,
+                ["mean_response_s_mean", "mean_response_s_ci"], plot)
+    for ax in axes:
+        ax.set_xlabel(_AXIS_LABELS[axis])
+        ax.set_ylim(bottom=0)
+    axes[0].set_ylabel(_RESPONSE_LABEL)
+    _title(fig, f"Mean response time vs offered load — experiment {experiment}",
+           f"({_bars_note(rows, bars)}; hollow: the {_levels(rows)} confidence half-width is "
+           f"above {RESPONSE_TARGET:.0%} of the mean; {_dodge_note()})")
+    return fig
+
+
+def response_vs_queues(experiment: str, rows: pl.DataFrame) -> Figure | None:
+    """Multiple Queues: mean response time against the number of queues Q."""
+    rows = rows.filter((pl.col("scheduler") == "mq")
+                       & pl.col("mean_response_s_mean").is_not_null())
+    if rows["queues"].n_unique() < 2:
+        return None
+    panels = _panels(rows, ["queues", *_MQ_VARIANTS])
+    columns = ["machine", *_varying(rows, _MQ_VARIANTS)]
+    keys = list(rows.select(columns).unique().sort(columns).iter_rows(named=True))
+    bars, _ = _error_bars(rows)
+    fig, axes = _figure(len(panels), 4.4, 3.4)
+    drawn: dict[int, Line2D] = {}
+    styles = _styles(keys)
+    for ax, (title, panel) in zip(axes, panels, strict=True):
+        ax.set_title(title)
+        for i, key in enumerate(keys):
+            part = panel.filter(_matches(key)).sort("queues")
+            if part.height:
+                style = styles[i]
+                ax.errorbar(part["queues"].to_list(),
+                            (part["mean_response_s_mean"] / HOUR_S).to_list(),
+                            yerr=(part["mean_response_s_ci"] / HOUR_S).fill_null(0.0).to_list()
+                            if bars else None, capsize=2, markersize=4, **style)
+                drawn[i] = Line2D([], [], markersize=5, **style)
+        ax.set_xscale("log", base=2)
+        ticks = sorted(panel["queues"].unique().to_list())
+        ax.set_xticks(ticks, [str(q) for q in ticks])
+        ax.minorticks_off()
+        ax.set_xlabel("queues Q (log scale)")
+        ax.set_ylim(bottom=0)
+    axes[0].set_ylabel(_RESPONSE_LABEL)
+    order = sorted(drawn)
+    _legend(fig, [drawn[i] for i in order],
+            [", ".join([keys[i]["machine"], *(_value(c, v) for c, v in keys[i].items()
+                                             if c != "machine")]) for i in order])
+    _title(fig, f"Multiple Queues: mean response time vs Q — experiment {experiment}",
+           f"({_bars_note(rows, bars)})")
+    return fig
+
+
+_SOURCES: dict[str, tuple[str, Callable[[str, pl.DataFrame], Figure | None]]] = dict(zip(
+    FIGURES, (("utilization", utilization_vs_load), ("wait_slowdown", wait_vs_utilization),
+              ("wait_slowdown", bsld_vs_utilization), ("migrations", migrations_vs_load),
+              ("capacity", capacity), ("response", response_vs_load),
+              ("response", response_ci_vs_load), ("response", response_vs_queues)),
+    strict=True))
+
+
+def figure_name(figure: str, rows: pl.DataFrame) -> str:
+    """The file name of FIGURES entry `figure` drawn from `rows`: its x axis filled in
+    (utilization-vs-load, utilization-vs-runtime-scale)."""
+    return figure.format(axis=AXIS_SLUGS[_load_axis(rows)])
+
+
+def _save(fig: Figure, out_dir: Path, name: str) -> list[Path]:
+    paths = []
+    for ext, metadata in (("png", None), ("svg", {"Date": None})):
+        path = out_dir / f"{name}.{ext}"
+        with atomic_path(path) as tmp:
+            fig.savefig(tmp, format=ext, dpi=DPI, metadata=metadata)
+        fig.set_layout_engine("none")  # keep the first layout: the second save reuses it
+        paths.append(path)
+    return paths
+
+
+def write_figures(tables_dir: str | os.PathLike[str],
+                  out_dir: str | os.PathLike[str]) -> list[Path]:
+    """Draw every figure each experiment's tables support into `out_dir` as
+    <experiment>/<figure>.png (DPI dots per inch) and .svg (`figure_name`); returns the
+    paths, ordered by experiment, then FIGURES, then png before svg. The tables are
+    verified against their checksums before they are drawn."""
+    tables = {}
+    for table in sorted({source for source, _ in _SOURCES.values()}):
+        path = Path(tables_dir) / f"{table}.parquet"
+        if not path.is_file():
+            raise SimcoreError(f"missing result table {path}; write it with "
+                               "simcore.report.tables.write_tables")
+        tables[table] = pl.from_arrow(read_verified(path).replace_schema_metadata(None))
+    out = Path(out_dir)
+    experiments = sorted(set().union(*(t["experiment"].to_list() for t in tables.values())))
+    paths: list[Path] = []
+    with matplotlib.style.context(STYLE, after_reset=True):
+        for experiment in experiments:
+            for name in FIGURES:
+                table, draw = _SOURCES[name]
+                rows = tables[table].filter(pl.col("experiment") == experiment)
+                fig = draw(experiment, rows) if rows.height else None
+                if fig is not None:
+                    paths += _save(fig, out / experiment, figure_name(name, rows))
+    return paths
+
+
+#: Leung et al. (2002) analogues (simcore.tools.leung2002): allocators by colour, orderings by
+#: line style, in the paper's order from the Cplant 1.9 baseline on.
+_ALLOCATOR_COLORS = {"free-list": "#c44e52", "first-fit": "#55a868", "best-fit": "#4c72b0",
+                     "sum-of-squares": "#8172b2"}
+_ORDERING_LINES = {"row-major": ":", "snake": "--", "hilbert": "-"}
+
+
+def locality_vs_work_multiple(rows: pl.DataFrame) -> Figure | None:
+    """Leung et al.'s Figure 1 from `simcore.tools.leung2002.figure1_rows`: above, the mean
+    bounding cube over the smallest cube; below, the mean (ring) span; both against the
+    work multiple, one curve per ordering x allocator, a column per workload x policy."""
+    rows = rows.filter(pl.col("replication") == 1)
+    if not rows.height:
+        return None
+    panels = rows.select("workload", "policy").unique().sort(["workload", "policy"])
+    fig = _new(4.6 * panels.height, 6.4)
+    grid = fig.subplots(2, panels.height, squeeze=False, sharex="col")
+    handles, labels = [], []
+    for col, (workload, policy) in enumerate(panels.iter_rows()):
+        part = rows.filter((pl.col("workload") == workload) & (pl.col("policy") == policy))
+        top, bottom = grid[0][col], grid[1][col]
+        for ordering, line in _ORDERING_LINES.items():
+            for allocator, color in _ALLOCATOR_COLORS.items():
+                curve = part.filter((pl.col("ordering") == ordering)
+                                    & (pl.col("allocator") == allocator)).sort("runtime_scale")
+                if not curve.height:
+                    continue
+                x = curve["runtime_scale"].to_list()
+                style = {"color": color, "linestyle": line, "marker": "o", "markersize": 3}
+                top.plot(x, curve["bcube_ratio_mean"].to_list(), **style)
+                bottom.plot(x, curve["span_ring_mean"].to_list(), **style)
+                if col == 0:
+                    handles.append(Line2D([], [], **style))
+                    labels.append(f"{allocator}, {ordering}")
+        top.set_title(f"{workload}, {policy}")
+        top.set_ylabel("mean bounding cube / smallest cube")
+        bottom.set_ylabel("mean span (processors)")
+        bottom.set_xlabel("work multiple (× trace run times)")
+        top.set_ylim(bottom=1)
+        bottom.set_ylim(bottom=0)
+    _legend(fig, handles, labels)
+    _title(fig, "Locality vs work multiple (Leung et al. 2002, Figure 1)",
+           "span depends on the allocator only: orderings of one allocator coincide below")
+    return fig
+
+
+def table1_makespans(summary: pl.DataFrame) -> Figure | None:
+    """Leung et al.'s Table 1 from `simcore.tools.leung2002.summarize_table1`: the mean makespan
+    (SD bars) of each strategy per dilation, the paper's measured values on the left."""
+    if not summary.height:
+        return None
+    strategies = list(dict.fromkeys(summary["strategy"].to_list()))
+    groups = ["paper", *(f"dilation {d:g}" for d in sorted(set(summary["dilation"])))]
+    fig = _new(1.1 * len(groups) + 2.0, 3.8)
+    ax = fig.subplots()
+    width = 0.8 / len(strategies)
+    palette = mpl.colormaps["tab10"]
+    for i, strategy in enumerate(strategies):
+        part = summary.filter(pl.col("strategy") == strategy).sort("dilation")
+        paper = part.row(0, named=True)
+        means = [paper["paper_makespan_s"], *part["makespan_mean_s"].to_list()]
+        stds = [paper["paper_std_s"], *part["makespan_std_s"].fill_null(0.0).to_list()]
+        x = [g + (i - (len(strategies) - 1) / 2) * width for g in range(len(groups))]
+        ax.bar(x, [m / 3600 for m in means], width, yerr=[s / 3600 for s in stds],
+               capsize=1.5, color=palette(i), label=strategy)
+    ax.set_xticks(range(len(groups)), groups)
+    ax.set_ylabel("makespan (h)")
+    ax.set_ylim(bottom=0)
+    ax.grid(axis="x", visible=False)
+    handles, labels = ax.get_legend_handles_labels()
+    _legend(fig, handles, labels)
+    _title(fig, "Makespan of the test stream by allocation strategy (Leung et al. 2002, "
+                "Table 1): the paper's Cplant runs and the dilation model")
+    return fig
+
+
+def write_figure(draw: Callable[[], Figure | None], out_dir: str | os.PathLike[str],
+                 name: str) -> list[Path]:
+    """Draw a figure (e.g. `lambda: table1_makespans(summary)`) in this module's style and
+    save it as <name>.png and .svg, deterministically; nothing if there is no figure."""
+    with matplotlib.style.context(STYLE, after_reset=True):
+        fig = draw()
+        return [] if fig is None else _save(fig, Path(out_dir), name)

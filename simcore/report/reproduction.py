@@ -1,0 +1,201 @@
+"""The reproduction report: each seed's published numbers beside ours, from the result store.
+
+The papers' numbers are typed in once, in a data file (`config/published.yaml`), each with
+where it comes from (page, figure or table), a query saying which of our runs answer it,
+and a sentence on why the two differ. `report` evaluates every query on a dataset's store
+and writes one Markdown section per seed: what the paper did, our configuration, a table
+of paper / ours / difference / why, and the figures of the seed's experiments. A seed whose
+experiments are not in the store says so. Editing a published number and running again
+changes only the report.
+
+A query selects store rows by column values (`where`) and reduces a metric over them,
+averaging over seeds first:
+
+- `{metric: M}`: the mean of M over the selected runs;
+- `{max: M}`: the largest mean of M over the selected configurations (e.g. the
+  saturation utilization: the highest utilization over the load axis);
+- `{change: M, of: {...}, over: {...}}`: relative change of M from the `over` selection to
+  the `of` selection (both inside `where`), e.g. migration over FCFS;
+- `{ratio: [A, B]}`: mean of A over mean of B (e.g. successful / attempted migrations);
+- `{saturation: C}`: column C (`saturation_load` or `at_offered_load`) of the saturation
+  table (`simcore.report.tables`) of the selected runs, which must be one configuration swept
+  over offered load (e.g. where a scheduler's accepted load stops rising).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from simcore.base.errors import ConfigError
+from simcore.base.yamlfiles import read_yaml
+from simcore.report.tables import CONFIG_KEYS, saturation
+from simcore.sweep.store import read_summaries
+
+QUERY_KINDS = ("metric", "max", "change", "ratio", "saturation")
+
+
+def load_published(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The published numbers, checked: every seed has a title and claims, every claim a
+    source, a paper value and one query."""
+    document = read_yaml(path, ConfigError)
+    seeds = document.get("seeds") if isinstance(document, Mapping) else None
+    if not isinstance(seeds, Mapping) or not seeds:
+        raise ConfigError(f"{path}: expected a mapping 'seeds' of seed names to entries")
+    for name, seed in seeds.items():
+        where = f"{path}: seeds.{name}"
+        _mapping(seed, where)
+        for key in ("title", "did", "ours", "experiments", "claims"):
+            if key not in seed:
+                raise ConfigError(f"{where}: missing '{key}'")
+        if not isinstance(seed["claims"], list):
+            raise ConfigError(f"{where}.claims: {type(seed['claims']).__name__}; expected a "
+                              "list of claims")
+        for i, claim in enumerate(seed["claims"]):
+            at = f"{where}.claims[{i}]"
+            _mapping(claim, at)
+            for key in ("what", "source", "paper", "query", "why"):
+                if key not in claim:
+                    raise ConfigError(f"{at}: missing '{key}'")
+            _mapping(claim["query"], f"{at}.query")
+            kinds = [k for k in QUERY_KINDS if k in claim["query"]]
+            if len(kinds) != 1:
+                raise ConfigError(f"{at}.query: expected exactly one of {QUERY_KINDS}")
+    return dict(seeds)
+
+
+def _mapping(value: object, where: str) -> None:
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where}: {type(value).__name__}; expected a mapping")
+
+
+def _select(runs: pl.DataFrame, where: Mapping[str, Any]) -> pl.DataFrame:
+    for column, value in where.items():
+        if column not in runs.columns:
+            raise ConfigError(f"query: no column {column!r} in the store")
+        runs = runs.filter(pl.col(column).eq_missing(pl.lit(value)))
+    return runs
+
+
+def _configurations(runs: pl.DataFrame, metric: str) -> pl.Series:
+    """The metric's mean per configuration (runs differing only in seed and run key)."""
+    return runs.group_by(list(CONFIG_KEYS)).agg(pl.col(metric).mean())[metric]
+
+
+def evaluate(runs: pl.DataFrame, query: Mapping[str, Any]) -> float | None:
+    """A query's value on store rows; None when no run matches."""
+    selected = _select(runs, query.get("where", {}))
+    if not selected.height:
+        return None
+    if "metric" in query:
+        return float(selected[query["metric"]].mean())
+    if "max" in query:
+        return float(_configurations(selected, query["max"]).max())
+    if "ratio" in query:
+        top, bottom = (float(selected[c].mean()) for c in query["ratio"])
+        return top / bottom if bottom else None
+    if "saturation" in query:
+        table = saturation(selected)
+        if table.height != 1:
+            raise ConfigError(f"query {dict(query)}: expected the runs of one configuration "
+                              f"swept over offered load, found {table.height}")
+        value = table[query["saturation"]][0]
+        return None if value is None else float(value)
+    metric = query["change"]
+    of, over = _select(selected, query["of"]), _select(selected, query["over"])
+    if not of.height or not over.height:
+        return None
+    base = float(over[metric].mean())
+    return float(of[metric].mean()) / base - 1.0 if base else None
+
+
+def report(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
+           summaries: list[str] | None = None, figures: str = "figures") -> str:
+    """The report as Markdown, from the published numbers and the dataset's store (or the
+    given shard files); figure links are relative to `figures`."""
+    runs = read_summaries(store, summaries)
+    present = set(runs["experiment"].unique().to_list())
+    absent = [seed for seed in published.values()
+              if len(_missing(seed, present)) == len(seed["experiments"])]
+    lines = ["# Reproduction of the seed studies", ""]
+    if len(absent) == len(published):
+        return "\n".join([*lines, _holds(sorted(present), absent, True), ""])
+    lines += ["Each section puts a study's published numbers beside ours, computed from this "
+              "dataset's result store. Differences are ours minus the paper's (fractions in "
+              "points); the last column says why they differ.", ""]
+    if absent:
+        lines += [_holds(sorted(present), absent, False), ""]
+    for seed in published.values():
+        if any(seed is a for a in absent):
+            continue
+        lines += [f"## {seed['title']}", "", seed["did"].strip(), "",
+                  f"**Our configuration.** {seed['ours'].strip()}", ""]
+        missing = _missing(seed, present)
+        if missing:
+            lines += [f"*Not in this dataset yet: experiment(s) {', '.join(missing)}.*", ""]
+            continue
+        lines += ["| what | paper (source) | ours | difference | why |", "|---|---|---|---|---|"]
+        for claim in seed["claims"]:
+            ours = evaluate(runs, claim["query"])
+            lines.append(f"| {claim['what']} | {_number(claim['paper'])} ({claim['source']}) "
+                         f"| {_number(ours)} | {_difference(claim['paper'], ours)} "
+                         f"| {' '.join(claim['why'].split())} |")
+        lines.append("")
+        for figure in seed.get("figures", []):
+            lines += [f"![{figure}]({figures}/{figure})", ""]
+    return "\n".join(lines)
+
+
+def _holds(present: list[str], absent: list[Mapping[str, Any]], none: bool) -> str:
+    """One line: what the dataset holds and which studies it leaves out."""
+    if none:
+        return (f"**This dataset holds none of the seed studies' experiments** (it holds "
+                f"{', '.join(present)}), so there is nothing to compare here; "
+                "`config/papers.yaml` runs them, and docs/reproduction.md is that report.")
+    return ("*Not in this dataset (no section below): "
+            f"{'; '.join(seed['title'] for seed in absent)}.*")
+
+
+def _missing(seed: Mapping[str, Any], present: set[str]) -> list[str]:
+    """The seed's experiments that have no runs among `present` ones."""
+    return [e for e in seed["experiments"] if e not in present]
+
+
+def copy_figures(published: Mapping[str, Any], present: set[str],
+                 source: str | os.PathLike[str], destination: str | os.PathLike[str]
+                 ) -> list[Path]:
+    """Copy the figures the report links (those of the seeds whose experiments are all
+    `present`) from a dataset's figure directory, so that a report written outside the
+    dataset (docs/reproduction.md) links files that exist."""
+    copied = []
+    for seed in published.values():
+        if _missing(seed, present):
+            continue
+        for figure in seed.get("figures", []):
+            origin, target = Path(source) / figure, Path(destination) / figure
+            if not origin.is_file():
+                raise ConfigError(f"figure {figure!r}: not found under {source}")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(origin, target)
+            copied.append(target)
+    return copied
+
+
+def _number(value: float | None) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{value:.3g}" if abs(value) >= 10 else f"{value:.3f}"
+
+
+def _difference(paper: float, ours: float | None) -> str:
+    if ours is None or math.isnan(paper):
+        return "n/a"
+    delta = ours - paper
+    relative = f" ({100 * delta / paper:+.0f}%)" if paper else ""
+    return f"{delta:+.3f}{relative}"

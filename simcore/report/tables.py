@@ -1,0 +1,577 @@
+"""Result tables: the store's runs aggregated over replications, one row per configuration.
+
+A configuration is every column that says what was simulated (CONFIG_KEYS: the partition
+columns, machine_spec, scheduler, the workload transforms and the policy parameters); runs
+of one configuration differ only in `seed` (and so in `run_key`). Nulls in key columns are
+values like any other (Krevat's experiments have no offered_load, unwired machines no
+p_fat), so grouping and joining are null-safe.
+
+Seven tables (TABLE_DEFINITIONS): `utilization`, `migrations`, `capacity`, `wait_slowdown`,
+`saturation` (per configuration swept over offered load, where the accepted load stops
+rising), `response` (response times with Chu's accuracy flag) and `response_by_size`.
+Statistics skip null and NaN values (NaN marks an undefined metric, e.g. the time between
+migrations of a run with fewer than two); `n` counts runs. Sums are `math.fsum`, exactly
+rounded, so every float is independent of row order and of how the store was sharded.
+Confidence half-widths are Student t: t(0.975, k-1) * std / sqrt(k) over k values (95%),
+t(0.95, k-1) where a study states 90% (Chu's response times; `ci_level` says which).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from simcore.base.atomic import atomic_write_bytes
+from simcore.base.errors import SimcoreError
+from simcore.core.metrics import RUN_METRICS
+from simcore.machines.registry import ALLOCATORS
+from simcore.machines.spec import MachineSpec
+from simcore.policy import SCHEDULERS, PolicySpec
+from simcore.sweep.store import (
+    IDENTITY,
+    PARAMETERS,
+    PARTITIONS,
+    POLICY_COLUMNS,
+    read_summaries,
+    write_table,
+)
+from simcore.workload.transforms import transforms
+
+TRANSFORMS = tuple(transforms())
+CONFIG_KEYS = (*PARTITIONS, "machine_spec", "scheduler", *TRANSFORMS, *POLICY_COLUMNS)
+#: What an always-migrate run shares with the runs it bounds: all but the policy's name
+#: and its migration thresholds.
+ALWAYS_MATCH = tuple(k for k in CONFIG_KEYS if k not in ("policy", "fn_tor", "fn_max"))
+MIGRATING = tuple(name for name, row in SCHEDULERS.items() if "migrates" in row.needs)
+#: What a saturation row shares with the runs it summarises: all but the offered load.
+SATURATION_KEYS = tuple(k for k in CONFIG_KEYS if k != "offered_load")
+#: The accepted load has stopped rising when it rises by less than this fraction of the
+#: offered load's step (past saturation the queue, not the machine, takes the extra load).
+SATURATION_SLOPE = 0.5
+
+STATISTICS = {
+    "mean": "mean over replications",
+    "std": "sample standard deviation over replications (null below two)",
+    "ci95": "half-width of the 95% confidence interval of the mean over replications "
+            "(Student t; null below two)",
+    "ci": "half-width of the confidence interval of the mean over replications at the "
+          "row's ci_level (Student t; null below two)",
+    "saturation": "over the configuration's offered-load sweep, the value at the first offered "
+                  "load after which the mean accepted load rises by less than half the "
+                  "offered load's step (null if it never does within the sweep)",
+    "max": "over the configuration's offered-load sweep, the highest mean",
+}
+#: The precision target of the mean response time (Chu's accuracy): its confidence
+#: half-width (at the row's ci_level) is at most this fraction of it.
+RESPONSE_TARGET = 0.05
+#: The confidence level of each scheduler's response intervals.
+_LEVELS = {name: row.confidence for name, row in SCHEDULERS.items()}
+_RELATIVE = pl.col("mean_response_s_ci") / pl.col("mean_response_s_mean")
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """A table column: `statistic` of the store column `metric` over a configuration's
+    runs, headed `label` in Markdown."""
+
+    column: str
+    metric: str
+    statistic: str
+    label: str
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A table column computed from the table's other columns (`expression`), headed
+    `label` in Markdown."""
+
+    column: str
+    label: str
+    unit: str | None
+    meaning: str
+    expression: pl.Expr
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    description: str
+    statistics: tuple[Statistic, ...]
+    derived: tuple[Derived, ...] = ()
+
+
+MAX_SUCCESSFUL = Statistic("max_successful_mean", "migrations_successful", "mean",
+                           "max successful")
+TABLE_DEFINITIONS = {t.name: t for t in (
+    Table("utilization", "Capacity utilized per configuration over replications, with the "
+          "offered load actually achieved.", (
+              Statistic("utilization_mean", "utilization", "mean", "utilization"),
+              Statistic("utilization_std", "utilization", "std", "sd"),
+              Statistic("utilization_ci95", "utilization", "ci95", "± 95% CI"),
+              Statistic("offered_load_actual_mean", "offered_load_actual", "mean",
+                        "achieved load"))),
+    Table("migrations", "Runs of migrating schedulers: migrations attempted and successful, "
+          "time between them, and the maximum successful: the successful migrations of the "
+          "matching always-migrate runs (fn_tor 0, fn_max 1; blank without such runs).", (
+              Statistic("migrations_attempted_mean", "migrations_attempted", "mean",
+                        "attempted"),
+              Statistic("migrations_successful_mean", "migrations_successful", "mean",
+                        "successful"),
+              Statistic("mean_time_between_migrations_s_mean",
+                        "mean_time_between_migrations_s", "mean", "time between"),
+              MAX_SUCCESSFUL,
+              Statistic("utilization_mean", "utilization", "mean", "utilization"))),
+    Table("capacity", "Capacity utilized, unused and lost (Krevat eqs. 4.1-4.3) and out of "
+          "service (failed units) as fractions of the machine's capacity over the run, with "
+          "goodput (the work of the jobs that completed), means over replications.", (
+              Statistic("utilized_mean", "utilization", "mean", "utilized"),
+              Statistic("unused_mean", "unused", "mean", "unused"),
+              Statistic("lost_mean", "lost", "mean", "lost"),
+              Statistic("failed_mean", "failed", "mean", "failed"),
+              Statistic("goodput_mean", "goodput", "mean", "goodput"))),
+    Table("wait_slowdown", "Mean job wait and bounded slowdown over replications, the median "
+          "slowdown, mean utilization and accepted load (they differ for jobs with a BSP "
+          "model, whose waits for their slowest process are lost, not utilized).", (
+              Statistic("mean_wait_s_mean", "mean_wait_s", "mean", "mean wait"),
+              Statistic("mean_wait_s_ci95", "mean_wait_s", "ci95", "± 95% CI"),
+              Statistic("mean_bsld_mean", "mean_bsld", "mean", "bounded slowdown"),
+              Statistic("mean_bsld_ci95", "mean_bsld", "ci95", "± 95% CI"),
+              Statistic("median_bsld_mean", "median_bsld", "mean", "median slowdown"),
+              Statistic("utilization_mean", "utilization", "mean", "utilization"),
+              Statistic("accepted_load_mean", "accepted_load", "mean", "accepted load"))),
+    Table("saturation", "Per configuration swept over offered load: where the mean accepted "
+          "load stops rising (it rises by less than half the offered load's next step), the "
+          "accepted and offered loads there (blank if it never stops within the sweep), with "
+          "the highest of the sweep; n counts the sweep's runs.", (
+              Statistic("saturation_load", "accepted_load", "saturation", "saturation load"),
+              Statistic("at_offered_load", "offered_load", "saturation", "at offered load"),
+              Statistic("max_accepted_load", "accepted_load", "max", "max accepted load"),
+              Statistic("max_offered_load", "offered_load", "max", "max offered load"))),
+    Table("response", "Response time over replications: the mean with its confidence "
+          "half-width (at ci_level: 90% for Chu's queue disciplines, Chu's level, else 95%), "
+          "absolute and relative to the mean (target met: the half-width is at most "
+          f"{RESPONSE_TARGET:.0%} of the mean, Chu's accuracy; rows that miss it need about "
+          "the runs 'runs for target' says), the median, the SD of the jobs' responses "
+          "within a run and the mean queue length.", (
+              Statistic("mean_response_s_mean", "mean_response_s", "mean", "mean response"),
+              Statistic("mean_response_s_ci", "mean_response_s", "ci", "± CI"),
+              Statistic("median_response_s_mean", "median_response_s", "mean", "median"),
+              Statistic("sd_response_s_mean", "sd_response_s", "mean", "jobs' sd"),
+              Statistic("mean_queue_length_mean", "mean_queue_length", "mean", "queue")), (
+              Derived("ci_level", "CI level", "fraction",
+                      "confidence level of mean_response_s_ci: 0.90 for Chu's queue "
+                      "disciplines (Chu's level), else 0.95",
+                      pl.col("scheduler").replace_strict(_LEVELS, return_dtype=pl.Float64)),
+              Derived("ci_relative", "± CI / mean", "fraction",
+                      "mean_response_s_ci / mean_response_s_mean", _RELATIVE),
+              Derived("meets_target", "target met", None,
+                      f"ci_relative <= {RESPONSE_TARGET} (Chu's accuracy target); false "
+                      "rows need more replications", _RELATIVE <= RESPONSE_TARGET),
+              Derived("runs_for_target", "runs for target", "runs",
+                      f"about n x (ci_relative / {RESPONSE_TARGET})^2, rounded up: the "
+                      "replications that would meet the target (at least n)",
+                      (pl.col("n") * (_RELATIVE / RESPONSE_TARGET) ** 2).ceil()
+                      .cast(pl.Int64).clip(lower_bound=pl.col("n"))))),
+    Table("response_by_size", "Chu's statistics by job size: the mean response of each "
+          "quarter of the jobs ordered by size (q1 the smallest), and Chu's busy fraction, "
+          "means over replications.", (
+              *(Statistic(f"mean_response_s_q{q}_mean", f"mean_response_s_q{q}", "mean",
+                          f"response q{q}") for q in range(1, 5)),
+              Statistic("busy_fraction_mean", "busy_fraction", "mean", "busy"))),
+)}
+TABLES = tuple(TABLE_DEFINITIONS)
+
+#: Units and meanings of every store column (the configuration keys and the metrics).
+_COLUMNS = {c.name: c for c in (*IDENTITY, *PARAMETERS, *RUN_METRICS)}
+_PARTITION_MEANINGS = {
+    "experiment": "experiment name (config experiments)",
+    "workload": "workload name (config workloads)",
+    "machine": "machine name (config machines)",
+    "policy": "policy name (config policies)",
+}
+_DECIMALS = {"fraction": 3, "s": 1, "count": 1, "ratio": 2}
+#: The store column each table column summarises.
+_METRIC_OF = {s.column: s.metric for t in TABLE_DEFINITIONS.values() for s in t.statistics}
+#: Units of derived columns.
+_DERIVED_UNITS = {d.column: d.unit for t in TABLE_DEFINITIONS.values() for d in t.derived}
+
+
+def table_columns() -> dict[str, list[tuple[str, str | None, str]]]:
+    """(column, unit, meaning) of every column of every table, in table order."""
+    keys = [(k, None, _PARTITION_MEANINGS[k]) for k in PARTITIONS]
+    keys += [(k, _COLUMNS[k].unit, _COLUMNS[k].meaning) for k in CONFIG_KEYS[len(PARTITIONS):]]
+    keys.append(("n", "runs", "runs aggregated (replications: seeds)"))
+    out = {}
+    for table in TABLE_DEFINITIONS.values():
+        stats = [] if table.name != "saturation" else [
+            k for k in keys if k[0] in (*SATURATION_KEYS, "n")]
+        for stat in table.statistics:
+            metric = _COLUMNS[stat.metric]
+            meaning = f"{STATISTICS[stat.statistic]} of {stat.metric} ({metric.meaning})"
+            if stat is MAX_SUCCESSFUL:
+                meaning = ("mean successful migrations of the always-migrate runs (fn_tor 0, "
+                           "fn_max 1) of the same configuration, Krevat's maximum; blank "
+                           "without such runs")
+            stats.append((stat.column, metric.unit, meaning))
+        stats += [(d.column, d.unit, d.meaning) for d in table.derived]
+        out[table.name] = (keys if table.name != "saturation" else []) + stats
+    return out
+
+
+@functools.cache
+def t_quantile(p: float, df: int) -> float:
+    """The p-quantile (0.5 <= p < 1) of Student's t with `df` >= 1 degrees of freedom.
+
+    Exact, without scipy or a table: for integer df the two-sided probability
+    A(t) = P(|T| <= t) is a finite trigonometric series in theta = atan(t / sqrt(df))
+    (Abramowitz & Stegun 26.7.3/26.7.4), increasing in theta; bisection on theta in
+    (0, pi/2) solves A = 2p - 1 down to adjacent doubles. Agrees with scipy to ~1e-15
+    relative for replication-sized df (1e-12 at df = 20000). t(0.975, 2) = 4.302653,
+    t(0.975, 30) = 2.042272.
+    """
+    if not 0.5 <= p < 1 or df < 1:
+        raise ValueError(f"t_quantile needs 0.5 <= p < 1 and df >= 1, got p={p}, df={df}")
+    target = 2 * p - 1
+    lo, hi = 0.0, math.pi / 2
+    while True:
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            return math.sqrt(df) * math.tan(mid)
+        if _t_two_sided(mid, df) < target:
+            lo = mid
+        else:
+            hi = mid
+
+
+def _t_two_sided(theta: float, df: int) -> float:
+    """P(|T| <= sqrt(df) tan(theta)) for Student's t with df degrees of freedom."""
+    c2 = math.cos(theta) ** 2
+    terms, term = [1.0], 1.0
+    if df % 2:
+        for k in range(1, (df - 1) // 2):
+            term *= c2 * (2 * k) / (2 * k + 1)
+            terms.append(term)
+        series = math.sin(theta) * math.cos(theta) * math.fsum(terms) if df > 1 else 0.0
+        return 2 / math.pi * (theta + series)
+    for k in range(1, df // 2):
+        term *= c2 * (2 * k - 1) / (2 * k)
+        terms.append(term)
+    return math.sin(theta) * math.fsum(terms)
+
+
+def _finite(values: Sequence[float | None]) -> list[float]:
+    return [float(v) for v in values if v is not None and not math.isnan(v)]
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    """Exactly rounded mean of the finite values; null if there are none."""
+    xs = _finite(values)
+    return math.fsum(xs) / len(xs) if xs else None
+
+
+def _std(values: Sequence[float | None]) -> float | None:
+    """Sample standard deviation (n - 1) of the finite values; null below two."""
+    xs = _finite(values)
+    if len(xs) < 2:
+        return None
+    mean = math.fsum(xs) / len(xs)
+    return math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (len(xs) - 1))
+
+
+def _half_width(values: Sequence[float | None], level: float) -> float | None:
+    """Half-width of the `level` confidence interval of the mean; null below two values."""
+    std = _std(values)
+    if std is None:
+        return None
+    k = len(_finite(values))
+    return t_quantile((1 + level) / 2, k - 1) * std / math.sqrt(k)
+
+
+def _ci95(values: Sequence[float | None]) -> float | None:
+    """Half-width of the 95% confidence interval of the mean; null below two values."""
+    return _half_width(values, 0.95)
+
+
+_REDUCERS = {"mean": _mean, "std": _std, "ci95": _ci95}
+
+
+def _reduce(runs: pl.DataFrame, keys: Sequence[str],
+            stats: Sequence[tuple[str, str, str]]) -> pl.DataFrame:
+    """One row per distinct `keys`, with `n` (runs) and (output, column, reducer) stats."""
+    columns = sorted({column for _, column, _ in stats})
+    grouped = (runs.group_by(list(keys))
+               .agg(pl.len().cast(pl.Int64).alias("n"), *(pl.col(c) for c in columns))
+               .sort(list(keys)))
+    out = grouped.select(*keys, "n")
+    levels = [_LEVELS[s] for s in grouped["scheduler"].to_list()] if any(
+        how == "ci" for _, _, how in stats) else []
+    return out.with_columns(
+        pl.Series(name, [_half_width(v, level) for v, level in zip(
+            grouped[column].to_list(), levels, strict=True)] if how == "ci" else
+            [_REDUCERS[how](v) for v in grouped[column].to_list()], dtype=pl.Float64)
+        for name, column, how in stats
+    )
+
+
+def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
+    """The result tables (TABLE_DEFINITIONS) from store rows (`read_summaries`), over
+    replications: each has the CONFIG_KEYS columns, `n` and its statistics, sorted by the
+    keys (nulls first). The migrations table holds migrating schedulers' runs only, and
+    its max_successful_mean is Krevat's "max successful": the mean successful migrations
+    over the runs that share the configuration but for the policy name and thresholds and
+    migrate always (fn_tor=0, fn_max=1); null without such runs. The saturation table
+    (keys SATURATION_KEYS) summarises the wait_slowdown table's accepted loads, see
+    `_saturation`."""
+    keys = CONFIG_KEYS
+    out = {}
+    for table in TABLE_DEFINITIONS.values():
+        if table.name == "saturation":
+            out[table.name] = _saturation(out["wait_slowdown"])
+            continue
+        rows = summaries
+        stats = [s for s in table.statistics if s is not MAX_SUCCESSFUL]
+        if table.name == "migrations":
+            rows = summaries.filter(pl.col("scheduler").is_in(MIGRATING))
+        reduced = _reduce(rows, keys, [(s.column, s.metric, s.statistic) for s in stats])
+        if table.name == "migrations":
+            always = _reduce(
+                rows.filter((pl.col("fn_tor") == 0.0) & (pl.col("fn_max") == 1.0)),
+                ALWAYS_MATCH, [(MAX_SUCCESSFUL.column, MAX_SUCCESSFUL.metric, "mean")],
+            ).drop("n")
+            reduced = (reduced.join(always, on=list(ALWAYS_MATCH), how="left", nulls_equal=True)
+                       .select(*keys, "n", *(s.column for s in table.statistics))
+                       .sort(list(keys)))
+        out[table.name] = reduced.with_columns(d.expression.alias(d.column)
+                                               for d in table.derived)
+    return out
+
+
+def saturation(summaries: pl.DataFrame) -> pl.DataFrame:
+    """The saturation table of store rows (`read_summaries`) alone."""
+    return _saturation(_reduce(summaries, CONFIG_KEYS,
+                               [("accepted_load_mean", "accepted_load", "mean")]))
+
+
+def _saturation(table: pl.DataFrame) -> pl.DataFrame:
+    """Per configuration swept over offered load (rows of `table` sharing
+    SATURATION_KEYS): where the mean accepted load stops rising, i.e. the first offered
+    load after which it rises by less than SATURATION_SLOPE times the offered load's
+    step, the accepted and offered loads there (null when it never stops within the
+    sweep), and the highest of the sweep; `n` sums the sweep's runs."""
+    swept = table.filter(pl.col("offered_load").is_not_null()
+                         & pl.col("accepted_load_mean").is_not_null())
+    keys = list(SATURATION_KEYS)
+    schema = {**{k: swept.schema[k] for k in keys}, "n": pl.Int64,
+              "saturation_load": pl.Float64, "at_offered_load": pl.Float64,
+              "max_accepted_load": pl.Float64, "max_offered_load": pl.Float64}
+    rows = []
+    for key, group in swept.sort([*keys, "offered_load"]).group_by(keys, maintain_order=True):
+        load, accepted = group["offered_load"].to_list(), group["accepted_load_mean"].to_list()
+        stop = next((i for i in range(len(load) - 1) if accepted[i + 1] - accepted[i]
+                     < SATURATION_SLOPE * (load[i + 1] - load[i])), None)
+        rows.append({**dict(zip(keys, key, strict=True)), "n": int(group["n"].sum()),
+                     "saturation_load": None if stop is None else accepted[stop],
+                     "at_offered_load": None if stop is None else load[stop],
+                     "max_accepted_load": max(accepted), "max_offered_load": load[-1]})
+    return pl.DataFrame(rows, schema=schema).sort(keys)
+
+
+def _cell(value: object, decimals: int | None) -> str:
+    """Results to `decimals` places, parameters (decimals None) in their shortest form."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.{decimals}f}" if decimals is not None else f"{value:g}"
+    return str(value).replace("|", "\\|")
+
+
+#: Units not worth a header's width: ratios and fractions (the table's text says of what).
+_DIMENSIONLESS = ("fraction", "prob", "factor", "ratio")
+
+
+def _unit(column: str) -> str | None:
+    """The unit of a table column: its metric's, or a derived column's own."""
+    if column in _DERIVED_UNITS:
+        return _DERIVED_UNITS[column]
+    metric = _COLUMNS.get(_METRIC_OF.get(column, column))
+    return metric.unit if metric is not None else None
+
+
+def _header(column: str, label: str | None = None) -> str:
+    unit = _unit(column)
+    return (label or column) + (f" ({unit})" if unit and unit not in _DIMENSIONLESS else "")
+
+
+def markdown(name: str, table: pl.DataFrame) -> str:
+    """A Markdown rendering to read: one section per experiment; columns with the same
+    value in every row of the section are stated once above it, a column equal to an
+    earlier one in every row is named instead of shown, names and specs of
+    machines and policies in a legend, short headers with units, rounded results. The
+    CSV and Parquet files keep every column."""
+    definition = TABLE_DEFINITIONS[name]
+    lines = [f"# {name}", "", *textwrap.wrap(definition.description, 100), ""]
+    if table.is_empty():
+        return "\n".join([*lines, "(no rows)"]) + "\n"
+    lines += textwrap.wrap("Blank cells: a statistic undefined for these runs (fewer than two "
+                           "values, or no always-migrate runs to compare with).", 100)
+    labels = {s.column: s.label for s in (*definition.statistics, *definition.derived)}
+    for experiment in sorted(table["experiment"].unique().to_list()):
+        rows = table.filter(pl.col("experiment") == experiment)
+        keys = [k for k in CONFIG_KEYS if k in rows.columns and k not in (
+            "experiment", "machine_spec", "scheduler", *POLICY_COLUMNS)]
+        present = [k for k in keys if rows[k].null_count() < rows.height]
+        fixed = [k for k in present if rows[k].n_unique() == 1]
+        results = [c for c in ("n", *labels) if rows[c].null_count() < rows.height]
+        copies: dict[str, str] = {}
+        for i, c in enumerate(results):
+            first = next((f for f in results[:i] if f not in copies
+                          and rows[c].eq_missing(rows[f]).all()), None)
+            if first is not None:
+                copies[c] = first
+        shown = [k for k in present if k not in fixed] + [
+            c for c in results if c not in copies]
+        lines += ["", f"## {experiment}", ""]
+        if fixed:
+            every = ", ".join(_setting(k, rows[k][0]) for k in fixed)
+            lines += [*textwrap.wrap(f"Every row: {every}.", 100), ""]
+        if "meets_target" in rows.columns:
+            lines += [*textwrap.wrap(_target(rows), 100), ""]
+        if copies:
+            equal = ", ".join(f"{labels[c]} = {labels.get(first, first)}"
+                              for c, first in copies.items())
+            lines += [*textwrap.wrap(f"Not shown, equal in every row: {equal}.", 100), ""]
+        lines += ["Machines:", *_legend(rows, "machine", ["machine_spec"]), "",
+                  "Policies:", *_policies(rows), ""]
+        lines += _grid(rows, shown, labels)
+    return "\n".join(lines) + "\n"
+
+
+def _target(rows: pl.DataFrame) -> str:
+    """Whether an experiment's rows meet the response precision target, in one sentence."""
+    judged = rows.filter(pl.col("meets_target").is_not_null())
+    what = (f"Precision target (confidence half-width at most {RESPONSE_TARGET:.0%} of the "
+            "mean response)")
+    if not judged.height:
+        return f"{what}: not judged, fewer than two runs per row."
+    met = int(judged["meets_target"].sum())
+    text = f"{what}: met in {met} of {judged.height} rows"
+    missed = judged.filter(~pl.col("meets_target"))
+    if not missed.height:
+        return text + "."
+    return (f"{text}, NOT met in {missed.height}: those rows rest on "
+            f"{_count(missed['n'])} runs and need about {_count(missed['runs_for_target'])} "
+            "(runs for target).")
+
+
+def _count(n: pl.Series) -> str:
+    low, high = int(n.min()), int(n.max())
+    return str(low) if low == high else f"{low}-{high}"
+
+
+def _capabilities(machine_spec: str) -> frozenset[str]:
+    """The capabilities of the allocator of a machine_spec ("torus:4x4x8",
+    "mesh:32x32 allocator=bl")."""
+    head, *options = machine_spec.split()
+    allocator = dict(o.split("=", 1) for o in options).get("allocator")
+    return ALLOCATORS[allocator or MachineSpec.parse(head).allocator].capabilities
+
+
+def _policies(rows: pl.DataFrame) -> list[str]:
+    """One line per policy: `PolicySpec.describe` on its machines (parameters that mean
+    nothing on a machine left out); a policy described differently on different machines
+    gets a line per description, naming the machines."""
+    columns = ["policy", "machine", "machine_spec", "scheduler", *POLICY_COLUMNS]
+    out = []
+    for policy, group in rows.select(columns).unique().sort(["policy", "machine"]).group_by(
+            "policy", maintain_order=True):
+        described: dict[str, list[str]] = {}
+        for row in group.iter_rows(named=True):
+            spec = PolicySpec(row["scheduler"], **{c: row[c] for c in POLICY_COLUMNS
+                                                   if row[c] is not None})
+            text = spec.describe(_capabilities(row["machine_spec"]))
+            described.setdefault(text, []).append(row["machine"])
+        for text, machines in described.items():
+            where = "" if len(described) == 1 else f" (on {', '.join(machines)})"
+            out.append(f"- {policy[0]}{where} = {text}")
+    return out
+
+
+def _legend(rows: pl.DataFrame, name: str, columns: list[str]) -> list[str]:
+    """One line per name: its spec; a name whose spec differs by machine gets a line per
+    machine."""
+    variants = rows.select(*dict.fromkeys([name, *columns, "machine"])).unique()
+    out = []
+    for key in sorted(variants[name].unique().to_list()):
+        group = variants.filter(pl.col(name) == key)
+        sets = group.select(columns).unique().sort(columns)
+        for values in sets.iter_rows(named=True):
+            text = " ".join([str(values[columns[0]]), *(
+                f"{c}={_cell(values[c], None)}" for c in columns[1:] if values[c] is not None)])
+            machines = group.filter(pl.all_horizontal(
+                pl.col(c).eq_missing(pl.lit(values[c])) for c in columns))["machine"]
+            where = "" if sets.height == 1 else f" (on {', '.join(sorted(machines))})"
+            out.append(f"- {key}{where} = {text}")
+    return out
+
+
+def _grid(rows: pl.DataFrame, columns: list[str], labels: dict[str, str]) -> list[str]:
+    """The Markdown table of `columns`: results rounded by unit, parameters as they are."""
+    header = [_header(c, labels.get(c)) for c in columns]
+    decimals = [None if c in CONFIG_KEYS or c == "n" else
+                _DECIMALS.get(_unit(c) or "", 3) for c in columns]
+    cells = [[_cell(v, d) for v, d in zip(row, decimals, strict=True)]
+             for row in rows.select(columns).iter_rows()]
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(header)]
+    numeric = [rows[c].dtype.is_numeric() for c in columns]
+
+    def line(values: Sequence[str]) -> str:
+        padded = (v.rjust(w) if num else v.ljust(w)
+                  for v, w, num in zip(values, widths, numeric, strict=True))
+        return "| " + " | ".join(padded) + " |"
+
+    rule = "|" + "|".join("-" * (w + 1) + (":" if num else "-")
+                          for w, num in zip(widths, numeric, strict=True)) + "|"
+    return [line(header), rule, *(line(r) for r in cells)]
+
+
+def _setting(column: str, value: object) -> str:
+    unit = _COLUMNS[column].unit if column in _COLUMNS else None
+    shown = unit and unit not in _DIMENSIONLESS
+    return f"{column} = {_cell(value, None)}" + (f" {unit}" if shown else "")
+
+
+def write_tables(store: str | os.PathLike[str] | None, out_dir: str | os.PathLike[str],
+                 summaries: Sequence[str | os.PathLike[str]] | None = None) -> list[Path]:
+    """Aggregate the shard files `summaries` (else every shard under the `store`
+    directory) into `out_dir` as <table>.parquet (zstd), .csv (with <table>.columns.csv:
+    each column's unit and meaning) and .md, each written atomically; returns the paths in
+    a fixed order.
+
+    Deterministic: the same store gives byte-identical CSV and Markdown and Parquet files
+    of identical content. An empty store is an error rather than empty tables, since it
+    almost always means a wrong root or a sweep that has not run.
+    """
+    summaries = read_summaries(store, summaries)
+    if summaries.is_empty():
+        raise SimcoreError(f"no results under {store}: no summary.parquet shard files to "
+                           "aggregate")
+    out = Path(out_dir)
+    paths = []
+    for name, table in aggregate(summaries).items():
+        parquet, csv, md = (out / f"{name}.{ext}" for ext in ("parquet", "csv", "md"))
+        columns = out / f"{name}.columns.csv"
+        write_table(table.to_arrow(), parquet, {"table": name})
+        atomic_write_bytes(csv, table.write_csv().encode())
+        atomic_write_bytes(md, markdown(name, table).encode())
+        atomic_write_bytes(columns, pl.DataFrame(
+            table_columns()[name], schema=["column", "unit", "meaning"], orient="row")
+            .write_csv().encode())
+        paths += [parquet, csv, columns, md]
+    return paths

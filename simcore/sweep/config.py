@@ -1,0 +1,125 @@
+"""The workflow configuration: its JSON schema, completed from the registries, and checks.
+
+`workflow/schemas/config.schema.yaml` describes the file's structure; what the registries
+define (schedulers and their parameters, machine kinds and allocators, workload models,
+workload transforms) is filled into its `$defs` here, so the schema cannot fall behind
+the code. `validate` checks a configuration against it and reports the first problem as a
+ConfigError naming the key (`policies.bm.fn_tor: ...`); `simcore.sweep.experiments.plan` then
+checks what a schema cannot (names that refer to each other, machine sizes).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from simcore.base.errors import ConfigError
+from simcore.base.patterns import NAME
+from simcore.base.yamlfiles import read_yaml
+from simcore.machines.curves.orderings import describe_choices as describe_orderings
+from simcore.machines.registry import ALLOCATORS, KINDS
+from simcore.policy import SCHEDULERS
+from simcore.sweep.limits import check_runs
+from simcore.workload.synthetic import MODELS
+from simcore.workload.transforms import FIXED, GRID, transforms
+
+_DERIVED = ("policy", "machine", "synthetic", "transforms", "grid")
+
+
+def schema(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The schema at `path` with its registry-derived definitions filled in."""
+    document = read_yaml(path, ConfigError)
+    defs = document.setdefault("$defs", {})
+    defs["policy"] = {"oneOf": [_one_policy(row) for row in SCHEDULERS.values()]}
+    options = {p.name: p.schema() for row in ALLOCATORS.values() for p in row.options}
+    defs["machine"] = {"oneOf": [
+        {"type": "string", "pattern": r"\A[a-z][a-z0-9-]*:\S+\Z",
+         "description": "kind:size, e.g. torus:4x4x8 (the kind's default allocator), or a "
+                        "kind's own argument, e.g. " + ", ".join(
+                            k.example for k in KINDS.values() if k.grammar is not None)},
+        {"type": "object", "additionalProperties": False, "required": ["spec"],
+         "properties": {"spec": {"type": "string"},
+                        "allocator": {"enum": list(ALLOCATORS)},
+                        "ordering": {"type": "string", "description": describe_orderings()},
+                        **options}}]}
+    defs["synthetic"] = {"oneOf": [_object({"model": {"const": row.name}},
+                                           {p.name: p.schema() for p in row.parameters},
+                                           ["model", *(p.name for p in row.parameters
+                                                       if p.default is None)])
+                                   for row in MODELS.values()]}
+    for axis in (FIXED, GRID):
+        properties = {}
+        for name, field in transforms().items():
+            values = field.metadata["parameter"].schema()
+            properties[name] = values if axis == FIXED else {
+                "type": "array", "minItems": 1, "items": values,
+                "description": values["description"]}
+        defs[axis] = {"type": "object", "additionalProperties": False,
+                      "properties": properties}
+    return document
+
+
+def _one_policy(row: Any) -> dict[str, Any]:
+    return _object({"scheduler": {"const": row.name, "description": row.summary}},
+                   {p.name: p.schema() for p in row.parameters}, ["scheduler"])
+
+
+def _object(fixed: dict, properties: dict, required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "additionalProperties": False, "required": required,
+            "properties": {**fixed, **properties}}
+
+
+def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A configuration file, read strictly (`simcore.base.yamlfiles`: a key given twice is an
+    error); a ConfigError names the file and line otherwise."""
+    config = read_yaml(path, ConfigError)
+    if not isinstance(config, dict):
+        raise ConfigError(f"{path}: {type(config).__name__} at the top level; expected a "
+                          "mapping of configuration keys")
+    return config
+
+
+def validate(config: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
+    """Check `config` against the schema at `path`; raise a ConfigError naming the key of
+    the first problem (the most specific one where several alternatives fail). A
+    configuration with more runs than its limit is refused first, before the schema reads
+    every value of its lists (`simcore.sweep.limits.check_runs`)."""
+    import jsonschema
+
+    check_runs(config)
+    validator = jsonschema.Draft202012Validator(schema(path))
+    errors = sorted(validator.iter_errors(dict(config)), key=lambda e: list(e.path))
+    if not errors:
+        return
+    error = _explained(jsonschema.exceptions.best_match(errors))
+    where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
+    if error.validator == "oneOf" and isinstance(error.instance, Mapping):
+        for key, names in (("scheduler", SCHEDULERS), ("model", MODELS)):
+            if error.instance.get(key) not in names and key in error.instance:
+                raise ConfigError(f"{where}: {key} {error.instance[key]!r}; expected one of "
+                                  f"{', '.join(names)}")
+    raise ConfigError(f"{where}: {error.message}")
+
+
+def _explained(error: Any) -> Any:
+    """For a failed choice between registry alternatives (a policy, a synthetic model),
+    the error inside the alternative its `scheduler` or `model` names, if any."""
+    if error.validator != "oneOf" or not isinstance(error.instance, Mapping):
+        return error
+    for i, alternative in enumerate(error.validator_value):
+        for key in ("scheduler", "model"):
+            named = alternative.get("properties", {}).get(key, {}).get("const")
+            if named is not None and named == error.instance.get(key):
+                inside = [e for e in error.context if e.relative_schema_path[0] == i]
+                return max(inside, key=lambda e: len(e.absolute_path)) if inside else error
+    return error
+
+
+def check_names(config: Mapping[str, Any]) -> None:
+    """Names become directory names: letters, digits, '_', '.', '-'."""
+    for section in ("workloads", "machines", "policies", "experiments"):
+        for name in config.get(section) or {}:
+            if not isinstance(name, str) or not NAME.match(name):
+                raise ConfigError(f"{section}.{name}: names may hold letters, digits, '_', "
+                                  "'.', '-' and start with a letter or digit")

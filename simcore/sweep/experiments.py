@@ -1,0 +1,435 @@
+"""Experiments: from the configuration to shards of runs, each run with its identity.
+
+A configuration names workload sources, machines and policies, and experiments that cross
+them with a grid of workload transforms and a list of seeds (see
+`workflow/schemas/config.schema.yaml` and `simcore.sweep.config`). `plan` expands it:
+
+- a shard is one experiment x workload x machine x policy: one Snakemake job, one file of
+  results. Policies that cannot run on a machine (a scheduler needing an allocator
+  capability the machine lacks, e.g. migration on a flat machine) are left out of an
+  experiment's cross product;
+- a run is one grid point and seed inside a shard. Parameters that cannot change a run are
+  normalised away so identical simulations are planned once: shape transforms on machines
+  whose jobs have no shapes, parameters needing a capability the allocator lacks (growth
+  where jobs never grow), the seed of a run where nothing is drawn at random (a trace
+  without a shape probability strictly between 0 and 1, on a machine without failures);
+- a run's key is a hash of everything that determines its result: the workload's content,
+  transforms, seed, machine (including its wiring), policy, the source code of every
+  simcore module the run can import (`Shard.code_files`) and the result schema version.
+  The run cache is keyed by it, so a re-run simulates only what changed.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import itertools
+import json
+import zlib
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from simcore.base import patterns
+from simcore.base.errors import ConfigError, SimcoreError
+from simcore.base.params import SEED, Parameter
+from simcore.jobs.cleaning import CleaningOptions
+from simcore.machines.registry import ALLOCATORS, check_compatible
+from simcore.machines.spec import MachineSpec
+from simcore.policy import PolicySpec
+from simcore.sweep.limits import Limits, check_plan, experiment_runs
+from simcore.sweep.store import RESULT_SCHEMA_VERSION
+from simcore.workload.synthetic import JOBS, SyntheticSpec
+from simcore.workload.transforms import FIXED, GRID, WorkloadSpec, transforms
+
+DEFAULT_DATASET = "torus-sweep"
+
+
+@dataclass(frozen=True)
+class Source:
+    """A named workload source: a catalogued trace (its sha256, where the catalogue is
+    known, and the cleaning options), or a synthetic model sampled per seed."""
+
+    name: str
+    trace: str | None = None
+    synthetic: SyntheticSpec | None = None
+    processors_per_unit: int = 1
+    sha256: str | None = None
+    cleaning: tuple[tuple[str, Any], ...] = ()
+
+    def provenance(self, seed: int) -> dict[str, Any]:
+        """What a workload file of this source records as its `source` metadata (see
+        `simcore.workload.io`) for a run with `seed`."""
+        if self.trace is None:
+            assert self.synthetic is not None
+            return {"kind": "synthetic", **self.synthetic.to_dict(), "seed": seed}
+        made = {"kind": "trace", "file": Path(patterns.TRACE.format(trace=self.trace)).name,
+                "cleaning": dict(self.cleaning)}
+        return made if self.sha256 is None else {**made, "sha256": self.sha256}
+
+    @functools.cached_property
+    def variant(self) -> str:
+        """A digest of what makes this source's files, the seed aside: sources that differ
+        (in two datasets, say) never share a file, identical ones do."""
+        made = {k: v for k, v in self.provenance(0).items() if k != "seed"}
+        return hashlib.sha256(json.dumps(made, sort_keys=True).encode()).hexdigest()[:12]
+
+    def path(self, seed: int) -> str:
+        """The converted job table (relative to the results root) a run with `seed` reads,
+        in a directory named by the source's variant."""
+        if self.trace is not None:
+            return patterns.TRACE_WORKLOAD.format(trace=self.trace, variant=self.variant)
+        return patterns.SYNTHETIC_WORKLOAD.format(workload=self.name, variant=self.variant,
+                                                  seed=seed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "trace": self.trace,
+                "processors_per_unit": self.processors_per_unit,
+                "synthetic": None if self.synthetic is None else self.synthetic.to_dict(),
+                "sha256": self.sha256, "cleaning": dict(self.cleaning)}
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> Source:
+        synthetic = values.get("synthetic")
+        if synthetic is not None:
+            synthetic = dict(synthetic)
+            synthetic = SyntheticSpec.create(synthetic.pop("model"), synthetic)
+        return cls(values["name"], values.get("trace"), synthetic,
+                   values.get("processors_per_unit", 1), values.get("sha256"),
+                   tuple(sorted(values.get("cleaning", {}).items())))
+
+
+@dataclass(frozen=True)
+class Run:
+    """One simulation of a shard: a grid point and a seed."""
+
+    transforms: WorkloadSpec
+    seed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The seed and the transforms that differ from their defaults (the rest are
+        implied: `WorkloadSpec(**transforms)` rebuilds the same spec)."""
+        return {"transforms": self.transforms.changes(), "seed": self.seed}
+
+
+@dataclass(frozen=True)
+class Shard:
+    """experiment x workload x machine x policy of a dataset, and its runs in a fixed
+    order."""
+
+    dataset: str
+    experiment: str
+    workload: str
+    machine: str
+    policy: str
+    source: Source
+    machine_spec: MachineSpec
+    policy_spec: PolicySpec
+    runs: tuple[Run, ...]
+    per_job: bool = False
+
+    @property
+    def names(self) -> dict[str, str]:
+        """The shard's names in the store's partition order."""
+        return {"experiment": self.experiment, "workload": self.workload,
+                "machine": self.machine, "policy": self.policy}
+
+    def input_paths(self) -> list[str]:
+        """Job tables the shard reads (relative to the results root)."""
+        return sorted({self.source.path(run.seed) for run in self.runs})
+
+    def run_key(self, run: Run, workload_hash: str, code_fingerprint: str) -> str:
+        """Identity of one run: the hash of everything that determines its result."""
+        identity = {
+            "workload": workload_hash,
+            "transforms": run.transforms.to_dict(),
+            "seed": run.seed,
+            "machine": self.machine_spec.key(),
+            "policy": json.loads(self.policy_spec.key()),
+            "code": code_fingerprint,
+            "result_schema": RESULT_SCHEMA_VERSION,
+        }
+        text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def to_json(self) -> str:
+        """Canonical JSON of the shard."""
+        return json.dumps({
+            "dataset": self.dataset, **self.names, "source": self.source.to_dict(),
+            "machine_spec": self.machine_spec.to_config(),
+            "policy_spec": json.loads(self.policy_spec.key()), "per_job": self.per_job,
+            "runs": [run.to_dict() for run in self.runs],
+        }, sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> Shard:
+        try:
+            values = json.loads(text)
+            policy = dict(values["policy_spec"])
+            return cls(
+                values["dataset"], values["experiment"], values["workload"],
+                values["machine"], values["policy"], Source.from_dict(values["source"]),
+                MachineSpec.from_config(values["machine_spec"]),
+                PolicySpec.from_params(policy.pop("scheduler"), policy),
+                tuple(Run(WorkloadSpec(**r["transforms"]), r["seed"]) for r in values["runs"]),
+                values["per_job"])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise SimcoreError(f"not a shard specification: {exc}") from exc
+
+    def packed(self) -> str:
+        """The canonical JSON, compressed into one short shell-safe word (base64 of zlib):
+        a shard of thousands of runs still fits on a command line."""
+        return base64.b64encode(zlib.compress(self.to_json().encode(), 9)).decode()
+
+    @classmethod
+    def unpack(cls, word: str) -> Shard:
+        """The shard `packed` wrote."""
+        try:
+            text = zlib.decompress(base64.b64decode(word, validate=True)).decode()
+        except (ValueError, zlib.error) as exc:
+            raise SimcoreError(f"not a packed shard specification: {exc}") from None
+        return cls.from_json(text)
+
+    def describe(self) -> str:
+        """One readable line: what the shard simulates and how many runs."""
+        return (f"{self.policy_spec} on {self.machine_spec}, workload {self.workload}, "
+                f"{len(self.runs)} runs")
+
+    def label(self) -> str:
+        return "/".join(self.names.values())
+
+
+def plan(config: Mapping[str, Any],
+         traces: Mapping[str, Any] | None = None) -> list[Shard]:
+    """Every shard of every experiment, validated; errors name the config key. `traces`,
+    when given, is the trace catalogue (`simcore.workload.traces.load_catalogue`): the traces
+    workloads may use, their sha256 and their number of jobs (for the size estimate). A
+    configuration above its `limits` (`simcore.sweep.limits`) is refused before it is expanded."""
+    dataset = config.get("dataset", DEFAULT_DATASET)
+    patterns.check_dataset(dataset)
+    sources = _sources(config, traces)
+    machines = {name: _machine(name, text) for name, text in _section(config, "machines").items()}
+    policies = {name: _policy(name, values)
+                for name, values in _section(config, "policies").items()}
+    experiments = _section(config, "experiments")
+    trace_jobs = {name: entry.jobs for name, entry in (traces or {}).items()}
+    sizes = [_estimate(values, f"experiments.{name}", sources, trace_jobs)
+             for name, values in experiments.items()]
+    check_plan(sum(runs for runs, _ in sizes), sum(runs * jobs for runs, jobs in sizes),
+               max(jobs for _, jobs in sizes), Limits.from_config(config.get("limits")))
+    shards = []
+    for name, values in experiments.items():
+        shards.extend(_experiment(dataset, name, values, f"experiments.{name}", sources,
+                                  machines, policies))
+    if not shards:
+        raise ConfigError("experiments: no experiment defines a run")
+    return shards
+
+
+def _section(config: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    section = config.get(key)
+    if not isinstance(section, Mapping) or not section:
+        raise ConfigError(f"{key}: expected a non-empty mapping of names to definitions")
+    for name in section:
+        _check_name(name, key)
+    return section
+
+
+def _check_name(name: object, section: str) -> None:
+    if not isinstance(name, str) or not patterns.NAME.match(name):
+        raise ConfigError(f"{section}.{name}: names may hold letters, digits, '_', '.', '-' "
+                          "and start with a letter or digit (they become directory names)")
+
+
+def _sources(config: Mapping[str, Any],
+             traces: Mapping[str, Any] | None) -> dict[str, Source]:
+    sources = {}
+    cleaning = _cleaning(config)
+    for name, values in _section(config, "workloads").items():
+        where = f"workloads.{name}"
+        if not isinstance(values, Mapping) or ("trace" in values) == ("synthetic" in values):
+            raise ConfigError(f"{where}: expected exactly one of 'trace' or 'synthetic'")
+        unknown = set(values) - {"trace", "synthetic", "processors_per_unit"}
+        if unknown:
+            raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}")
+        ppu = _value(transforms()["processors_per_unit"].metadata["parameter"],
+                     values.get("processors_per_unit", 1), f"{where}.processors_per_unit")
+        if "trace" in values:
+            if traces is not None and values["trace"] not in traces:
+                raise ConfigError(f"{where}.trace: {values['trace']!r} is not in the trace "
+                                  f"catalogue; expected one of {sorted(traces)}")
+            sha256 = None if traces is None else traces[values["trace"]].sha256
+            sources[name] = Source(name, trace=values["trace"], processors_per_unit=ppu,
+                                   sha256=sha256, cleaning=cleaning)
+        else:
+            if not isinstance(values["synthetic"], Mapping):
+                raise ConfigError(f"{where}.synthetic: expected a mapping with a 'model' key")
+            spec = SyntheticSpec.from_mapping(values["synthetic"], f"{where}.synthetic")
+            sources[name] = Source(name, synthetic=spec, processors_per_unit=ppu)
+    return sources
+
+
+def _cleaning(config: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """The trace cleaning options with defaults filled in (key order and spelt-out
+    defaults are no change)."""
+    values = (config.get("traces") or {}).get("cleaning") or {}
+    try:
+        return tuple(sorted(asdict(CleaningOptions.from_mapping(values)).items()))
+    except (SimcoreError, TypeError) as exc:
+        raise ConfigError(f"traces.cleaning: {exc}") from None
+
+
+def _value(parameter: Parameter, value: Any, where: str) -> Any:
+    try:
+        return parameter.convert(value)
+    except SimcoreError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _machine(name: str, value: object) -> MachineSpec:
+    try:
+        return MachineSpec.from_config(value)
+    except SimcoreError as exc:
+        raise ConfigError(f"machines.{name}: {exc}") from None
+
+
+def _policy(name: str, values: object) -> PolicySpec:
+    where = f"policies.{name}"
+    if not isinstance(values, Mapping) or "scheduler" not in values:
+        raise ConfigError(f"{where}: expected a mapping with a 'scheduler' key")
+    params = {k: v for k, v in values.items() if k != "scheduler"}
+    try:
+        return PolicySpec.from_params(values["scheduler"], params)
+    except SimcoreError as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _names(values: Mapping[str, Any], key: str, where: str, known: Mapping[str, Any]) -> list[str]:
+    names = values.get(key)
+    if not isinstance(names, list) or not names:
+        raise ConfigError(f"{where}.{key}: expected a non-empty list of names")
+    for i, name in enumerate(names):
+        if name not in known:
+            raise ConfigError(f"{where}.{key}[{i}]: unknown name {name!r}; expected one of "
+                              f"{sorted(known)}")
+    return names
+
+
+def _axes(values: Mapping[str, Any], where: str) -> tuple[dict[str, Any], dict[str, list]]:
+    """The experiment's fixed transforms and grid axes, checked against WorkloadSpec: any
+    transform may be either, not both."""
+    fixed = dict(values.get(FIXED) or {})
+    grid = dict(values.get(GRID) or {})
+    allowed = transforms()
+    both = sorted(set(fixed) & set(grid))
+    if both:
+        raise ConfigError(f"{where}: {both} set both in {FIXED} and in {GRID}; expected one")
+    for key, section in ((FIXED, fixed), (GRID, grid)):
+        stray = sorted(set(section) - set(allowed))
+        if stray:
+            raise ConfigError(f"{where}.{key}: unknown key(s) {stray}; expected some of "
+                              f"{list(allowed)}")
+        for name, value in section.items():
+            parameter = allowed[name].metadata["parameter"]
+            if key == GRID:
+                if not isinstance(value, list) or not value:
+                    raise ConfigError(f"{where}.grid.{name}: expected a non-empty list of values")
+                section[name] = [_value(parameter, v, f"{where}.grid.{name}[{i}]")
+                                 for i, v in enumerate(value)]
+            else:
+                section[name] = _value(parameter, value, f"{where}.transforms.{name}")
+    return fixed, grid
+
+
+def _estimate(values: Any, where: str, sources: Mapping[str, Source],
+              trace_jobs: Mapping[str, int]) -> tuple[int, int]:
+    """An experiment's runs before merging (workloads x machines x policies x grid points x
+    seeds) and the jobs of its largest run."""
+    if not isinstance(values, Mapping):
+        raise ConfigError(f"{where}: expected a mapping")
+    fixed, grid = _axes(values, where)
+    kept = [fixed.get("first_jobs"), *grid.get("first_jobs", [])]
+    first = max((n for n in kept if n is not None), default=None)
+    copies = max([fixed.get("replication", 1), *grid.get("replication", [])])
+    names = values.get("workloads") if isinstance(values.get("workloads"), list) else []
+    jobs = 0
+    for name in names:
+        source = sources.get(name) if isinstance(name, str) else None
+        if source is None:
+            continue
+        size = (dict(source.synthetic.params).get(JOBS.name) if source.synthetic is not None
+                else trace_jobs.get(source.trace)) or 0
+        jobs = max(jobs, (size if first is None else min(size, first)) * copies)
+    return experiment_runs(values), jobs
+
+
+def _experiment(dataset: str, name: str, values: Any, where: str,
+                sources: Mapping[str, Source], machines: Mapping[str, MachineSpec],
+                policies: Mapping[str, PolicySpec]) -> list[Shard]:
+    if not isinstance(values, Mapping):
+        raise ConfigError(f"{where}: expected a mapping")
+    allowed = {"workloads", "machines", "policies", FIXED, GRID, "seeds", "per_job"}
+    unknown = set(values) - allowed
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; expected some of "
+                          f"{sorted(allowed)}")
+    fixed, grid = _axes(values, where)
+    seeds = values.get("seeds", [1])
+    if not isinstance(seeds, list) or not seeds:
+        raise ConfigError(f"{where}.seeds: expected a non-empty list of integers >= 0")
+    seeds = [_value(SEED, s, f"{where}.seeds[{i}]") for i, s in enumerate(seeds)]
+    shards = []
+    for workload in _names(values, "workloads", where, sources):
+        source = sources[workload]
+        for machine_name in _names(values, "machines", where, machines):
+            machine = machines[machine_name]
+            found = len(shards)
+            runs = _runs(source, machine, grid, fixed, seeds, f"{where}.grid")
+            for policy_name in _names(values, "policies", where, policies):
+                policy = _normalised(policies[policy_name], machine)
+                if policy is None:
+                    continue
+                shards.append(Shard(dataset, name, workload, machine_name, policy_name, source,
+                                    machine, policy, runs, bool(values.get("per_job", False))))
+            if len(shards) == found:  # every policy needs what the machine lacks
+                policy = policies[values["policies"][0]]
+                try:
+                    check_compatible(machine, policy.row.needs, f"scheduler {policy.scheduler}")
+                except SimcoreError as exc:
+                    raise ConfigError(f"{where}: no policy of {values['policies']} can run on "
+                                      f"machine {machine_name}: {exc}") from None
+    return shards
+
+
+def _normalised(policy: PolicySpec, machine: MachineSpec) -> PolicySpec | None:
+    """The policy as it runs on `machine` (parameters the allocator cannot use set to their
+    neutral value), or None if the scheduler cannot run there."""
+    try:
+        check_compatible(machine, policy.row.needs, f"scheduler {policy.scheduler}")
+    except SimcoreError:
+        return None
+    return policy.on(ALLOCATORS[machine.allocator].capabilities)
+
+
+def _runs(source: Source, machine: MachineSpec, grid: Mapping[str, Sequence[Any]],
+          fixed: Mapping[str, Any], seeds: Sequence[int], where: str) -> tuple[Run, ...]:
+    """Grid points x seeds, normalised and without duplicates, in grid order."""
+    keys = list(transforms())
+    shaped = {name for name, f in transforms().items() if f.metadata["shaped"]}
+    axes = [grid.get(key, [None]) for key in keys]
+    runs: dict[Run, None] = {}
+    for point in itertools.product(*axes):
+        values = {k: v for k, v in zip(keys, point, strict=True) if v is not None}
+        if not machine.row.shaped_jobs:
+            values = {k: v for k, v in values.items() if k not in shaped}
+        settings = {"processors_per_unit": source.processors_per_unit, **fixed, **values}
+        try:
+            spec = WorkloadSpec(**settings)
+        except SimcoreError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        random = source.synthetic is not None or spec.random() or machine.random()
+        for seed in seeds:
+            runs[Run(spec, seed if random else 0)] = None
+    return tuple(runs)

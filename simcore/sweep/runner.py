@@ -1,0 +1,405 @@
+"""Running a shard: cached runs are read back, the others simulated on Dask workers.
+
+Each simulation writes its own cache entry (`simcore.sweep.store.cache_path`) as soon as it is
+done, atomically, from the worker that ran it. So an interrupted shard, a killed worker or
+a re-run after a policy change only simulates runs whose keys have no entry yet, and the
+shard's result file is assembled from cache entries in the shard's fixed run order, which
+makes it identical whatever the number of workers.
+
+Dask backends (config `sweep.dask`): `local` (default: a LocalCluster of single-threaded
+processes, at most `workers` and at most one per RUNS_PER_WORKER runs to simulate, or no
+cluster at all where that is one: starting a worker costs more than a few runs),
+`address` (an existing scheduler) and `slurm` (dask-jobqueue's SLURMCluster, scaled
+between bounds). Kernels are compiled once before workers start, not by each of them.
+Batches of runs are submitted, never one task per millisecond-scale simulation; a batch
+lost with its worker is recomputed (`retries`) and finds the entries already written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+import pyarrow as pa
+
+from simcore.base.atomic import remove_stale_temporaries
+from simcore.base.checksums import recorded_digest
+from simcore.base.errors import ConfigError, IntegrityError, SimcoreError
+from simcore.base.fingerprint import closure, digest
+from simcore.machines.spec import MachineSpec
+from simcore.policy import PolicySpec
+from simcore.sweep.experiments import Run, Shard
+from simcore.sweep.store import (
+    JOBS_SCHEMA,
+    SUMMARY_SCHEMA,
+    cache_path,
+    jobs_table,
+    read_verified,
+    run_row,
+    shard_dir,
+    summary_table,
+    write_table,
+)
+from simcore.workload.io import read_workload
+from simcore.workload.transforms import prepare
+
+BACKENDS = ("local", "address", "slurm")
+#: Runs to simulate per local Dask worker, at least: a worker's start (an interpreter,
+#: numba, the shard's kernels) costs about 2 s of a core, as much as a few runs.
+RUNS_PER_WORKER = 8
+
+
+def code_modules(shard: Shard) -> tuple[str, ...]:
+    """The modules whose import closure is the code a shard's runs can execute: this one
+    (it reads workloads, simulates and writes cache entries), the scheduler's and the
+    machine's (`MachineSpec.modules`)."""
+    return (__name__, shard.policy_spec.row.module, *shard.machine_spec.modules)
+
+
+def code_files(shard: Shard) -> list[Path]:
+    """Source files whose change can change the shard's results."""
+    return closure(code_modules(shard))
+
+
+def code_fingerprint(shard: Shard) -> str:
+    """sha256 over the code files (a wiring's content is in the machine's key)."""
+    return digest(code_files(shard))
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run as a worker needs it (small, so batches pickle cheaply)."""
+
+    key: str
+    workload_path: str
+    run: Run
+    machine: MachineSpec
+    policy: PolicySpec
+    per_job: bool
+    root: str
+
+
+@dataclass(frozen=True)
+class ShardReport:
+    """What a shard did: runs found cached and simulated, the shard's wall time and the
+    seconds spent inside simulations (summed over workers; the rest is orchestration)."""
+
+    runs: int
+    cached: int
+    simulated: int
+    seconds: float
+    simulation_s: float
+
+    def timing(self, workers: int) -> dict[str, Any]:
+        """The report as the workflow's timing file holds it (never part of a result)."""
+        return {"runs": self.runs, "cached": self.cached, "simulated": self.simulated,
+                "wall_s": round(self.seconds, 3), "simulation_s": round(self.simulation_s, 3),
+                "workers": workers}
+
+
+def run_shard(shard: Shard, root: str | Path, workers: int = 1,
+              dask: Mapping[str, Any] | None = None, log: TextIO = sys.stderr) -> ShardReport:
+    """Make the shard's result files under `root`, simulating only runs without a valid
+    cache entry. An entry that is unreadable, altered or written for another run is
+    reported in `log` by path and simulated again, never trusted."""
+    began = time.perf_counter()
+    root = Path(root).resolve()  # workers may run elsewhere
+    tasks = _tasks(shard, root)
+    todo = []
+    for task in tasks:
+        for path in _entry_paths(task):
+            remove_stale_temporaries(path)
+        problem = _entry_problem(task)
+        if problem is not None:
+            todo.append(task)
+            if problem != MISSING:
+                print(f"{shard.label()}: {problem}; simulating the run again", file=log)
+    progress = Progress(shard.label(), len(tasks), len(tasks) - len(todo), log)
+    simulation_s = 0.0
+    if todo:
+        pair = (shard.machine_spec.allocator, shard.policy_spec.scheduler)
+        with _executor(workers, len(todo), dict(dask or {"backend": "local"}), pair) as execute:
+            for done, seconds in execute(todo):
+                simulation_s += seconds
+                progress.advance(done)
+    rows = [_entry(root, t.key, SUMMARY_SCHEMA).to_pylist()[0] for t in tasks]
+    out = shard_dir(root, shard.dataset, shard.names)
+    meta = {"shard": shard.to_json(), "runs": len(tasks)}
+    jobs = (pa.concat_tables([_entry(root, t.key, JOBS_SCHEMA, per_job=True) for t in tasks])
+            if shard.per_job else JOBS_SCHEMA.empty_table())
+    write_table(jobs, out / "jobs.parquet", meta)
+    write_table(summary_table(rows), out / "summary.parquet", meta)
+    report = ShardReport(len(tasks), len(tasks) - len(todo), len(todo),
+                         time.perf_counter() - began, simulation_s)
+    progress.finish(report)
+    return report
+
+
+def _tasks(shard: Shard, root: Path) -> list[Task]:
+    code = code_fingerprint(shard)
+    hashes: dict[str, str] = {}
+    tasks = []
+    for run in shard.runs:
+        path = root / shard.source.path(run.seed)
+        if not path.is_file():
+            raise SimcoreError(f"shard {shard.label()}: workload file {path} is missing")
+        if str(path) not in hashes:
+            made = shard.source.provenance(run.seed)  # a file of this source and seed
+            hashes[str(path)] = recorded_digest(read_workload(path, made))
+        key = shard.run_key(run, hashes[str(path)], code)
+        tasks.append(Task(key, str(path), run, shard.machine_spec, shard.policy_spec,
+                          shard.per_job, str(root)))
+    return tasks
+
+
+def simulate_batch(tasks: Sequence[Task]) -> tuple[int, float]:
+    """Simulate tasks and store each result in the run cache; returns how many ran and the
+    seconds they took."""
+    began = time.perf_counter()
+    for task in tasks:
+        simulate_task(task)
+    return len(tasks), time.perf_counter() - began
+
+
+def simulate_task(task: Task) -> None:
+    """One run, unless it has a valid cache entry (a retried batch finds its own work)."""
+    from simcore.simulate import simulate
+
+    if _entry_problem(task) is None:
+        return
+    machine = task.machine
+    try:
+        jobs = prepare(_workload(task.workload_path), task.run.transforms, machine,
+                       task.run.seed)
+        result = simulate(jobs, machine, task.policy, task.run.seed)
+    except SimcoreError as exc:
+        raise SimcoreError(f"run {task.key[:12]} ({task.workload_path}, "
+                           f"{task.run.transforms.key()}, seed {task.run.seed}, "
+                           f"{task.machine}, {task.policy}): {exc}") from exc
+    meta = {"run_key": task.key}
+    if task.per_job:
+        write_table(jobs_table(result.jobs, task.key),
+                    cache_path(task.root, task.key, per_job=True), meta)
+    row = run_row(task.key, machine, task.policy, task.run.transforms, task.run.seed, jobs,
+                  result.summary)
+    write_table(summary_table([row]), cache_path(task.root, task.key), meta)
+
+
+MISSING = "missing"
+
+
+def _entry_paths(task: Task) -> list[Path]:
+    """The cache files of a run: its summary row, and its per-job rows if the shard keeps
+    them (an entry may come from a shard that did not)."""
+    return [cache_path(task.root, task.key)] + (
+        [cache_path(task.root, task.key, per_job=True)] if task.per_job else [])
+
+
+def _entry_problem(task: Task) -> str | None:
+    """None if the run's cache entry is complete and valid, else MISSING or what is wrong."""
+    try:
+        _entry(task.root, task.key, SUMMARY_SCHEMA)
+        if task.per_job:
+            _entry(task.root, task.key, JOBS_SCHEMA, per_job=True)
+    except FileNotFoundError:
+        return MISSING
+    except IntegrityError as exc:
+        return f"cache entry {exc}"
+    return None
+
+
+def _entry(root: str | Path, key: str, schema: pa.Schema, per_job: bool = False) -> pa.Table:
+    """A verified cache entry (see simcore.sweep.store.read_verified)."""
+    return read_verified(cache_path(root, key, per_job), schema, key)
+
+
+def _workload(path: str) -> pa.Table:
+    """The job table at `path`, read once per process while the file stays the same."""
+    stat = Path(path).stat()
+    return _read_once(path, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=8)
+def _read_once(path: str, mtime_ns: int, size: int) -> pa.Table:
+    return read_workload(path)
+
+
+def warm_kernels(pairs: Sequence[tuple[str, str]] | None = None, jobs: int = 1,
+                 log: TextIO = sys.stderr) -> list[tuple[str, str]]:
+    """Compile (or load from the on-disk cache) the engine of each (allocator, scheduler)
+    pair, by default every pair that can run together, and mark each as ready in the
+    kernel cache, with a line in `log` per engine. Each pair is its own specialisation of
+    the engine, so a sweep warms only the pairs it uses; `jobs` processes compile at once
+    (cache writes are serialised, `simcore.base.jit`). Returns the pairs compiled."""
+    from simcore.machines.contract import STEADY
+    from simcore.machines.registry import ALLOCATORS
+    from simcore.policy import SCHEDULERS
+
+    if pairs is None:  # machines are steady unless they have a failure process
+        pairs = [(a, s) for a in ALLOCATORS for s in SCHEDULERS
+                 if SCHEDULERS[s].needs - {STEADY} <= ALLOCATORS[a].capabilities]
+    todo = list({_ready_mark(*pair): pair for pair in pairs
+                 if not kernels_ready(*pair)}.values())  # one per engine
+    if jobs <= 1 or len(todo) <= 1:
+        outcomes: Iterator[tuple[tuple[str, str], float]] = (
+            (pair, _compile_engine(*pair)) for pair in todo)
+        for done, (pair, seconds) in enumerate(outcomes, 1):
+            _report_engine(pair, seconds, done, len(todo), log)
+        return todo
+    import concurrent.futures
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")  # fresh interpreters, no forked LLVM
+    with concurrent.futures.ProcessPoolExecutor(min(jobs, len(todo)), context) as pool:
+        futures = {pool.submit(_compile_engine, *pair): pair for pair in todo}
+        for done, future in enumerate(concurrent.futures.as_completed(futures), 1):
+            _report_engine(futures[future], future.result(), done, len(todo), log)
+    return todo
+
+
+def _compile_engine(allocator: str, scheduler: str) -> float:
+    """Compile one pair's engine by simulating three jobs, mark it ready; its seconds."""
+    from simcore.jobs.bsp import RING, BSPJobs
+    from simcore.jobs.jobs import Jobs
+    from simcore.machines.registry import ALLOCATORS
+    from simcore.simulate import simulate
+
+    began = time.perf_counter()
+    jobs = Jobs.create([1, 2, 3], [0, 1, 2], [5, 5, 5], [6, 6, 6], [2, 1, 2],
+                       shape=np.array([[2, 1, 1], [1, 1, 1], [1, 2, 1]]),
+                       torus=np.array([1, 0, 1], bool),
+                       bsp=BSPJobs(np.full(3, RING), np.full(3, 1e-3), np.full(3, 2e-3),
+                                   np.ones(3, dtype=np.int64), np.full(3, 5e-5)))
+    machine = MachineSpec.parse(ALLOCATORS[allocator].machine_example, allocator)
+    simulate(jobs, machine, scheduler)
+    mark = _ready_mark(allocator, scheduler)
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    mark.touch()
+    return time.perf_counter() - began
+
+
+def _report_engine(pair: tuple[str, str], seconds: float, done: int, total: int,
+                   log: TextIO) -> None:
+    print(f"kernels: engine {pair[0]} x {pair[1]} compiled in {seconds:.1f} s "
+          f"({done}/{total})", file=log, flush=True)
+
+
+def kernels_ready(allocator: str, scheduler: str) -> bool:
+    """Whether the engine of this pair is in the on-disk kernel cache (workers just load it)."""
+    return _ready_mark(allocator, scheduler).exists()
+
+
+def _ready_mark(allocator: str, scheduler: str) -> Path:
+    """The marker of a compiled pair: one per allocator and scheduler module (the schedulers
+    of one module share its struct, hence its kernels)."""
+    from simcore import NUMBA_CACHE
+    from simcore.policy import SCHEDULERS
+
+    return NUMBA_CACHE / f".ready-{allocator}-{SCHEDULERS[scheduler].module}"
+
+
+def useful_workers(runs: int, workers: int) -> int:
+    """How many of `workers` local Dask workers `runs` simulations keep busy long enough to
+    pay for their start (one: simulate in the shard's own process)."""
+    return max(1, min(workers, runs // RUNS_PER_WORKER))
+
+
+def _batches(tasks: Sequence[Task], workers: int) -> list[list[Task]]:
+    """Several batches per worker (load balance), none too large (lost work on failure)."""
+    size = max(1, min(50, math.ceil(len(tasks) / (workers * 8))))
+    return [list(tasks[i:i + size]) for i in range(0, len(tasks), size)]
+
+
+@contextlib.contextmanager
+def _executor(workers: int, n_tasks: int, dask: dict[str, Any],
+              pair: tuple[str, str]) -> Iterator[Any]:
+    """A function tasks -> iterator of (completed runs, their seconds), backed by Dask or
+    run in-process."""
+    backend = dask.pop("backend", "local")
+    if backend not in BACKENDS:
+        raise ConfigError(f"sweep.dask.backend: {backend!r}; expected one of {BACKENDS}")
+    if backend == "local":
+        workers = useful_workers(n_tasks, workers)
+    if workers <= 1 and backend == "local":
+        yield lambda tasks: (simulate_batch([t]) for t in tasks)
+        return
+    from dask.distributed import Client, as_completed
+
+    if not kernels_ready(*pair):
+        warm_kernels([pair])  # compile once, here, not in every worker at the same time
+    if backend == "slurm":  # batches for the workers the cluster may grow to, not our threads
+        workers = dask.get("maximum_jobs", 4) * dask.get("processes", 1)
+    with _cluster(backend, workers, dask) as cluster, Client(cluster) as client:
+        if backend == "address":
+            workers = max(workers, len(client.scheduler_info()["workers"]))
+
+        def execute(tasks: Sequence[Task]) -> Iterator[tuple[int, float]]:
+            futures = client.map(simulate_batch, _batches(tasks, workers), retries=3,
+                                 pure=False)
+            for _, outcome in as_completed(futures, with_results=True):
+                yield outcome
+
+        yield execute
+
+
+@contextlib.contextmanager
+def _cluster(backend: str, workers: int, options: dict[str, Any]) -> Iterator[Any]:
+    if backend == "address":
+        if "address" not in options:
+            raise ConfigError("sweep.dask.address: the scheduler address, e.g. tcp://host:8786")
+        yield options["address"]
+        return
+    if backend == "local":
+        from dask.distributed import LocalCluster
+
+        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                          dashboard_address=None) as cluster:
+            yield cluster
+        return
+    from simcore.sweep.slurm_cluster import slurm_cluster
+
+    with slurm_cluster(options) as cluster:
+        yield cluster
+
+
+class Progress:
+    """Counts and ETA for a shard: a line per `interval_s` to a log, live on a terminal."""
+
+    def __init__(self, label: str, total: int, cached: int, stream: TextIO,
+                 interval_s: float = 10.0) -> None:
+        self.label, self.total, self.cached, self.stream = label, total, cached, stream
+        self.done = 0
+        self.interval_s = interval_s
+        self.began = self.last = time.perf_counter()
+        self.live = stream.isatty()
+        print(f"{label}: {total} runs, {cached} cached, {total - cached} to simulate",
+              file=stream, flush=True)
+
+    def advance(self, runs: int) -> None:
+        self.done += runs
+        now = time.perf_counter()
+        if not self.live and now - self.last < self.interval_s:
+            return
+        self.last = now
+        rate = self.done / max(now - self.began, 1e-9)
+        left = self.total - self.cached - self.done
+        eta = time.strftime("%H:%M:%S", time.gmtime(left / rate)) if rate > 0 else "?"
+        line = (f"{self.label}: {self.cached + self.done}/{self.total} runs "
+                f"({self.done} simulated), {rate:.1f} runs/s, ETA {eta}")
+        print(("\r" + line) if self.live else line, end="" if self.live else "\n",
+              file=self.stream, flush=True)
+
+    def finish(self, report: ShardReport) -> None:
+        rate = report.simulated / max(report.seconds, 1e-9)
+        print(("\n" if self.live and report.simulated else "")
+              + f"{self.label}: {report.runs} runs: {report.cached} cached, {report.simulated} "
+              f"simulated in {report.seconds:.1f} s ({rate:.1f} runs/s)",
+              file=self.stream, flush=True)

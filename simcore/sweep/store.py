@@ -1,0 +1,285 @@
+"""The result store: a content-addressed run cache and hive-partitioned shard files.
+
+Paths are those of `simcore.base.patterns` under a results root (`results/` in the workflow):
+one cache entry per run key, shared by every dataset, and per dataset one directory per
+shard (experiment=E/workload=W/machine=M/policy=P) holding `summary.parquet` (one row per
+run) and `jobs.parquet` (per-job rows, when the experiment keeps them).
+
+Every file is zstd Parquet written atomically, so a reader never sees half a file and an
+interrupted sweep leaves only whole cache entries behind. The partition columns
+(experiment, workload, machine, policy) live in the directory names only; read the store
+with `read_summaries`, which restores them with explicit types. Every file carries schema
+metadata: `result_schema_version`, `simcore_version` and, for shard files, the resolved
+shard specification, which must name the shard its directory names (`read_shard`).
+
+The columns are defined once: the run's identity, the workload transforms
+(`WorkloadSpec`), every scheduler parameter (`simcore.policy`) and the run metrics
+(`simcore.core.metrics.RUN_METRICS`); `jobs.parquet` follows `simcore.core.metrics.JOB_COLUMNS`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from simcore.base import patterns
+from simcore.base.atomic import atomic_path, atomic_write_bytes
+from simcore.base.checksums import file_digest, recorded_digest, table_digest, with_digest
+from simcore.base.errors import IntegrityError, SimcoreError
+from simcore.core.metrics import JOB_COLUMNS, RUN_METRICS, Column
+from simcore.jobs.jobs import Jobs
+from simcore.machines.spec import MachineSpec
+from simcore.policy import PolicySpec, all_parameters
+from simcore.workload.transforms import WorkloadSpec, offered_load, transforms
+
+if TYPE_CHECKING:
+    import polars as pl
+
+RESULT_SCHEMA_VERSION = 5  # 4: time-sharing columns; 5: failed capacity and goodput
+PARTITIONS = ("experiment", "workload", "machine", "policy")
+_ARROW = {int: pa.int64(), float: pa.float64(), str: pa.string(), bool: pa.bool_(),
+          list: pa.list_(pa.int64())}
+
+#: What identifies a run besides its parameters.
+IDENTITY = (
+    Column("run_key", str, None, "sha256 of everything that determines the run's result"),
+    Column("machine_spec", str, None, "the machine, e.g. torus:4x4x8 (with its allocator "
+           "where it is not the kind's default)"),
+    Column("scheduler", str, None, "the scheduler of the run's policy"),
+    Column("seed", int, None, "seed of the run's random draws (0 where nothing is random)"),
+)
+#: Workload transforms and policy parameters, as columns (null where they do not apply).
+PARAMETERS = tuple(
+    Column(p.name, p.type, p.unit, p.meaning) for p in (
+        *(f.metadata["parameter"] for f in transforms().values()),
+        *all_parameters().values()))
+POLICY_COLUMNS = tuple(all_parameters())
+
+SUMMARY_SCHEMA = pa.schema([(c.name, _ARROW[c.type]) for c in (*IDENTITY, *PARAMETERS,
+                                                                  *RUN_METRICS)])
+JOBS_SCHEMA = pa.schema([("run_key", pa.string()),
+                         *((c.name, _ARROW[c.type]) for c in JOB_COLUMNS)])
+
+
+def _metadata(extra: Mapping[str, object] | None = None) -> dict[bytes, bytes]:
+    from simcore import __version__
+
+    meta = {b"result_schema_version": str(RESULT_SCHEMA_VERSION).encode(),
+            b"simcore_version": __version__.encode()}
+    for key, value in (extra or {}).items():
+        meta[key.encode()] = (value if isinstance(value, str) else json.dumps(value)).encode()
+    return meta
+
+
+def write_table(table: pa.Table, path: str | os.PathLike[str],
+                metadata: Mapping[str, object] | None = None) -> None:
+    """Write zstd Parquet atomically with the store's metadata and the checksum of the
+    table's content. A shard file (`metadata` has `shard`) gets its stat stamp recorded
+    beside it, so `damaged_shards` need not read it until it changes."""
+    table = with_digest(table.replace_schema_metadata(_metadata(metadata)))
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
+    if metadata is not None and "shard" in metadata:
+        _record_stamp(path)
+
+
+def read_verified(path: str | os.PathLike[str], schema: pa.Schema | None = None,
+                  run_key: str | None = None) -> pa.Table:
+    """A file written by `write_table`, checked before it is trusted: readable Parquet,
+    content matching its checksum, the expected schema (if given) and, for a run-cache
+    entry, written for `run_key` and holding only that key's rows. FileNotFoundError if it
+    is missing; IntegrityError (naming the file and the problem) otherwise."""
+    try:
+        table = pq.read_table(path)
+    except FileNotFoundError:
+        raise
+    except (pa.ArrowException, OSError) as exc:
+        raise IntegrityError(f"{path}: unreadable ({exc})") from None
+    if recorded_digest(table) != table_digest(table):
+        raise IntegrityError(f"{path}: content does not match its checksum")
+    meta = table.schema.metadata or {}
+    if run_key is not None:
+        written_for = meta.get(b"run_key", b"").decode()
+        if written_for != run_key or (table.num_rows and set(
+                table.column("run_key").unique().to_pylist()) != {run_key}):
+            raise IntegrityError(f"{path}: holds run {written_for or 'of no key'}, expected "
+                                 f"{run_key}")
+    if schema is not None and not table.schema.remove_metadata().equals(schema):
+        raise IntegrityError(f"{path}: columns are not those of this simcore version's store")
+    return table
+
+
+#: The schema of each file of a shard directory.
+SHARD_FILES = {"summary.parquet": SUMMARY_SCHEMA, "jobs.parquet": JOBS_SCHEMA}
+REBUILD = ("remove it and run snakemake again: the shard is rebuilt from the run cache, "
+           "simulating only runs the cache lacks")
+
+
+def read_shard(path: str | os.PathLike[str]) -> pa.Table:
+    """A shard file (`summary.parquet` or `jobs.parquet`) verified as `read_verified` does,
+    and written for the shard its place names: the specification in its metadata must
+    name the directory's experiment, workload, machine and policy and, under
+    `<dataset>/store/`, the dataset. FileNotFoundError if it is missing; otherwise an
+    IntegrityError naming the file, the problem and how to repair it."""
+    path = Path(path)
+    try:
+        table = read_verified(path, SHARD_FILES.get(path.name))
+    except IntegrityError as exc:
+        raise IntegrityError(f"{exc}; {REBUILD}") from None
+    problem = misplaced(path, table.schema.metadata or {})
+    if problem is not None:
+        raise IntegrityError(f"{path}: {problem}; {REBUILD}")
+    return table
+
+
+def misplaced(path: PurePath, metadata: Mapping[bytes, bytes]) -> str | None:
+    """What in the specification a shard file records differs from its place `path`
+    (hive directories, and the dataset directory above `store/` where there is one), or
+    None."""
+    try:
+        spec = json.loads(metadata[b"shard"])
+        written = {key: spec[key] for key in ("dataset", *PARTITIONS)}
+    except (KeyError, TypeError, ValueError):
+        return "no shard specification in its metadata, so not a shard file written by simcore"
+    place = dict(part.split("=", 1) for part in path.parent.parts[-4:] if "=" in part)
+    if len(path.parents) > 5 and path.parents[4].name == "store" and path.parents[5].name:
+        place["dataset"] = path.parents[5].name
+    differ = [f"{key} {written[key]!r} (its place: {value!r})" for key, value in place.items()
+              if written[key] != value]
+    if differ:
+        return f"written for another shard: {', '.join(differ)}"
+    return None
+
+
+def damaged_shards(files: Sequence[str | os.PathLike[str]]) -> dict[str, str]:
+    """The existing shard `files` that `read_shard` refuses, each with its problem (without
+    the repair, REBUILD; missing files are not damaged: the workflow makes them).
+
+    Reading a file whole is the only full check, so a file is read only when its stat
+    stamp (size, inode, modification and change time) differs from the one recorded
+    beside it (`.<name>.checked`) when it was written or last passed. Any write changes
+    the stamp: a copy, truncation or edit gets a new change time even when the
+    modification time is set back, and no user can set a change time. The record also
+    holds the sha256 of the bytes written, so a change the decoded table does not show
+    (a byte of the statistics readers filter on, say) is refused too."""
+    damaged = {}
+    for name in map(str, files):
+        try:
+            stamp = _stamp(name)
+        except FileNotFoundError:
+            continue
+        recorded = _recorded(name)
+        if recorded.get("stat") == stamp:
+            continue
+        try:
+            read_shard(name)
+        except FileNotFoundError:
+            continue
+        except IntegrityError as exc:
+            damaged[name] = str(exc).removesuffix(f"; {REBUILD}")
+            continue
+        written = recorded.get("sha256")
+        if written is not None and file_digest(name) != written:
+            damaged[name] = f"{name}: its bytes differ from those simcore wrote"
+            continue
+        _record_stamp(name, written)
+    return damaged
+
+
+def _recorded(path: str | os.PathLike[str]) -> dict:
+    """The stamp recorded beside a shard file ({} if none can be read)."""
+    try:
+        recorded = json.loads(_stamp_path(path).read_text())
+    except (OSError, ValueError):
+        return {}
+    return recorded if isinstance(recorded, dict) else {}
+
+
+def _stamp(path: str | os.PathLike[str]) -> list[int]:
+    info = os.stat(path)
+    return [info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns]
+
+
+def _stamp_path(path: str | os.PathLike[str]) -> Path:
+    return Path(path).with_name(f".{Path(path).name}.checked")
+
+
+def _record_stamp(path: str | os.PathLike[str], sha256: str | None = None) -> None:
+    """Record that the file at `path`, as it is now, passed its checks (or was just written
+    from checked data), with the sha256 of the bytes written (default: its bytes now)."""
+    record = {"stat": _stamp(path), "sha256": sha256 or file_digest(path)}
+    atomic_write_bytes(_stamp_path(path), json.dumps(record).encode())
+
+
+def cache_path(root: str | os.PathLike[str], key: str, per_job: bool = False) -> Path:
+    """Where the run cache keeps run `key`."""
+    pattern = patterns.CACHE_JOBS if per_job else patterns.CACHE_ENTRY
+    return Path(root) / pattern.format(prefix=key[:2], key=key)
+
+
+def shard_dir(root: str | os.PathLike[str], dataset: str, names: Mapping[str, str]) -> Path:
+    """The hive directory of one shard of `dataset`."""
+    return Path(root) / patterns.SHARD.format(dataset=dataset, **names)
+
+
+def read_summaries(store: str | os.PathLike[str],
+                   files: Sequence[str | os.PathLike[str]] | None = None) -> pl.DataFrame:
+    """Summary rows, with the partition columns as strings: of the given shard `files`
+    (a configuration's shards), or of every shard under the `store` directory."""
+    import polars as pl  # here: a workflow importing the store's schema needs no polars
+
+    if files is None:
+        files = Path(store).glob("**/summary.parquet")
+    files = sorted(str(f) for f in files)
+    string = {p: pl.String for p in PARTITIONS}
+    frames = [pl.DataFrame(schema=string).hstack(pl.from_arrow(SUMMARY_SCHEMA.empty_table()))]
+    for path in files:
+        table = read_shard(path)
+        names = dict(part.split("=", 1) for part in Path(path).parent.parts if "=" in part)
+        frames.append(pl.from_arrow(table.replace_schema_metadata(None)).select(
+            *(pl.lit(names.get(p), pl.String).alias(p) for p in PARTITIONS), pl.all()))
+    return pl.concat(frames)
+
+
+def jobs_table(schedule: pa.Table, run_key: str) -> pa.Table:
+    """A run's per-job schedule as rows of JOBS_SCHEMA (columns it lacks become null)."""
+    n = schedule.num_rows
+    columns = [pa.array([run_key] * n, pa.string()) if f.name == "run_key"
+               else schedule.column(f.name).cast(f.type) if f.name in schedule.column_names
+               else pa.nulls(n, f.type) for f in JOBS_SCHEMA]
+    return pa.Table.from_arrays(columns, schema=JOBS_SCHEMA)
+
+
+def run_row(key: str, machine: MachineSpec, policy: PolicySpec, workload: WorkloadSpec,
+            seed: int, jobs: Jobs, summary: Mapping[str, object]) -> dict[str, object]:
+    """The summary row of one run: identity, parameters (null where they do not apply) and
+    results (NaN, undefined, as null)."""
+    try:
+        load = offered_load(jobs.size, jobs.run_s, jobs.submit_s, machine.units)
+    except SimcoreError:  # a single arrival time: no span to load
+        load = None
+    params = policy.params()
+    return {
+        **{k: None if isinstance(v, float) and math.isnan(v) else v for k, v in summary.items()},
+        **workload.to_dict(),
+        **{k: params.get(k) for k in POLICY_COLUMNS},
+        "run_key": key,
+        "machine_spec": str(machine),
+        "scheduler": policy.scheduler,
+        "seed": seed,
+        "offered_load_actual": load,
+        "oversize_jobs": jobs.oversize_jobs,
+    }
+
+
+def summary_table(rows: Sequence[Mapping[str, object]]) -> pa.Table:
+    """Rows (dicts) as a table of SUMMARY_SCHEMA; missing keys become null."""
+    return pa.Table.from_pylist([{f.name: row.get(f.name) for f in SUMMARY_SCHEMA}
+                                 for row in rows], schema=SUMMARY_SCHEMA)
