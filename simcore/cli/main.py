@@ -16,7 +16,7 @@ from pathlib import Path
 from simcore.base.errors import SimcoreError, SpecError
 from simcore.base.params import Parameter
 from simcore.base.patterns import CATALOGUE, PUBLISHED, RESULTS
-from simcore.cli.listing import LISTED_JOBS, REGISTRIES
+from simcore.cli.listing import REGISTRIES
 from simcore.machines.curves.orderings import ORDERINGS
 from simcore.machines.curves.orderings import describe_choices as describe_orderings
 from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS
@@ -370,11 +370,11 @@ def _convert_trace(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from simcore.base.atomic import atomic_path
     from simcore.base.params import SEED
     from simcore.jobs.cleaning import CleaningOptions
     from simcore.machines.spec import MachineSpec
     from simcore.policy import PolicySpec
+    from simcore.report.runs import run_report, write_schedule
     from simcore.simulate import simulate
     from simcore.workload.sources import load_workload
     from simcore.workload.synthetic import JOBS
@@ -406,19 +406,9 @@ def _run(args: argparse.Namespace) -> int:
     if bar is not None:
         bar.close()
     if args.jobs_out:
-        import pyarrow.parquet as pq
-
-        with atomic_path(args.jobs_out) as tmp:
-            pq.write_table(result.jobs, tmp, compression="zstd")
-    listed = result.jobs.num_rows <= LISTED_JOBS
-    report = {**result.summary, "turnaround_s": result.summary["makespan_s"],
-              "termination_s": dict(zip(map(str, result.jobs.column("job_id").to_pylist()),
-                                        result.jobs.column("end_s").to_pylist(), strict=True))
-              if listed else None,
-              "workload": {"source": args.workload, **json.loads(spec.key())},
-              "timing": result.timing}
+        write_schedule(result, args.jobs_out)
     if args.json:
-        print(_json(report))
+        print(_json(run_report(result, args.workload, spec)))
         return 0
     s = result.summary
     print(f"{s['jobs']} jobs on {s['machine']} under {policy.describe(capabilities)}")
