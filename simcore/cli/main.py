@@ -376,7 +376,7 @@ def _run(args: argparse.Namespace) -> int:
     from simcore.policy import PolicySpec
     from simcore.report.runs import run_report, write_schedule
     from simcore.simulate import simulate
-    from simcore.workload.sources import load_workload
+    from simcore.workload.sources import load_workload, model_machine
     from simcore.workload.synthetic import JOBS
     from simcore.workload.transforms import WorkloadSpec, prepare
 
@@ -385,7 +385,7 @@ def _run(args: argparse.Namespace) -> int:
         if getattr(args, flag) is not None:
             params[name] = getattr(args, flag)
     machine = MachineSpec.parse(
-        args.machine or _model_machine(args.workload), args.allocator, ordering=args.ordering,
+        args.machine or model_machine(args.workload), args.allocator, ordering=args.ordering,
         options=dict(_key_value(p, "--machine-param") for p in args.machine_param))
     capabilities = ALLOCATORS[machine.allocator].capabilities
     policy = PolicySpec.from_params(args.scheduler, params).on(capabilities)
@@ -397,8 +397,7 @@ def _run(args: argparse.Namespace) -> int:
                            if (value := getattr(args, name)) is not None})
     _check_memory(args, jobs, spec.replication)
     table = load_workload(args.workload, jobs, seed, cleaning=cleaning)
-    _check_memory(args, min(max(table.num_rows - spec.skip_jobs, 0),
-                            spec.first_jobs or table.num_rows), spec.replication)
+    _check_memory(args, spec.span_jobs(table.num_rows), spec.replication)
     if args.jobs_out:
         _check_output(args.jobs_out, "--jobs-out")
     bar = _ProgressBar() if sys.stderr.isatty() and not args.json else None
@@ -431,17 +430,6 @@ def _run(args: argparse.Namespace) -> int:
           + (f", locality measured in {result.timing['metrics_s']:.3f} s"
              if "span_ring_mean" in s else ""))
     return 0
-
-
-def _model_machine(workload: str) -> str:
-    """The machine of a model that describes one (`fcs:scenario1` -> flat:128)."""
-    from simcore.workload.synthetic import MODELS
-
-    row = MODELS.get(workload.partition(":")[0])
-    if row is None or row.machine is None:
-        raise SpecError(f"--machine: required for --workload {workload!r} (only a model of "
-                        "one machine, e.g. fcs:scenario1, brings its own)")
-    return row.machine
 
 
 class _ProgressBar:
