@@ -347,15 +347,9 @@ def _swf_info(args: argparse.Namespace) -> int:
 
 
 def _fetch_trace(args: argparse.Namespace) -> int:
-    from simcore.base.errors import TraceError
-    from simcore.workload.traces import acquire, load_catalogue, mirror_dirs
+    from simcore.workload.traces import acquire, catalogued, mirror_dirs
 
-    catalogue = load_catalogue(args.catalogue)
-    if args.name not in catalogue:
-        raise TraceError(
-            f"{args.catalogue}: no trace named {args.name!r}; expected one of {sorted(catalogue)}"
-        )
-    path = acquire(catalogue[args.name], args.out, mirror_dirs(args.mirror))
+    path = acquire(catalogued(args.catalogue, args.name), args.out, mirror_dirs(args.mirror))
     print(f"{path}: sha256 verified")
     return 0
 
