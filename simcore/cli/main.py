@@ -548,20 +548,13 @@ def _tables(args: argparse.Namespace) -> int:
 
 
 def _reproduction(args: argparse.Namespace) -> int:
-    from simcore.base.atomic import atomic_write_bytes
-    from simcore.report.reproduction import copy_figures, load_published, report
-    from simcore.sweep.store import read_summaries
+    from simcore.report.reproduction import write_report
 
     if args.store is None and not args.summaries:
         raise SpecError("reproduction: give --store or --summaries")
     _check_store(args.store)
-    published = load_published(args.published)
-    text = report(published, args.store, args.summaries, args.figures)
-    if args.copy_figures:
-        present = set(read_summaries(args.store, args.summaries)["experiment"].to_list())
-        copy_figures(published, present, args.copy_figures,
-                     Path(args.out).parent / args.figures)
-    atomic_write_bytes(args.out, text.encode())
+    write_report(args.published, args.store, args.summaries, args.out, args.figures,
+                 args.copy_figures)
     print(args.out)
     return 0
 
