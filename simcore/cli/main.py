@@ -632,10 +632,9 @@ def _plan(args: argparse.Namespace) -> int:
 def _menus_candidates(args: argparse.Namespace) -> int:
     from simcore.machines.spec import MachineSpec
     from simcore.sweep.experiments import SEED
-    from simcore.tools.menu_search import write_candidates
-    from simcore.workload.sources import load_workload
+    from simcore.tools.menu_search import write_workload_candidates
     from simcore.workload.synthetic import JOBS
-    from simcore.workload.transforms import WorkloadSpec, prepare
+    from simcore.workload.transforms import WorkloadSpec
 
     _check_name("--prefix", args.prefix)
     machine = MachineSpec.parse(f"torus:{args.torus}")
@@ -651,15 +650,12 @@ def _menus_candidates(args: argparse.Namespace) -> int:
     seed = _flag_value("--seed", SEED, args.seed)
     jobs = _flag_value("--jobs", JOBS, args.jobs)
     _check_memory(args, jobs)
-    table = load_workload(args.workload, jobs, seed)
-    jobs = prepare(table, spec, machine, seed)
     command = " ".join(["simcore menus candidates", *(
         f"--{flag.replace('_', '-')} {value}" for flag, value in vars(args).items()
         if flag in ("workload", "jobs", "seed", "first_jobs", "processors_per_unit", "torus",
                     "prefix") and value is not None)])
-    note = f"for {len(jobs)} jobs of {args.workload}: {command}"
-    for path in write_candidates(args.prefix, jobs.size, jobs.run_s, machine.dims, args.out,
-                                 note):
+    for path in write_workload_candidates(args.workload, jobs, seed, spec, machine,
+                                          args.prefix, args.out, command):
         print(path)
     return 0
 
