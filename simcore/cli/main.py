@@ -709,12 +709,7 @@ def _bgl_links(args: argparse.Namespace) -> int:
 
 
 def _leung_table1(args: argparse.Namespace) -> int:
-    import tempfile
-    from pathlib import Path
-
-    from simcore.base.atomic import atomic_write_bytes
-    from simcore.report.plots import table1_makespans, write_figure
-    from simcore.tools.leung2002 import STRATEGIES, markdown_table1, summarize_table1, table1
+    from simcore.tools.leung2002 import STRATEGIES, markdown_table1, table1_summary
 
     if args.seeds < 1:
         raise SpecError(f"--seeds {args.seeds}; expected at least 1")
@@ -723,44 +718,17 @@ def _leung_table1(args: argparse.Namespace) -> int:
         raise SpecError(f"--seeds {args.seeds} x --dilation ({len(args.dilation)} values) x "
                         f"{len(STRATEGIES)} strategies: {runs:,} runs, above the limit of "
                         f"{args.max_runs:,}; expected fewer, or a larger --max-runs")
-    with tempfile.TemporaryDirectory() as scratch:
-        out = Path(args.out) if args.out else Path(scratch)
-        out.mkdir(parents=True, exist_ok=True)
-        runs = table1(args.dilation, range(1, args.seeds + 1), out)
-    summary = summarize_table1(runs)
-    text = markdown_table1(summary)
-    if args.out:
-        atomic_write_bytes(out / "table1.md", text.encode())
-        atomic_write_bytes(out / "table1.csv", summary.write_csv().encode())
-        write_figure(lambda: table1_makespans(summary), out, "table1")
-    print(_json(summary.to_dicts()) if args.json else text)
+    summary = table1_summary(args.dilation, range(1, args.seeds + 1), args.out)
+    print(_json(summary.to_dicts()) if args.json else markdown_table1(summary))
     return 0
 
 
 def _leung_figure1(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    import polars as pl
-
-    from simcore.base.atomic import atomic_write_bytes
-    from simcore.report.plots import locality_vs_work_multiple, write_figure
-    from simcore.sweep.store import read_summaries
-    from simcore.tools.leung2002 import figure1_rows
+    from simcore.tools.leung2002 import write_figure1
 
     _check_store(args.store)
-    rows = figure1_rows(read_summaries(args.store), args.experiment)
-    if rows.is_empty():
-        raise SpecError(f"{args.store}: no runs of experiment {args.experiment} with "
-                        "locality metrics (run it with a curve allocator first)")
-    out = Path(args.out)
-    atomic_write_bytes(out / "figure1.csv", rows.write_csv().encode())
-    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_formatting="MARKDOWN",
-                   tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True,
-                   tbl_width_chars=1000, fmt_str_lengths=100,
-                   float_precision=3):
-        text = str(rows)
-    atomic_write_bytes(out / "figure1.md", (text + "\n").encode())
-    for path in write_figure(lambda: locality_vs_work_multiple(rows), out, "figure1"):
+    paths, text = write_figure1(args.store, args.experiment, args.out)
+    for path in paths:
         print(path)
     print(text)
     return 0
