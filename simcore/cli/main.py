@@ -735,24 +735,18 @@ def _leung_figure1(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-
     from simcore.base.atomic import atomic_write_bytes
-    from simcore.tools.bench import run_bench
-    from simcore.workload.traces import acquire, load_catalogue, mirror_dirs
+    from simcore.tools.bench import catalogued_trace, run_bench
 
     if args.repeat < 1:
         raise SpecError(f"--repeat {args.repeat}; expected at least 1")
     if args.mesh:
         return _bench_mesh(args)
-
-    def trace_path(given: str | None, name: str) -> Path:
-        if given is not None:
-            return Path(given)
-        entry = load_catalogue(args.catalogue)[name]
-        return acquire(entry, Path("resources/traces") / entry.filename, mirror_dirs())
-
-    report = run_bench(trace_path(args.trace, "SDSC-SP2-1998-4.2-cln"), repeat=args.repeat,
-                       ross=trace_path(args.ross, "Sandia-Ross-2001-1.1-cln"))
+    trace = Path(args.trace) if args.trace is not None else \
+        catalogued_trace(args.catalogue, "SDSC-SP2-1998-4.2-cln")
+    ross = Path(args.ross) if args.ross is not None else \
+        catalogued_trace(args.catalogue, "Sandia-Ross-2001-1.1-cln")
+    report = run_bench(trace, repeat=args.repeat, ross=ross)
     print(f"parse {report['parse_s']:.3f} s, start-up (imports + compilation) "
           f"{report['warmup_s']:.1f} s")
     for row in report["simulations"]:
