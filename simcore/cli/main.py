@@ -16,11 +16,11 @@ from pathlib import Path
 from simcore.base.errors import SimcoreError, SpecError
 from simcore.base.params import Parameter
 from simcore.base.patterns import CATALOGUE, PUBLISHED, RESULTS
-from simcore.cli.listing import REGISTRIES
 from simcore.machines.curves.orderings import ORDERINGS
 from simcore.machines.curves.orderings import describe_choices as describe_orderings
 from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS
 from simcore.policy import SCHEDULERS
+from simcore.report.listing import REGISTRIES
 from simcore.sweep.limits import Limits
 from simcore.workload.sources import describe_choices
 from simcore.workload.traces import MIRROR_ENV
@@ -589,7 +589,7 @@ def _archive_verify(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from simcore.cli.listing import listing, outputs_markdown, text
+    from simcore.report.listing import listing, outputs_markdown, text
 
     if args.markdown:
         if args.registry != "columns":

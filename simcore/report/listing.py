@@ -83,7 +83,7 @@ RUN_JSON = (
     Column("metrics_s", float, "s", "in `timing`: measuring placements (locality of the "
            "curve allocators; 0 elsewhere)"),
 )
-#: The fields of the other commands' JSON (`simcore run --json`: `simcore.cli.main.RUN_JSON`);
+#: The fields of the other commands' JSON (`simcore run --json`: RUN_JSON above);
 #: objects whose keys are data (histogram bins, rule names) are described as a whole.
 COMMAND_JSON = {
     "simcore swf-info --json": _fields(
