@@ -4,18 +4,27 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
-import math
-import os
 import signal
 import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from simcore.base.errors import SimcoreError, SpecError
-from simcore.base.params import Parameter
+from simcore.base.errors import SpecError
 from simcore.base.patterns import CATALOGUE, PUBLISHED, RESULTS
+from simcore.cli.common import (
+    check_memory,
+    check_name,
+    check_output,
+    check_store,
+    flag,
+    flag_value,
+    json_argument,
+    json_text,
+    key_value,
+    memory_flag,
+    run_handler,
+)
 from simcore.machines.curves.orderings import ORDERINGS
 from simcore.machines.curves.orderings import describe_choices as describe_orderings
 from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS
@@ -34,22 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     signal.signal(signal.SIGTERM, _terminate)
-    try:
-        return int(args.handler(args) or 0)
-    except SimcoreError as exc:
-        print(f"simcore: error: {exc}", file=sys.stderr)
-        return 2
-    except BrokenPipeError:  # the reader stopped early (simcore list | head)
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
-    except OSError as exc:  # a missing or unreadable file named on the command line
-        if exc.strerror is None and isinstance(exc, FileNotFoundError):  # raised by a library
-            print(f"simcore: error: {exc}: no such file", file=sys.stderr)  # with the path alone
-            return 2
-        where = f"{exc.filename}: " if exc.filename else ""
-        print(f"simcore: error: {where}{exc.strerror or exc}", file=sys.stderr)
-        return 2
-
+    return run_handler(args)
 
 def entry() -> int:
     """The `simcore` command: `main`, then the heap frozen, so that the interpreter's exit
@@ -113,13 +107,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--estimates", help="scheduler parameter estimates")
     for name, field in transforms().items():  # the workload transforms, one flag each
         parameter = field.metadata["parameter"]
-        run.add_argument(_flag(name), dest=name, metavar=name.upper(),
+        run.add_argument(flag(name), dest=name, metavar=name.upper(),
                          help=f"{parameter.meaning} (default {parameter.default})")
     run.add_argument("--seed", help="seed of the run's random draws (default 0)")
     run.add_argument("--cleaning", default="{}", metavar="JSON",
                      help="cleaning options of an SWF trace, e.g. '{\"oversize\": \"drop\"}'")
     run.add_argument("--jobs-out", help="write the per-job schedule to this .parquet")
-    _memory_flag(run)
+    memory_flag(run)
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.set_defaults(handler=_run)
 
@@ -134,7 +128,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="other model parameters, e.g. job_type=mixed (repeatable)")
     synth.add_argument("--seed", required=True, help="seed of the sample (an integer >= 0)")
     synth.add_argument("--out", required=True, help="destination .parquet")
-    _memory_flag(synth)
+    memory_flag(synth)
     synth.set_defaults(handler=_synthesize)
 
     warm = commands.add_parser("warm", help="compile the simulation kernels into the cache")
@@ -247,7 +241,7 @@ def _parser() -> argparse.ArgumentParser:
     candidates.add_argument("--torus", required=True, help="the torus, XxYxZ nodes")
     candidates.add_argument("--prefix", required=True, help="name prefix of the menus")
     candidates.add_argument("--out", required=True, help="directory of the menu files")
-    _memory_flag(candidates)
+    memory_flag(candidates)
     candidates.set_defaults(handler=_menus_candidates)
     front = menu_commands.add_parser(
         "pareto", help="utilization vs mean wait of the menus of one experiment, the Pareto "
@@ -299,23 +293,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _memory_flag(parser: argparse.ArgumentParser) -> None:
-    from simcore.sweep.limits import BYTES_PER_JOB
-
-    parser.add_argument("--max-memory-gib", type=float, default=Limits.max_run_memory_gib,
-                        metavar="GIB", help="refuse a run whose estimated memory "
-                        f"({BYTES_PER_JOB} bytes per job) is above this (default %(default)s)")
-
-
-def _check_memory(args: argparse.Namespace, jobs: int | None, copies: int = 1) -> None:
-    """Refuse, before it is made, a workload of `jobs` x `copies` jobs above --max-memory-gib
-    (`simcore.sweep.limits`)."""
-    from simcore.sweep.limits import check_run_memory
-
-    if jobs is not None:
-        check_run_memory(jobs * copies, args.max_memory_gib, "--jobs" if copies == 1 else
-                         f"--jobs x --replication {copies}",
-                         f"a larger --max-memory-gib (now {args.max_memory_gib:g})")
 
 
 def _swf_info(args: argparse.Namespace) -> int:
@@ -324,7 +301,7 @@ def _swf_info(args: argparse.Namespace) -> int:
 
     stats = describe(read_swf(args.path))
     if args.json:
-        print(_json(stats))
+        print(json_text(stats))
         return 0
     header = stats["header"]
     print(f"{args.path}")
@@ -357,7 +334,7 @@ def _fetch_trace(args: argparse.Namespace) -> int:
 def _convert_trace(args: argparse.Namespace) -> int:
     from simcore.workload.io import convert_trace
 
-    table = convert_trace(args.swf, args.out, _json_argument("--cleaning", args.cleaning),
+    table = convert_trace(args.swf, args.out, json_argument("--cleaning", args.cleaning),
                           args.expect_jobs, args.expect_max_procs, args.expect_sha256)
     print(f"{args.out}: {table.num_rows} jobs")
     return 0
@@ -374,26 +351,26 @@ def _run(args: argparse.Namespace) -> int:
     from simcore.workload.synthetic import JOBS
     from simcore.workload.transforms import WorkloadSpec, prepare
 
-    params = dict(_key_value(p) for p in args.param)
-    for flag, name in (("start_delay", "start_delay_s"), ("estimates", "estimates")):
-        if getattr(args, flag) is not None:
-            params[name] = getattr(args, flag)
+    params = dict(key_value(p) for p in args.param)
+    for option, name in (("start_delay", "start_delay_s"), ("estimates", "estimates")):
+        if getattr(args, option) is not None:
+            params[name] = getattr(args, option)
     machine = MachineSpec.parse(
         args.machine or model_machine(args.workload), args.allocator, ordering=args.ordering,
-        options=dict(_key_value(p, "--machine-param") for p in args.machine_param))
+        options=dict(key_value(p, "--machine-param") for p in args.machine_param))
     capabilities = ALLOCATORS[machine.allocator].capabilities
     policy = PolicySpec.from_params(args.scheduler, params).on(capabilities)
-    seed = _flag_value("--seed", SEED, args.seed)
-    jobs = _flag_value("--jobs", JOBS, args.jobs)
-    cleaning = CleaningOptions.from_mapping(_json_argument("--cleaning", args.cleaning))
-    spec = WorkloadSpec(**{name: _flag_value(_flag(name), field.metadata["parameter"], value)
+    seed = flag_value("--seed", SEED, args.seed)
+    jobs = flag_value("--jobs", JOBS, args.jobs)
+    cleaning = CleaningOptions.from_mapping(json_argument("--cleaning", args.cleaning))
+    spec = WorkloadSpec(**{name: flag_value(flag(name), field.metadata["parameter"], value)
                            for name, field in transforms().items()
                            if (value := getattr(args, name)) is not None})
-    _check_memory(args, jobs, spec.replication)
+    check_memory(args, jobs, spec.replication)
     table = load_workload(args.workload, jobs, seed, cleaning=cleaning)
-    _check_memory(args, spec.span_jobs(table.num_rows), spec.replication)
+    check_memory(args, spec.span_jobs(table.num_rows), spec.replication)
     if args.jobs_out:
-        _check_output(args.jobs_out, "--jobs-out")
+        check_output(args.jobs_out, "--jobs-out")
     bar = _ProgressBar() if sys.stderr.isatty() and not args.json else None
     result = simulate(prepare(table, spec, machine, seed), machine, policy, seed, progress=bar)
     if bar is not None:
@@ -401,7 +378,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.jobs_out:
         write_schedule(result, args.jobs_out)
     if args.json:
-        print(_json(run_report(result, args.workload, spec)))
+        print(json_text(run_report(result, args.workload, spec)))
         return 0
     s = result.summary
     print(f"{s['jobs']} jobs on {s['machine']} under {policy.describe(capabilities)}")
@@ -478,22 +455,22 @@ def _synthesize(args: argparse.Namespace) -> int:
     from simcore.workload.io import write_workload
     from simcore.workload.synthetic import JOBS, SyntheticSpec, synthesize
 
-    seed = _flag_value("--seed", SEED, args.seed)
+    seed = flag_value("--seed", SEED, args.seed)
     if (args.model is None) == (args.spec is None):
         raise SpecError("synthesize: expected exactly one of MODEL (with --jobs) or --spec")
     if args.spec is not None:
-        values = _json_argument("--spec", args.spec)
+        values = json_argument("--spec", args.spec)
         if not isinstance(values, dict):
             raise SpecError("--spec: expected a JSON object with a 'model' key")
         spec = SyntheticSpec.create(values.pop("model", None), values)
     else:
-        spec = SyntheticSpec.parse(args.model, _flag_value("--jobs", JOBS, args.jobs))
+        spec = SyntheticSpec.parse(args.model, flag_value("--jobs", JOBS, args.jobs))
         if spec is None:
             raise SpecError(f"{args.model!r}: not a model; expected {describe_choices()}")
         spec = SyntheticSpec.create(spec.model, {**dict(spec.params),
-                                                 **dict(_key_value(p) for p in args.param)})
-    _check_memory(args, dict(spec.params).get(JOBS.name))
-    _check_output(args.out, "--out")
+                                                 **dict(key_value(p) for p in args.param)})
+    check_memory(args, dict(spec.params).get(JOBS.name))
+    check_output(args.out, "--out")
     table = synthesize(spec, seed)
     write_workload(table, args.out)
     print(f"{args.out}: {table.num_rows} jobs ({spec}, seed {seed})")
@@ -527,12 +504,12 @@ def _sweep_shard(args: argparse.Namespace) -> int:
     from simcore.sweep.experiments import Shard
     from simcore.sweep.runner import run_shard
 
-    dask = _json_argument("--dask", args.dask)
-    shard = (Shard.from_json(args.spec) if args.spec is not None
+    dask = json_argument("--dask", args.dask)
+    shard = (Shard.fromjson_text(args.spec) if args.spec is not None
              else Shard.unpack(args.spec_packed))
     report = run_shard(shard, args.results, args.workers, dask)
     if args.timing:
-        atomic_write_bytes(args.timing, _json(report.timing(args.workers)).encode())
+        atomic_write_bytes(args.timing, json_text(report.timing(args.workers)).encode())
     return 0
 
 
@@ -541,7 +518,7 @@ def _tables(args: argparse.Namespace) -> int:
 
     if args.store is None and not args.summaries:
         raise SpecError("tables: give --store or --summaries")
-    _check_store(args.store)
+    check_store(args.store)
     for path in write_tables(args.store, args.out, args.summaries):
         print(path)
     return 0
@@ -552,7 +529,7 @@ def _reproduction(args: argparse.Namespace) -> int:
 
     if args.store is None and not args.summaries:
         raise SpecError("reproduction: give --store or --summaries")
-    _check_store(args.store)
+    check_store(args.store)
     write_report(args.published, args.store, args.summaries, args.out, args.figures,
                  args.copy_figures)
     print(args.out)
@@ -570,7 +547,7 @@ def _figures(args: argparse.Namespace) -> int:
 def _archive_pack(args: argparse.Namespace) -> int:
     from simcore.report.archive import pack_dataset
 
-    print(pack_dataset(args.out, args.results, _json_argument("--config-json", args.config_json),
+    print(pack_dataset(args.out, args.results, json_argument("--config-json", args.config_json),
                        name=args.name, summaries=args.summaries))
     return 0
 
@@ -580,7 +557,7 @@ def _archive_verify(args: argparse.Namespace) -> int:
 
     report = verify(args.path)
     if args.json:
-        print(_json(report))
+        print(json_text(report))
         return 0
     print(f"{args.path}: {report['members']} members, {report['bytes']} bytes, checksums OK")
     for table, rows in report["tables"].items():
@@ -600,7 +577,7 @@ def _list(args: argparse.Namespace) -> int:
     if args.registry:
         registries = {args.registry: registries[args.registry]}
     if args.json:
-        print(_json(registries))
+        print(json_text(registries))
         return 0
     print("\n\n".join(text(name, rows) for name, rows in registries.items()))
     return 0
@@ -613,11 +590,11 @@ def _plan(args: argparse.Namespace) -> int:
         from simcore.sweep.timing import format_report, timing_report
 
         timing = timing_report(load_plan(args.configfile), args.benchmarks_root)
-        print(_json(timing) if args.json else format_report(timing))
+        print(json_text(timing) if args.json else format_report(timing))
         return 0
     report = summarize_plan(args.configfile, args.results)
     if args.json:
-        print(_json(report))
+        print(json_text(report))
         return 0
     print(f"{args.configfile}: dataset {report['dataset']}, {report['shards']} shards, "
           f"{report['runs']} runs: {report['cached']} cached, {report['to_simulate']} to "
@@ -636,23 +613,23 @@ def _menus_candidates(args: argparse.Namespace) -> int:
     from simcore.workload.synthetic import JOBS
     from simcore.workload.transforms import WorkloadSpec
 
-    _check_name("--prefix", args.prefix)
+    check_name("--prefix", args.prefix)
     machine = MachineSpec.parse(f"torus:{args.torus}")
     if len(machine.dims) != 3:
         raise SpecError(f"--torus {args.torus!r}: expected XxYxZ")
     fields = transforms()
-    spec = WorkloadSpec(**{name: _flag_value(_flag(name), fields[name].metadata["parameter"],
+    spec = WorkloadSpec(**{name: flag_value(flag(name), fields[name].metadata["parameter"],
                                              value)
                            for name, value in (("first_jobs", args.first_jobs),
                                                ("processors_per_unit",
                                                 args.processors_per_unit))
                            if value is not None}, oversize="drop")
-    seed = _flag_value("--seed", SEED, args.seed)
-    jobs = _flag_value("--jobs", JOBS, args.jobs)
-    _check_memory(args, jobs)
+    seed = flag_value("--seed", SEED, args.seed)
+    jobs = flag_value("--jobs", JOBS, args.jobs)
+    check_memory(args, jobs)
     command = " ".join(["simcore menus candidates", *(
-        f"--{flag.replace('_', '-')} {value}" for flag, value in vars(args).items()
-        if flag in ("workload", "jobs", "seed", "first_jobs", "processors_per_unit", "torus",
+        f"--{option.replace('_', '-')} {value}" for option, value in vars(args).items()
+        if option in ("workload", "jobs", "seed", "first_jobs", "processors_per_unit", "torus",
                     "prefix") and value is not None)])
     for path in write_workload_candidates(args.workload, jobs, seed, spec, machine,
                                           args.prefix, args.out, command):
@@ -663,7 +640,7 @@ def _menus_candidates(args: argparse.Namespace) -> int:
 def _menus_pareto(args: argparse.Namespace) -> int:
     from simcore.tools.menu_search import write_pareto
 
-    _check_store(args.store)
+    check_store(args.store)
     for path in write_pareto(args.store, args.experiment, args.out):
         print(path)
     return 0
@@ -692,7 +669,7 @@ def _bgl_links(args: argparse.Namespace) -> int:
 
     sets = [sorted(map(name, s)) for s in link_sets(line, members, args.topology)]
     if args.json:
-        print(_json({"machine": wiring.name, "dim": wiring.axes[dim],
+        print(json_text({"machine": wiring.name, "dim": wiring.axes[dim],
                      "midplanes": sorted(members), "topology": args.topology,
                      "link_sets": sets, "cables": {
                          str(name(i)): f"{c.src}.{c.out_port} -> {c.dst}.{c.in_port}"
@@ -719,14 +696,14 @@ def _leung_table1(args: argparse.Namespace) -> int:
                         f"{len(STRATEGIES)} strategies: {runs:,} runs, above the limit of "
                         f"{args.max_runs:,}; expected fewer, or a larger --max-runs")
     summary = table1_summary(args.dilation, range(1, args.seeds + 1), args.out)
-    print(_json(summary.to_dicts()) if args.json else markdown_table1(summary))
+    print(json_text(summary.to_dicts()) if args.json else markdown_table1(summary))
     return 0
 
 
 def _leung_figure1(args: argparse.Namespace) -> int:
     from simcore.tools.leung2002 import write_figure1
 
-    _check_store(args.store)
+    check_store(args.store)
     paths, text = write_figure1(args.store, args.experiment, args.out)
     for path in paths:
         print(path)
@@ -762,7 +739,7 @@ def _bench(args: argparse.Namespace) -> int:
             f"{row['s_per_call'] * 1e6:12.1f} us"
         print(f"  {row['dims']:<9} {row['method']:<11} {cost}")
     if args.json:
-        atomic_write_bytes(args.json, (_json(report) + "\n").encode())
+        atomic_write_bytes(args.json, (json_text(report) + "\n").encode())
     return 0
 
 
@@ -785,80 +762,12 @@ def _bench_mesh(args: argparse.Namespace) -> int:
             f"{cells[s]['us_per_allocation']:10.1f} [{cells[s]['mean_running']:4.1f}]"
             for s in sides) + "   " + "  ".join(f"{k}: {v:.1f}" for k, v in by.items()))
     if args.json:
-        atomic_write_bytes(args.json, (_json(report) + "\n").encode())
+        atomic_write_bytes(args.json, (json_text(report) + "\n").encode())
     return 0
 
 
-def _json_argument(option: str, text: str) -> dict:
-    """A JSON object given on the command line; a SpecError names the option otherwise."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SpecError(f"{option}: not JSON ({exc}): {text[:80]!r}") from None
-    if not isinstance(value, dict):
-        raise SpecError(f"{option}: expected a JSON object, got {text[:80]!r}")
-    return value
 
 
-def _json(value: object) -> str:
-    """Strict JSON: a value that is not a finite number (NaN, infinity) is written as null,
-    since JSON has no such numbers."""
-    def clean(v: object) -> object:
-        if isinstance(v, float) and not math.isfinite(v):
-            return None
-        if isinstance(v, dict):
-            return {k: clean(x) for k, x in v.items()}
-        if isinstance(v, list | tuple):
-            return [clean(x) for x in v]
-        return v
-
-    return json.dumps(clean(value), indent=2, allow_nan=False)
 
 
-def _flag(name: str) -> str:
-    """The command-line flag of a parameter: start_delay_s -> --start-delay-s."""
-    return "--" + name.replace("_", "-")
-
-
-def _flag_value(flag: str, parameter: Parameter, text: str | None) -> object:
-    """`text` given for `flag`, converted and checked by `parameter` (its default if None)."""
-    if text is None:
-        return parameter.default
-    try:
-        return parameter.convert(text)
-    except SpecError as exc:
-        raise SpecError(f"{flag}: {exc}") from None
-
-
-def _check_name(flag: str, name: object) -> None:
-    """A name that becomes a file or directory name: one path component, matched whole."""
-    from simcore.base.patterns import NAME
-
-    if not isinstance(name, str) or not NAME.match(name):
-        raise SpecError(f"{flag} {name!r}: expected a name of letters, digits, '_', '.', '-' "
-                        "starting with a letter or digit (no '/' or '..')")
-
-
-def _check_store(store: str | None) -> None:
-    """A --store given must be a directory: a missing one would read as an empty store."""
-    if store is not None and not Path(store).is_dir():
-        raise SpecError(f"--store {store}: no such directory; expected a dataset's store, "
-                        "e.g. results/torus-sweep-default/store")
-
-
-def _check_output(path: str, flag: str) -> None:
-    """An output file must be a file in an existing directory (nothing is created around
-    it)."""
-    target = Path(path)
-    if target.is_dir():
-        raise SpecError(f"{flag} {path}: is a directory; expected a file name")
-    if not target.parent.is_dir():
-        raise SpecError(f"{flag} {path}: directory {target.parent} does not exist")
-
-
-def _key_value(text: str, option: str = "--param") -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep or not key:
-        raise SpecError(f"{option} {text!r}; expected KEY=VALUE, e.g. fn_tor=0.1")
-    return key.strip(), value.strip()
 
