@@ -14,7 +14,8 @@ import yaml
 from simcore.base.errors import ConfigError, SpecError, SWFValueError, TraceError
 from simcore.base.patterns import NAME
 from simcore.base.yamlfiles import parse_yaml
-from simcore.cli.main import _json, main
+from simcore.cli.common import json_text
+from simcore.cli.main import main
 from simcore.jobs.swf import MAX_TIME_S, read_swf
 from simcore.machines.bgl.wiring import load_wiring
 from simcore.machines.slurm.menu import load_menu
@@ -92,7 +93,7 @@ def test_convert_trace_refuses_a_trace_that_cleaning_empties(tmp_path, capsys):
 # --- JSON output ---------------------------------------------------------------------
 
 def test_json_output_holds_no_infinity_or_nan():
-    text = _json({"a": float("inf"), "b": [float("-inf"), float("nan")], "c": 1.5})
+    text = json_text({"a": float("inf"), "b": [float("-inf"), float("nan")], "c": 1.5})
     assert json.loads(text, parse_constant=lambda name: pytest.fail(name)) == {
         "a": None, "b": [None, None], "c": 1.5}
 

@@ -62,7 +62,7 @@ def test_compile_time_is_reported_apart_from_simulation_time(run_json: dict) -> 
 
 
 def test_run_help_keeps_names_apart_from_descriptions() -> None:
-    from simcore.cli.main import _registry_help
+    from simcore.cli.simulation import _registry_help
     from simcore.machines.curves.orderings import ORDERINGS
     from simcore.machines.registry import ALLOCATORS, KINDS
     from simcore.policy import SCHEDULERS

@@ -123,7 +123,7 @@ def test_parameters_convert_command_line_strings():
 
 
 def test_outputs_page_is_current_and_covers_every_column(tmp_path):
-    from simcore.cli.listing import outputs_markdown
+    from simcore.report.listing import outputs_markdown
     from simcore.report.tables import aggregate
     from simcore.sweep.store import JOBS_SCHEMA, SUMMARY_SCHEMA, read_summaries
     from tests.test_tables import build_store

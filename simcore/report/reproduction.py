@@ -33,6 +33,7 @@ from typing import Any
 
 import polars as pl
 
+from simcore.base.atomic import atomic_write_bytes
 from simcore.base.errors import ConfigError
 from simcore.base.yamlfiles import read_yaml
 from simcore.report.tables import CONFIG_KEYS, saturation
@@ -185,6 +186,21 @@ def copy_figures(published: Mapping[str, Any], present: set[str],
             shutil.copyfile(origin, target)
             copied.append(target)
     return copied
+
+
+def write_report(published: str | os.PathLike[str], store: str | os.PathLike[str] | None,
+                 summaries: list[str] | None, out: str | os.PathLike[str],
+                 figures: str = "figures", copy_from: str | os.PathLike[str] | None = None
+                 ) -> None:
+    """Write the report (`report`) of the published numbers at `published` to `out`; with
+    `copy_from`, a dataset's figure directory, the figures it links are copied to
+    `figures` beside it first (`copy_figures`)."""
+    numbers = load_published(published)
+    text = report(numbers, store, summaries, figures)
+    if copy_from:
+        present = set(read_summaries(store, summaries)["experiment"].to_list())
+        copy_figures(numbers, present, copy_from, Path(out).parent / figures)
+    atomic_write_bytes(out, text.encode())
 
 
 def _number(value: float | None) -> str:

@@ -95,6 +95,15 @@ def bench_node_level(jobs: int = NODE_JOBS) -> list[dict[str, object]]:
     return rows
 
 
+def catalogued_trace(catalogue: str | Path, name: str) -> Path:
+    """Trace `name` of the catalogue at `catalogue`, acquired into resources/traces/
+    (from the mirror directories of $TORUS_SWEEP_TRACE_DIR, else downloaded)."""
+    from simcore.workload.traces import acquire, catalogued, mirror_dirs
+
+    entry = catalogued(catalogue, name)
+    return acquire(entry, Path("resources/traces") / entry.filename, mirror_dirs())
+
+
 def run_bench(trace: Path, repeat: int = 3, occupancies: int = 5,
               ross: Path | None = None, node_level: bool = True) -> dict[str, object]:
     """Benchmark the simulator on SDSC-SP2 (`trace`), the curve allocators on Sandia Ross

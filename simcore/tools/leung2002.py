@@ -35,6 +35,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -132,6 +133,25 @@ def table1(dilations: Sequence[float], seeds: Sequence[int], workdir: str | Path
     return pl.DataFrame(rows)
 
 
+def table1_summary(dilations: Sequence[float], seeds: Sequence[int],
+                   out: str | Path | None = None) -> pl.DataFrame:
+    """Table 1's runs (`table1`) summarized (`summarize_table1`); with `out`, the Hilbert
+    ordering file, table1.md, table1.csv and the figure are written there."""
+    from simcore.base.atomic import atomic_write_bytes
+    from simcore.report.plots import table1_makespans, write_figure
+
+    with tempfile.TemporaryDirectory() as scratch:
+        workdir = Path(out) if out else Path(scratch)
+        workdir.mkdir(parents=True, exist_ok=True)
+        runs = table1(dilations, seeds, workdir)
+    summary = summarize_table1(runs)
+    if out:
+        atomic_write_bytes(workdir / "table1.md", markdown_table1(summary).encode())
+        atomic_write_bytes(workdir / "table1.csv", summary.write_csv().encode())
+        write_figure(lambda: table1_makespans(summary), workdir, "table1")
+    return summary
+
+
 def hms(seconds: float) -> str:
     """h:mm:ss, as the paper writes durations."""
     whole = round(seconds)
@@ -221,3 +241,27 @@ def figure1_rows(summaries: pl.DataFrame, experiment: str = "leung2002") -> pl.D
             .group_by(keys, maintain_order=True)
             .agg(pl.len().alias("runs"), *(pl.col(m).mean() for m in metrics))
             .sort(keys))
+
+
+def write_figure1(store: str | Path, experiment: str, out: str | Path) -> tuple[list[Path], str]:
+    """figure1.csv, figure1.md and the figure (.png, .svg) of the experiment's runs in
+    `store` (`figure1_rows`), under `out`; returns the figure's files and the table as
+    Markdown."""
+    from simcore.base.atomic import atomic_write_bytes
+    from simcore.base.errors import SpecError
+    from simcore.report.plots import locality_vs_work_multiple, write_figure
+    from simcore.sweep.store import read_summaries
+
+    rows = figure1_rows(read_summaries(store), experiment)
+    if rows.is_empty():
+        raise SpecError(f"{store}: no runs of experiment {experiment} with "
+                        "locality metrics (run it with a curve allocator first)")
+    out = Path(out)
+    atomic_write_bytes(out / "figure1.csv", rows.write_csv().encode())
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_formatting="MARKDOWN",
+                   tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True,
+                   tbl_width_chars=1000, fmt_str_lengths=100,
+                   float_precision=3):
+        text = str(rows)
+    atomic_write_bytes(out / "figure1.md", (text + "\n").encode())
+    return write_figure(lambda: locality_vs_work_multiple(rows), out, "figure1"), text

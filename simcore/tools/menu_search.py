@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
@@ -33,6 +34,10 @@ import polars as pl
 from simcore.base.atomic import atomic_write_bytes
 from simcore.base.errors import SimcoreError, SpecError
 from simcore.machines.slurm.menu import load_menu, write_fragment
+
+if TYPE_CHECKING:
+    from simcore.machines.spec import MachineSpec
+    from simcore.workload.transforms import WorkloadSpec
 
 SIZE_SETS = ("pow2", "pow4", "quantiles", "work")
 SPACINGS = ("full", "half")
@@ -127,6 +132,21 @@ def write_candidates(prefix: str, size: np.ndarray, run_s: np.ndarray,
         atomic_write_bytes(path, menu_text(candidate, dims, note).encode())
         paths.append(path)
     return paths
+
+
+def write_workload_candidates(workload: str, jobs: int | None, seed: int, spec: WorkloadSpec,
+                              machine: MachineSpec, prefix: str,
+                              out_dir: str | os.PathLike[str], command: str) -> list[Path]:
+    """Write every candidate menu (`write_candidates`) for the jobs of `workload` (as
+    `--workload` names it, sampled with `jobs` and `seed` if a model) prepared by `spec`
+    for `machine`; each menu notes the jobs and the `command` that made it."""
+    from simcore.workload.sources import load_workload
+    from simcore.workload.transforms import prepare
+
+    prepared = prepare(load_workload(workload, jobs, seed), spec, machine, seed)
+    note = f"for {len(prepared)} jobs of {workload}: {command}"
+    return write_candidates(prefix, prepared.size, prepared.run_s, machine.dims, out_dir,
+                            note)
 
 
 def pareto(summaries: pl.DataFrame, experiment: str) -> pl.DataFrame:

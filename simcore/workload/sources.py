@@ -31,6 +31,16 @@ def describe_choices() -> str:
             f"(config/traces.yaml) or a model ({models})")
 
 
+def model_machine(value: str) -> str:
+    """The machine of the model `value` names, if it describes one (`fcs:scenario1` ->
+    flat:128): the default of --machine."""
+    row = MODELS.get(value.partition(":")[0])
+    if row is None or row.machine is None:
+        raise SpecError(f"--machine: required for --workload {value!r} (only a model of "
+                        "one machine, e.g. fcs:scenario1, brings its own)")
+    return row.machine
+
+
 def load_workload(value: str, jobs: int | None = None, seed: int = 0,
             cleaning: CleaningOptions | None = None,
             catalogue: str | os.PathLike[str] = patterns.CATALOGUE,

@@ -66,6 +66,15 @@ def load_catalogue(path: str | os.PathLike[str]) -> dict[str, TraceEntry]:
     return catalogue
 
 
+def catalogued(catalogue: str | os.PathLike[str], name: str) -> TraceEntry:
+    """The entry of trace `name` in the catalogue at `catalogue`."""
+    entries = load_catalogue(catalogue)
+    if name not in entries:
+        raise TraceError(
+            f"{catalogue}: no trace named {name!r}; expected one of {sorted(entries)}")
+    return entries[name]
+
+
 def mirror_dirs(configured: Iterable[str | os.PathLike[str]] = ()) -> list[Path]:
     """Mirror directories to search: the configured ones, then those in $TORUS_SWEEP_TRACE_DIR."""
     from_env = [p for p in os.environ.get(MIRROR_ENV, "").split(os.pathsep) if p]

@@ -165,6 +165,11 @@ class WorkloadSpec:
         return {f.name: value for f in fields(self)
                 if (value := getattr(self, f.name)) != f.metadata["parameter"].default}
 
+    def span_jobs(self, rows: int) -> int:
+        """Jobs the span keeps of a source of `rows` jobs (before inserted jobs and
+        copies)."""
+        return min(max(rows - self.skip_jobs, 0), self.first_jobs or rows)
+
     def key(self) -> str:
         """Canonical JSON of every transform parameter."""
         return json.dumps(self.to_dict(), sort_keys=True)

@@ -16,6 +16,7 @@ from simcore.machines.contract import CAPABILITIES
 from simcore.machines.descriptions import machines_dirs
 from simcore.machines.registry import ALLOCATORS, KINDS
 from simcore.policy import SCHEDULERS
+from simcore.report.runs import LISTED_JOBS
 from simcore.workload.synthetic import MODELS
 from simcore.workload.transforms import transforms
 
@@ -56,7 +57,6 @@ def _fields(*rows: tuple[str, str | None, str]) -> tuple[Column, ...]:
     return tuple(Column(name, object, unit, meaning) for name, unit, meaning in rows)
 
 
-LISTED_JOBS = 100  # `run --json` lists each job's termination time up to this many jobs
 #: The fields of `simcore run --json` besides the run metrics of summary.parquet
 #: (`simcore.core.metrics.RUN_METRICS`); docs/outputs.md lists them.
 RUN_JSON = (
@@ -83,7 +83,7 @@ RUN_JSON = (
     Column("metrics_s", float, "s", "in `timing`: measuring placements (locality of the "
            "curve allocators; 0 elsewhere)"),
 )
-#: The fields of the other commands' JSON (`simcore run --json`: `simcore.cli.main.RUN_JSON`);
+#: The fields of the other commands' JSON (`simcore run --json`: RUN_JSON above);
 #: objects whose keys are data (histogram bins, rule names) are described as a whole.
 COMMAND_JSON = {
     "simcore swf-info --json": _fields(

@@ -1,0 +1,127 @@
+"""What the command groups share: a handler run with the command line's error handling,
+strict JSON output, conversions and checks of argument values, and the memory limit."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+from simcore.base.errors import SimcoreError, SpecError
+from simcore.base.params import Parameter
+from simcore.base.patterns import NAME
+from simcore.sweep.limits import BYTES_PER_JOB, Limits, check_run_memory
+
+
+def run_handler(args: argparse.Namespace) -> int:
+    """Run the parsed command's handler. Bad input (a SimcoreError, a file that cannot be
+    read or written) exits with status 2 and one line on stderr; anything else is a bug
+    and shows its traceback."""
+    try:
+        return int(args.handler(args) or 0)
+    except SimcoreError as exc:
+        print(f"simcore: error: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # the reader stopped early (simcore list | head)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except OSError as exc:  # a missing or unreadable file named on the command line
+        if exc.strerror is None and isinstance(exc, FileNotFoundError):  # raised by a library
+            print(f"simcore: error: {exc}: no such file", file=sys.stderr)  # with the path alone
+            return 2
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"simcore: error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return 2
+
+
+def json_text(value: object) -> str:
+    """Strict JSON: a value that is not a finite number (NaN, infinity) is written as null,
+    since JSON has no such numbers."""
+    def clean(v: object) -> object:
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {k: clean(x) for k, x in v.items()}
+        if isinstance(v, list | tuple):
+            return [clean(x) for x in v]
+        return v
+
+    return json.dumps(clean(value), indent=2, allow_nan=False)
+
+
+def json_argument(option: str, text: str) -> dict:
+    """A JSON object given on the command line; a SpecError names the option otherwise."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SpecError(f"{option}: not JSON ({exc}): {text[:80]!r}") from None
+    if not isinstance(value, dict):
+        raise SpecError(f"{option}: expected a JSON object, got {text[:80]!r}")
+    return value
+
+
+def flag(name: str) -> str:
+    """The command-line flag of a parameter: start_delay_s -> --start-delay-s."""
+    return "--" + name.replace("_", "-")
+
+
+def flag_value(option: str, parameter: Parameter, text: str | None) -> object:
+    """`text` given for `option`, converted and checked by `parameter` (its default if
+    None)."""
+    if text is None:
+        return parameter.default
+    try:
+        return parameter.convert(text)
+    except SpecError as exc:
+        raise SpecError(f"{option}: {exc}") from None
+
+
+def key_value(text: str, option: str = "--param") -> tuple[str, str]:
+    """A KEY=VALUE argument of `option`, both sides stripped."""
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise SpecError(f"{option} {text!r}; expected KEY=VALUE, e.g. fn_tor=0.1")
+    return key.strip(), value.strip()
+
+
+def check_name(option: str, name: object) -> None:
+    """A name that becomes a file or directory name: one path component, matched whole."""
+    if not isinstance(name, str) or not NAME.match(name):
+        raise SpecError(f"{option} {name!r}: expected a name of letters, digits, '_', '.', "
+                        "'-' starting with a letter or digit (no '/' or '..')")
+
+
+def check_store(store: str | None) -> None:
+    """A --store given must be a directory: a missing one would read as an empty store."""
+    if store is not None and not Path(store).is_dir():
+        raise SpecError(f"--store {store}: no such directory; expected a dataset's store, "
+                        "e.g. results/torus-sweep-default/store")
+
+
+def check_output(path: str, option: str) -> None:
+    """An output file must be a file in an existing directory (nothing is created around
+    it)."""
+    target = Path(path)
+    if target.is_dir():
+        raise SpecError(f"{option} {path}: is a directory; expected a file name")
+    if not target.parent.is_dir():
+        raise SpecError(f"{option} {path}: directory {target.parent} does not exist")
+
+
+def memory_flag(parser: argparse.ArgumentParser) -> None:
+    """Add --max-memory-gib, the limit `check_memory` applies."""
+    parser.add_argument("--max-memory-gib", type=float, default=Limits.max_run_memory_gib,
+                        metavar="GIB", help="refuse a run whose estimated memory "
+                        f"({BYTES_PER_JOB} bytes per job) is above this (default %(default)s)")
+
+
+def check_memory(args: argparse.Namespace, jobs: int | None, copies: int = 1) -> None:
+    """Refuse, before it is made, a workload of `jobs` x `copies` jobs above --max-memory-gib
+    (`simcore.sweep.limits`)."""
+    if jobs is not None:
+        check_run_memory(jobs * copies, args.max_memory_gib, "--jobs" if copies == 1 else
+                         f"--jobs x --replication {copies}",
+                         f"a larger --max-memory-gib (now {args.max_memory_gib:g})")

@@ -1,0 +1,75 @@
+"""Commands that say what there is: `list` (the registries and output columns) and `plan`
+(the shards and runs of a configuration)."""
+
+from __future__ import annotations
+
+import argparse
+
+from simcore.base.errors import SpecError
+from simcore.base.patterns import RESULTS
+from simcore.cli.common import json_text
+from simcore.report.listing import REGISTRIES
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    """Add `list` and `plan` to `commands`."""
+    lister = commands.add_parser(
+        "list", help="machine kinds, allocators, schedulers, models, transforms, traces, "
+                     "output columns")
+    lister.add_argument("registry", nargs="?", choices=REGISTRIES, help="only this one")
+    lister.add_argument("--json", action="store_true", help="print one JSON object")
+    lister.add_argument("--markdown", action="store_true",
+                        help="with columns: the page docs/outputs.md")
+    lister.set_defaults(handler=_list)
+
+    planner = commands.add_parser(
+        "plan", help="the shards and runs a configuration holds, and how many are cached")
+    planner.add_argument("--configfile", required=True, help="a complete configuration")
+    planner.add_argument("--results", default=RESULTS, help="results root (run cache)")
+    planner.add_argument("--timing", action="store_true",
+                         help="what the last run of each shard cost, from its benchmark files")
+    planner.add_argument("--benchmarks-root", default=".", metavar="DIR",
+                         help="with --timing: the directory holding benchmarks/ (default .)")
+    planner.add_argument("--json", action="store_true", help="print one JSON object")
+    planner.set_defaults(handler=_plan)
+
+
+def _list(args: argparse.Namespace) -> int:
+    from simcore.report.listing import listing, outputs_markdown, text
+
+    if args.markdown:
+        if args.registry != "columns":
+            raise SpecError("--markdown: only for `simcore list columns`")
+        print(outputs_markdown(), end="")
+        return 0
+    registries = listing()
+    if args.registry:
+        registries = {args.registry: registries[args.registry]}
+    if args.json:
+        print(json_text(registries))
+        return 0
+    print("\n\n".join(text(name, rows) for name, rows in registries.items()))
+    return 0
+
+
+def _plan(args: argparse.Namespace) -> int:
+    from simcore.sweep.planning import load_plan, summarize_plan
+
+    if args.timing:
+        from simcore.sweep.timing import format_report, timing_report
+
+        timing = timing_report(load_plan(args.configfile), args.benchmarks_root)
+        print(json_text(timing) if args.json else format_report(timing))
+        return 0
+    report = summarize_plan(args.configfile, args.results)
+    if args.json:
+        print(json_text(report))
+        return 0
+    print(f"{args.configfile}: dataset {report['dataset']}, {report['shards']} shards, "
+          f"{report['runs']} runs: {report['cached']} cached, {report['to_simulate']} to "
+          f"simulate" + (f", {report['unknown']} whose workload file is not made yet"
+                         if report["unknown"] else ""))
+    for row in report["experiments"]:
+        print(f"  {row['experiment']:<20} {row['shards']:>4} shards {row['runs']:>6} runs "
+              f"{row['cached']:>6} cached")
+    return 0

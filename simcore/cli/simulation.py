@@ -1,0 +1,228 @@
+"""Simulation commands: `run` (one workload on one machine under one policy) and
+`synthesize` (a model's sample, the workload of runs)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from simcore.base.errors import SpecError
+from simcore.cli.common import (
+    check_memory,
+    check_output,
+    flag,
+    flag_value,
+    json_argument,
+    json_text,
+    key_value,
+    memory_flag,
+)
+from simcore.machines.curves.orderings import ORDERINGS
+from simcore.machines.curves.orderings import describe_choices as describe_orderings
+from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS
+from simcore.machines.spec import MachineSpec
+from simcore.policy import SCHEDULERS, PolicySpec
+from simcore.workload.sources import describe_choices, model_machine
+from simcore.workload.synthetic import JOBS, SyntheticSpec
+from simcore.workload.transforms import transforms
+
+
+def add_commands(commands: argparse._SubParsersAction) -> None:
+    """Add the simulation commands to `commands`."""
+    _add_run(commands)
+    synth = commands.add_parser("synthesize", help="sample a workload model into a .parquet")
+    synth.add_argument("model", nargs="?", help="MODEL:ARGUMENT, e.g. lublin:128")
+    synth.add_argument("--jobs", help="jobs to sample (with MODEL)")
+    synth.add_argument("--spec", metavar="JSON",
+                       help="instead of MODEL and its flags: the model and every parameter, "
+                            "e.g. '{\"model\": \"lublin\", \"machine_size\": 128, "
+                            "\"jobs\": 1000}'")
+    synth.add_argument("--param", action="append", default=[], metavar="K=V",
+                       help="other model parameters, e.g. job_type=mixed (repeatable)")
+    synth.add_argument("--seed", required=True, help="seed of the sample (an integer >= 0)")
+    synth.add_argument("--out", required=True, help="destination .parquet")
+    memory_flag(synth)
+    synth.set_defaults(handler=_synthesize)
+
+
+def _add_run(commands: argparse._SubParsersAction) -> None:
+    run = commands.add_parser(
+        "run", help="simulate one workload on one machine under one policy",
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=_registry_help())
+    run.add_argument("--workload", required=True, help=describe_choices())
+    run.add_argument("--jobs", help="jobs to sample from a model")
+    run.add_argument("--machine",
+                     help="kind:size, e.g. " + ", ".join(k.example for k in KINDS.values())
+                     + " (default for a model of one machine, e.g. fcs:scenario1: its own)")
+    run.add_argument("--allocator", choices=ALLOCATORS,
+                     help="how units are chosen (default: the machine kind's)")
+    run.add_argument("--ordering", help="processor ordering of the curve allocators: "
+                     f"{describe_orderings()} (default row-major)")
+    run.add_argument("--machine-param", action="append", default=[], metavar="K=V",
+                     help="allocator or failure option, e.g. fallback_span=ring, "
+                          "dilation=0.5, unit_mtbf_s=8.64e6, on_failure=kill (repeatable)")
+    run.add_argument("--scheduler", required=True, choices=SCHEDULERS)
+    run.add_argument("--param", action="append", default=[], metavar="K=V",
+                     help="scheduler parameter, e.g. fn_tor=0.1 (repeatable)")
+    run.add_argument("--start-delay", help="scheduler parameter start_delay_s")
+    run.add_argument("--estimates", help="scheduler parameter estimates")
+    for name, field in transforms().items():  # the workload transforms, one flag each
+        parameter = field.metadata["parameter"]
+        run.add_argument(flag(name), dest=name, metavar=name.upper(),
+                         help=f"{parameter.meaning} (default {parameter.default})")
+    run.add_argument("--seed", help="seed of the run's random draws (default 0)")
+    run.add_argument("--cleaning", default="{}", metavar="JSON",
+                     help="cleaning options of an SWF trace, e.g. '{\"oversize\": \"drop\"}'")
+    run.add_argument("--jobs-out", help="write the per-job schedule to this .parquet")
+    memory_flag(run)
+    run.add_argument("--json", action="store_true", help="print one JSON object")
+    run.set_defaults(handler=_run)
+
+
+def _registry_help() -> str:
+    """The machine kinds, allocators and schedulers, for `simcore run --help`: one
+    "  name  summary" line each, names padded to the longest so that none runs into its
+    summary."""
+    width = 2 + max(len(name) for name in (*KINDS, *ALLOCATORS, *ORDERINGS, *SCHEDULERS))
+    lines = ["machine kinds:"]
+    lines += [f"  {k.name:<{width}}{k.summary} (e.g. {k.example})" for k in KINDS.values()]
+    lines.append("allocators (options):")
+    lines += [f"  {a.name:<{width}}{', '.join(a.kinds)}: {a.summary}"
+              + (f" ({', '.join(p.name for p in a.parameters)})" if a.parameters else "")
+              for a in ALLOCATORS.values()]
+    lines.append("failure options (any machine; simcore.core.failures): "
+                 + ", ".join(p.name for p in FAILURE_OPTIONS))
+    lines.append("orderings (curve allocators; or a file of 'index rank' lines):")
+    lines += [f"  {o.name:<{width}}{o.summary}" for o in ORDERINGS.values()]
+    lines.append("schedulers (parameters):")
+    lines += [f"  {r.name:<{width}}{r.summary} ({', '.join(r.parameter_names)})"
+              for r in SCHEDULERS.values()]
+    return "\n".join(lines)
+
+
+def _run(args: argparse.Namespace) -> int:
+    from simcore.base.params import SEED
+    from simcore.jobs.cleaning import CleaningOptions
+    from simcore.report.runs import run_report, write_schedule
+    from simcore.simulate import simulate
+    from simcore.workload.sources import load_workload
+    from simcore.workload.transforms import WorkloadSpec, prepare
+
+    machine, policy = _machine_and_policy(args)
+    seed = flag_value("--seed", SEED, args.seed)
+    jobs = flag_value("--jobs", JOBS, args.jobs)
+    cleaning = CleaningOptions.from_mapping(json_argument("--cleaning", args.cleaning))
+    spec = WorkloadSpec(**{name: flag_value(flag(name), field.metadata["parameter"], value)
+                           for name, field in transforms().items()
+                           if (value := getattr(args, name)) is not None})
+    check_memory(args, jobs, spec.replication)
+    table = load_workload(args.workload, jobs, seed, cleaning=cleaning)
+    check_memory(args, spec.span_jobs(table.num_rows), spec.replication)
+    if args.jobs_out:
+        check_output(args.jobs_out, "--jobs-out")
+    bar = _ProgressBar() if sys.stderr.isatty() and not args.json else None
+    result = simulate(prepare(table, spec, machine, seed), machine, policy, seed, progress=bar)
+    if bar is not None:
+        bar.close()
+    if args.jobs_out:
+        write_schedule(result, args.jobs_out)
+    if args.json:
+        print(json_text(run_report(result, args.workload, spec)))
+        return 0
+    _print_run(result.summary, result.timing,
+               policy.describe(ALLOCATORS[machine.allocator].capabilities))
+    return 0
+
+
+def _machine_and_policy(args: argparse.Namespace) -> tuple[MachineSpec, PolicySpec]:
+    """The machine and the policy (on that machine's capabilities) the flags name."""
+    params = dict(key_value(p) for p in args.param)
+    for option, name in (("start_delay", "start_delay_s"), ("estimates", "estimates")):
+        if getattr(args, option) is not None:
+            params[name] = getattr(args, option)
+    machine = MachineSpec.parse(
+        args.machine or model_machine(args.workload), args.allocator, ordering=args.ordering,
+        options=dict(key_value(p, "--machine-param") for p in args.machine_param))
+    capabilities = ALLOCATORS[machine.allocator].capabilities
+    return machine, PolicySpec.from_params(args.scheduler, params).on(capabilities)
+
+
+def _print_run(s: dict, timing: dict, policy: str) -> None:
+    """A run's summary (`s`) and costs as lines of text."""
+    print(f"{s['jobs']} jobs on {s['machine']} under {policy}")
+    print(f"  utilization {s['utilization']:.4f}  unused {s['unused']:.4f}  lost {s['lost']:.4f}")
+    print(f"  wait mean {s['mean_wait_s']:.0f} s, median {s['median_wait_s']:.0f} s; "
+          f"bounded slowdown mean {s['mean_bsld']:.2f}")
+    print(f"  response mean {s['mean_response_s']:.2f} s, sd {s['sd_response_s']:.2f} s over "
+          f"{s['measured_jobs']} jobs; busy fraction {s['busy_fraction']:.4f}")
+    print(f"  makespan {s['makespan_s']:.0f} s; grown jobs {s['grown_jobs']}; migrations "
+          f"{s['migrations_successful']}/{s['migrations_attempted']} successful")
+    if "span_ring_mean" in s:
+        print(f"  locality: mean span {s['span_ring_mean']:.1f} (linear "
+              f"{s['span_linear_mean']:.1f}), bounding cube / smallest "
+              f"{s['bcube_ratio_mean']:.2f}, components {s['components_mean']:.2f}, "
+              f"hops {s['mean_hops_mean']:.2f}")
+    print(f"  kernel compiled or loaded from numba's cache in {timing['compile_s']:.3f} s"
+          " (not counted below)")
+    print(f"  simulated in {timing['simulate_s']:.3f} s "
+          f"({timing['s_per_decision'] * 1e6:.1f} us per decision)"
+          + (f", locality measured in {timing['metrics_s']:.3f} s"
+             if "span_ring_mean" in s else ""))
+
+
+class _ProgressBar:
+    """Jobs started and simulated time on a terminal, once a run has taken a few seconds."""
+
+    DELAY_S = 2.0
+
+    def __init__(self) -> None:
+        self.began = time.perf_counter()
+        self.shown = False
+
+    def __call__(self, started: int, jobs: int, simulated_s: float) -> None:
+        elapsed = time.perf_counter() - self.began
+        if elapsed < self.DELAY_S:
+            return
+        eta = elapsed * (jobs - started) / started if started else float("nan")
+        width = 30
+        filled = width * started // max(jobs, 1)
+        print(f"\r[{'#' * filled}{'.' * (width - filled)}] {started}/{jobs} jobs started, "
+              f"{simulated_s / 86400:.1f} days simulated, {elapsed:.0f} s, ETA {eta:.0f} s ",
+              end="", file=sys.stderr, flush=True)
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            print(file=sys.stderr)
+
+
+def _synthesize(args: argparse.Namespace) -> int:
+    from simcore.base.params import SEED
+    from simcore.workload.io import write_workload
+    from simcore.workload.synthetic import synthesize
+
+    seed = flag_value("--seed", SEED, args.seed)
+    if (args.model is None) == (args.spec is None):
+        raise SpecError("synthesize: expected exactly one of MODEL (with --jobs) or --spec")
+    spec = _synthetic_spec(args)
+    check_memory(args, dict(spec.params).get(JOBS.name))
+    check_output(args.out, "--out")
+    table = synthesize(spec, seed)
+    write_workload(table, args.out)
+    print(f"{args.out}: {table.num_rows} jobs ({spec}, seed {seed})")
+    return 0
+
+
+def _synthetic_spec(args: argparse.Namespace) -> SyntheticSpec:
+    """The model and parameters of `synthesize`: --spec, or MODEL with --jobs and
+    --param."""
+    if args.spec is not None:
+        values = json_argument("--spec", args.spec)
+        return SyntheticSpec.create(values.pop("model", None), values)
+    spec = SyntheticSpec.parse(args.model, flag_value("--jobs", JOBS, args.jobs))
+    if spec is None:
+        raise SpecError(f"{args.model!r}: not a model; expected {describe_choices()}")
+    return SyntheticSpec.create(spec.model, {**dict(spec.params),
+                                             **dict(key_value(p) for p in args.param)})
+
