@@ -15,7 +15,7 @@ from simcore.base.arrays import arrow_array
 from simcore.base.errors import SimcoreError, SpecError
 from simcore.base.jit import kernel_ready
 from simcore.core.engine import KernelJobs, run_events
-from simcore.core.failures import FailureProcess, OutagePlan, domains
+from simcore.core.failures import FailureProcess, OutagePlan
 from simcore.core.metrics import (
     chu_statistics,
     mean_interval,
@@ -43,7 +43,8 @@ from simcore.core.state import (
 )
 from simcore.jobs.cleaning import clean, cleaning_report
 from simcore.jobs.jobs import Jobs
-from simcore.machines import registry
+from simcore.machines.contract import check_memory
+from simcore.machines.registry import check_compatible
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 
@@ -81,7 +82,7 @@ def simulate(
     policy = PolicySpec.from_params(policy) if isinstance(policy, str) else policy
     if isinstance(jobs, pa.Table):
         jobs = Jobs.from_swf(jobs if cleaning_report(jobs) else clean(jobs))
-    registry.check_compatible(spec, policy.row.needs, f"scheduler {policy.scheduler}")
+    check_compatible(spec, policy.row.needs, f"scheduler {policy.scheduler}")
     too_big = np.flatnonzero(jobs.size > spec.units)
     if too_big.size:
         i = int(too_big[0])
@@ -93,15 +94,14 @@ def simulate(
                             "record_placements=False")
         module, function = policy.row.engine.split(":")
         return getattr(_module(module), function)(jobs, spec, policy, seed)
-    refused = registry.refused(spec, jobs)
+    allocation = spec.implementation
+    refused = allocation.refused(spec, jobs)
     if refused.all():
         raise SpecError(f"machine {spec} refuses every job of the workload ({len(jobs)}): "
                         "no size it runs")
     if refused.any():
         jobs = jobs.select(~refused)
-    measure = getattr(registry.ALLOCATORS[spec.allocator].implementation(), "job_metrics",
-                      None)
-    log_capacity = len(jobs) if measure is not None else 0
+    log_capacity = len(jobs) if allocation.measures else 0
     if record_placements:  # every start, plus at most every running job per migration
         migrates = "migrates" in policy.row.needs
         log_capacity = len(jobs) + ((2 * len(jobs) + 1) * spec.units if migrates else 0)
@@ -116,11 +116,11 @@ def simulate(
     if state.ctr[STATUS]:
         raise SimcoreError(f"simulation of {spec} under {policy} stopped: jobs wait on an idle "
                            "machine that can never place them")
-    observed = {**_observables(registry.ALLOCATORS[spec.allocator].module, machine_struct,
-                               span_s(jobs.submit_s, state.out.end_s)),
+    span = span_s(jobs.submit_s, state.out.end_s)
+    observed = {**allocation.observables(machine_struct, span),
                 **_observables(policy.row.module, kernel_policy)}
     began = time.perf_counter()
-    columns, measured = measure(machine_struct, state, kernel_jobs) if measure else ({}, {})
+    columns, measured = allocation.job_metrics(machine_struct, state, kernel_jobs)
     metrics_s = time.perf_counter() - began
     result = _result(jobs, kernel_jobs, state, spec, policy, seed, elapsed, observed)
     result.summary.update(measured)
@@ -146,7 +146,7 @@ def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int, log_c
     (drawing the failure process further whenever the run outlasts it); returns the
     machine and policy structs, the kernel jobs, the state, the kernel's wall time and,
     apart from it, the time compiling the kernel or loading it from the cache took."""
-    machine_struct, size, placement_class = registry.build(spec, jobs)
+    machine_struct, size, placement_class = spec.implementation.build(spec, jobs)
     classes, dense = np.unique(placement_class, return_inverse=True)
     estimates = policy.params().get("estimates", "requested")
     kernel_jobs = KernelJobs(
@@ -182,19 +182,17 @@ def _outages(spec: MachineSpec, struct: Any, jobs: Jobs, seed: int) -> OutagePla
     process = FailureProcess.of(spec)
     if process is None:
         return None
-    module = registry.ALLOCATORS[spec.allocator].implementation()
-    registry.check_memory(f"the failure domains of machine {spec}",
-                          spec.units * struct.words * 8)
-    masks, units = domains(module, struct, spec.units)
+    check_memory(f"the failure domains of machine {spec}", spec.units * struct.words * 8)
+    masks, units = spec.implementation.failure_domains(struct)
     horizon = float(jobs.submit_s[-1] - jobs.submit_s[0] + jobs.run_s.sum())
     return OutagePlan(process, masks, units, seed, float(jobs.submit_s[0]), horizon)
 
 
-def _observables(module: str, struct: Any, *args: Any) -> dict[str, Any]:
-    """Metrics an allocator or scheduler module reports from its own struct, if it does
-    (its optional `observables` function)."""
+def _observables(module: str, struct: Any) -> dict[str, Any]:
+    """Metrics a scheduler module reports from its own struct, if it does (its optional
+    `observables` function)."""
     report = getattr(_module(module), "observables", None)
-    return report(struct, *args) if report is not None else {}
+    return report(struct) if report is not None else {}
 
 
 def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpec,

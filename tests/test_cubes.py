@@ -9,14 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcore.base.errors import SpecError
-from simcore.core.failures import FailureProcess, domains, draw
+from simcore.core.failures import FailureProcess, draw
 from simcore.jobs.cleaning import clean
 from simcore.jobs.jobs import Jobs
 from simcore.jobs.swf import read_swf
-from simcore.machines import registry
 from simcore.machines.boxes.allocator import build as build_boxes
 from simcore.machines.boxes.allocator import place_box
-from simcore.machines.cubes.allocator import build, chips_run, cube_shapes, place_cubes
+from simcore.machines.cubes.allocator import chips_run, cube_shapes, place_cubes
 from simcore.machines.spec import MachineSpec
 from simcore.simulate import simulate
 from simcore.workload.transforms import WorkloadSpec, prepare
@@ -38,7 +37,7 @@ def units_of(bits):
 def choose(text, chips, busy=(), allocator=None):
     """The chips a job run on `chips` chips gets with `busy` chips taken (None: none)."""
     spec = MachineSpec.parse(text, allocator)
-    m, _, _ = build(spec, Jobs.create([1], [0.0], [1.0], [1.0], [1]))
+    m, _, _ = spec.implementation.build(spec, Jobs.create([1], [0.0], [1.0], [1.0], [1]))
     out = np.zeros(m.words, dtype=np.uint64)
     busy = bits_of(busy, m.words)
     if place_cubes(m, None, 0, chips, busy, 0, busy[:0], out) < 0:
@@ -165,8 +164,8 @@ def test_a_failed_chip_takes_its_cube_out_of_service(tmp_path):
     log = result.placements
     last = {int(j): units_of(m) for j, m in zip(log.job_id, log.masks, strict=True)}
     assert last[3] == cube(0) | cube(3) and last[2] == cube(2)
-    masks, units = domains(registry.ALLOCATORS["any-cubes"].implementation(),
-                           build(spec, jobs)[0], spec.units)
+    implementation = spec.implementation
+    masks, units = implementation.failure_domains(implementation.build(spec, jobs)[0])
     assert units.tolist() == [8] * 4 and units_of(masks[1]) == cube(1)
     assert result.summary["failed"] == pytest.approx(8 * 70 / (32 * 80))  # makespan 80 s
 
@@ -181,9 +180,8 @@ def test_invariants_on_a_real_trace_with_failures(trace_excerpt, allocator):
     result = simulate(jobs, spec, "backfill", seed=4, record_placements=True)
     s = result.summary
     assert s["failures"] > 5 and s["runs_cut_short"] > 0
-    struct, size, _ = registry.build(spec, jobs)
-    masks, units = domains(registry.ALLOCATORS[allocator].implementation(), struct,
-                           spec.units)
+    struct, size, _ = spec.implementation.build(spec, jobs)
+    masks, units = spec.implementation.failure_domains(struct)
     events = draw(FailureProcess.of(spec), units, 4, float(jobs.submit_s[0]), 1e9)
     assert check_outages(result, masks, events[:3]) == len(jobs) + s["runs_cut_short"]
     alloc = dict(zip(result.jobs.column("job_id").to_pylist(),

@@ -3,6 +3,8 @@ locality metrics against a direct computation, and the run-time dilation model."
 
 from __future__ import annotations
 
+from typing import get_args
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -18,7 +20,7 @@ from simcore.policy import PolicySpec
 from simcore.simulate import simulate
 from tests.reference import check_exclusive, check_timing, curve_choice, locality_of
 
-RULES = tuple(curves.RULES)
+RULES = get_args(curves.Rule)
 
 
 def bits(ranks, n):
@@ -35,7 +37,7 @@ def choose(layout, p, rule, ring=False, forbidden=()):
     spec = MachineSpec.parse(f"mesh:{n}", rule,
                              options={} if rule == "free-list" else
                              {"fallback_span": "ring" if ring else "linear"})
-    m, _, _ = curves.build(spec, Jobs.create([1], [0.0], [1.0], [1.0], [p]))
+    m, _, _ = spec.implementation.build(spec, Jobs.create([1], [0.0], [1.0], [1.0], [p]))
     busy = bits([r for r, c in enumerate(layout) if c == "X"], n)
     out = np.zeros(m.words, dtype=np.uint64)
     fence = bits(forbidden, n) if forbidden else np.zeros(0, dtype=np.uint64)

@@ -12,11 +12,10 @@ from hypothesis import strategies as st
 
 from simcore.base.draws import job_uniforms
 from simcore.base.errors import SimcoreError, SpecError
-from simcore.core.failures import HIT_STREAM, FailureProcess, domains, draw, trace_events
+from simcore.core.failures import HIT_STREAM, FailureProcess, draw, trace_events
 from simcore.jobs.cleaning import clean
 from simcore.jobs.jobs import Jobs
 from simcore.jobs.swf import read_swf
-from simcore.machines import registry
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 from simcore.simulate import simulate
@@ -233,9 +232,8 @@ def test_invariants_with_drawn_failures_on_a_real_trace(trace_excerpt, text, sch
     result = simulate(jobs, spec, scheduler, seed=2, record_placements=True)
     s = result.summary
     assert s["failures"] > 20 and s["runs_cut_short"] > 5
-    struct, _, _ = registry.build(spec, jobs)
-    module = registry.ALLOCATORS[spec.allocator].implementation()
-    masks, _ = domains(module, struct, spec.units)
+    struct, _, _ = spec.implementation.build(spec, jobs)
+    masks, _ = spec.implementation.failure_domains(struct)
     horizon = 1e9  # far beyond the run: every event that can matter
     events = draw(FailureProcess.of(spec), np.ones(spec.units, dtype=np.int64), 2,
                   float(jobs.submit_s[0]), horizon)

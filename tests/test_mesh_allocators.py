@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from simcore.base.errors import SpecError
 from simcore.jobs.jobs import Jobs
-from simcore.machines import registry
 from simcore.machines.mesh2d.eet import side_tectd
 from simcore.machines.mesh2d.grid import busy_list, write_rect
 from simcore.machines.registry import ALLOCATORS
@@ -292,4 +291,5 @@ def test_a_job_no_submesh_holds_is_refused():
 
 
 def build(allocator, machine, jobs):
-    return registry.build(MachineSpec.parse(machine, allocator), jobs)
+    spec = MachineSpec.parse(machine, allocator)
+    return spec.implementation.build(spec, jobs)

@@ -11,11 +11,10 @@ from hypothesis import strategies as st
 
 from simcore.base.bitset import n_words
 from simcore.base.errors import SpecError
-from simcore.core.failures import FailureProcess, domains, draw
+from simcore.core.failures import FailureProcess, draw
 from simcore.jobs.cleaning import clean
 from simcore.jobs.jobs import Jobs
 from simcore.jobs.swf import read_swf
-from simcore.machines import registry
 from simcore.machines.slurm.allocator import machine, place_menu
 from simcore.machines.slurm.hostlist import expand
 from simcore.machines.slurm.menu import axis_positions, load_menu
@@ -280,9 +279,8 @@ def test_invariants_on_a_real_trace_with_failures(trace_excerpt, scheduler):
     result = simulate(jobs, spec, scheduler, seed=3, record_placements=True)
     s = result.summary
     assert s["failures"] > 10 and s["runs_cut_short"] > 0
-    struct, size, _ = registry.build(spec, jobs)
-    module = registry.ALLOCATORS[spec.allocator].implementation()
-    masks, units = domains(module, struct, spec.units)
+    struct, size, _ = spec.implementation.build(spec, jobs)
+    masks, units = spec.implementation.failure_domains(struct)
     events = draw(FailureProcess.of(spec), units, 3, float(jobs.submit_s[0]), 1e9)
     assert check_outages(result, masks, events[:3]) == len(jobs) + s["runs_cut_short"]
     # every placement is an anchor box of a placement of the job's rounded size

@@ -131,7 +131,7 @@ def _run(args: argparse.Namespace) -> int:
         print(json_text(run_report(result, args.workload, spec)))
         return 0
     _print_run(result.summary, result.timing,
-               policy.describe(ALLOCATORS[machine.allocator].capabilities))
+               policy.describe(machine.capabilities))
     return 0
 
 
@@ -144,7 +144,7 @@ def _machine_and_policy(args: argparse.Namespace) -> tuple[MachineSpec, PolicySp
     machine = MachineSpec.parse(
         args.machine or model_machine(args.workload), args.allocator, ordering=args.ordering,
         options=dict(key_value(p, "--machine-param") for p in args.machine_param))
-    capabilities = ALLOCATORS[machine.allocator].capabilities
+    capabilities = machine.capabilities
     return machine, PolicySpec.from_params(args.scheduler, params).on(capabilities)
 
 

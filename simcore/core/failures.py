@@ -34,7 +34,6 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -82,18 +81,6 @@ class FailureProcess:
         options = dict(machine.options)
         return cls(options.get("unit_mtbf_s"), options["repair_s"],
                    options.get("failure_trace"), options["on_failure"] == "requeue")
-
-
-def domains(module: ModuleType, struct: Any, units: int) -> tuple[np.ndarray, np.ndarray]:
-    """(masks, units) of the machine's failure domains: the allocator module's
-    `failure_domains(struct)` if it defines one, else one domain per unit u, resource bit u."""
-    own = getattr(module, "failure_domains", None)
-    if own is not None:
-        return own(struct)
-    masks = np.zeros((units, struct.words), dtype=np.uint64)
-    index = np.arange(units)
-    masks[index, index >> 6] = np.uint64(1) << (index & 63).astype(np.uint64)
-    return masks, np.ones(units, dtype=np.int64)
 
 
 def draw(process: FailureProcess, domain_units: np.ndarray, seed: int, start_s: float,

@@ -5,8 +5,11 @@ the config schema, the checks between schedulers and machines, memory limits and
 `simcore list` all derive from `KINDS` and `ALLOCATORS`. A kind is a topology; an
 allocator is the module that chooses units on it: it builds the machine struct the
 kernels run on (`build(spec, jobs)`), states what its tables cost (`memory_bytes(spec)`)
-and implements the operations of `simcore.core.allocate` for its struct. Adding one
-is a module plus a row here (docs/extending.md).
+and implements the operations of `simcore.core.allocate` for its struct
+(`simcore.machines.contract.AllocatorModule`). Rows that share a module differ by their
+`variant`, the keyword arguments they pass to its `build`. Adding one is a module plus a
+row here (docs/extending.md). A row's modules are imported, and checked against their
+protocols, when first used (`Allocator.implementation`), not with the registry.
 
 Every machine, whatever its allocator, also takes the options of a failure process
 (`FAILURE_OPTIONS`, see `simcore.core.failures`).
@@ -17,16 +20,22 @@ machine's rather than an allocator's: it holds unless the machine has a failure 
 
 from __future__ import annotations
 
-import importlib
-from dataclasses import dataclass
-from types import ModuleType
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
+from simcore.base.contracts import load
 from simcore.base.errors import SpecError
 from simcore.base.params import Parameter
-from simcore.machines.contract import CAPABILITIES, STEADY, check_memory
+from simcore.machines.contract import (
+    CAPABILITIES,
+    STEADY,
+    AllocatorImplementation,
+    KindGrammar,
+    OrderingModule,
+    WiringReader,
+)
 
 __doc__ += "".join(f"\n- {name}: {meaning};" for name, meaning in CAPABILITIES.items())
 
@@ -60,21 +69,23 @@ class MachineKind:
         """The modules that read this kind's descriptions (its grammar, its wiring)."""
         return tuple(m for m in (self.grammar, self.wiring) if m is not None)
 
-    def grammar_module(self) -> ModuleType:
+    def grammar_module(self) -> KindGrammar:
+        """The module reading the kind's spec argument."""
         assert self.grammar is not None
-        return importlib.import_module(self.grammar)
+        return load(self.grammar, KindGrammar, f"machine kind {self.name}")
 
-    def wiring_module(self) -> ModuleType:
-        """The module reading wiring files: `load_wiring(path)` with `.dims` and `.key()`."""
+    def wiring_module(self) -> WiringReader:
+        """The module reading wiring files."""
         assert self.wiring is not None
-        return importlib.import_module(self.wiring)
+        return load(self.wiring, WiringReader, f"machine kind {self.name}")
 
 
 @dataclass(frozen=True)
 class Allocator:
-    """A rule choosing units on machines of `kinds`, implemented by `module`. `ordering`:
-    the module of the processor orderings it packs jobs along, which machines using it
-    name; `parameters` are options set per machine; `max_dims`: the most
+    """A rule choosing units on machines of `kinds`, implemented by `module`, which
+    `variant` (keyword arguments of the module's `build`) tells which of its rules to
+    apply. `ordering`: the module of the processor orderings it packs jobs along, which
+    machines using it name; `parameters` are options set per machine; `max_dims`: the most
     dimensions it handles (None: any)."""
 
     name: str
@@ -86,6 +97,7 @@ class Allocator:
     ordering: str | None = None
     example: str = ""  # a machine it runs on, where its kinds' examples do not
     max_dims: int | None = None
+    variant: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     @property
     def machine_example(self) -> str:
@@ -95,14 +107,17 @@ class Allocator:
     def ordered(self) -> bool:
         return self.ordering is not None
 
-    def implementation(self) -> ModuleType:
-        return importlib.import_module(self.module)
+    @functools.cached_property
+    def implementation(self) -> AllocatorImplementation:
+        """Its module, checked against `simcore.machines.contract.AllocatorModule` and
+        the variant (imported on first use, once)."""
+        return AllocatorImplementation.resolve(self.module, self.variant,
+                                               f"allocator {self.name}")
 
-    def ordering_module(self) -> ModuleType:
-        """The module of its processor orderings: `ORDERINGS`, `DEFAULT_ORDERING`,
-        `order_of(ordering, dims3)`."""
+    def ordering_module(self) -> OrderingModule:
+        """The module of its processor orderings."""
         assert self.ordering is not None
-        return importlib.import_module(self.ordering)
+        return load(self.ordering, OrderingModule, f"allocator {self.name}")
 
     @property
     def options(self) -> tuple[Parameter, ...]:
@@ -185,36 +200,41 @@ ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
               (WIRED,), "simcore.machines.bgl.allocator", frozenset()),
     *(Allocator(name, summary, ("mesh",), f"simcore.machines.mesh2d.{module}",
                 frozenset({"submeshes", "partitions"} if complete else {"submeshes"}),
-                example="mesh:32x32") for name, module, complete, summary in (
-        ("2dbs", "buddy2d", False, "Li and Cheng's 2D buddy system: the job gets a 2^k x 2^k "
-         "block from free block lists (square power-of-two meshes)"),
-        ("fs", "frame_sliding", False, "Chuang and Tzeng's frame sliding: w x h frames slide "
-         "by w and h from the lowest leftmost free node (may miss a free submesh)"),
-        ("ff", "zhu", True, "Zhu's first fit: the first base in the coverage array (smallest "
-         "x, then largest y)"),
-        ("bf", "zhu", True, "Zhu's best fit: the coverage array's corner with the most busy "
-         "neighbours, then the smallest area"),
-        ("ff-rot", "zhu", True, "first fit, then the job rotated (Chu's modified FF)"),
-        ("bf-rot", "zhu", True, "best fit over both orientations (Chu's modified BF)"),
-        ("as", "adaptive_scan", True, "Ding and Bhuyan's adaptive scan: bottom-up, left to "
-         "right with strides over coverage submeshes, then the job rotated"),
-        ("bl", "busy_list", True, "Das Sharma and Pradhan's busy list: candidates at the "
-         "corners of allocated submeshes, slid until free; most busy neighbours wins"),
-        ("bl-mod", "busy_list", True, "the busy list over every free position: the true "
-         "maximum of busy neighbours (Chu's chapter 7)"),
-        ("la-ff", "lookahead", True, "Bhattacharya and Tsai's free regions: the region with "
-         "the least-x base"),
-        ("la-bf", "lookahead", True, "free regions: the smallest region"),
-        ("la-wf", "lookahead", True, "free regions: the largest region"),
-        ("bfl1", "lookahead", True, "1-lookahead best fit: the smallest region that leaves "
-         "room for the largest waiting job"),
-        ("wfl1", "lookahead", True, "1-lookahead worst fit: the largest region that leaves "
-         "room for the largest waiting job"),
-        ("eet-sb", "eet", True, "Chu's EET-SB: candidates along busy submeshes and at mesh "
-         "corners, the least total difference of estimated completion times"),
-        ("eet-sc", "eet", True, "Chu's EET-SC: best fit's corners scored by the difference "
-         "of estimated completion times"),
-        ("bdi", "bdi", True, "Chu's busy distance inverse: corners of free regions, the "
+                example="mesh:32x32", variant=variant)
+      for name, module, variant, complete, summary in (
+        ("2dbs", "buddy2d", {}, False, "Li and Cheng's 2D buddy system: the job gets a "
+         "2^k x 2^k block from free block lists (square power-of-two meshes)"),
+        ("fs", "frame_sliding", {}, False, "Chuang and Tzeng's frame sliding: w x h frames "
+         "slide by w and h from the lowest leftmost free node (may miss a free submesh)"),
+        ("ff", "zhu", {"best": False, "rotate": False}, True, "Zhu's first fit: the first "
+         "base in the coverage array (smallest x, then largest y)"),
+        ("bf", "zhu", {"best": True, "rotate": False}, True, "Zhu's best fit: the coverage "
+         "array's corner with the most busy neighbours, then the smallest area"),
+        ("ff-rot", "zhu", {"best": False, "rotate": True}, True, "first fit, then the job "
+         "rotated (Chu's modified FF)"),
+        ("bf-rot", "zhu", {"best": True, "rotate": True}, True, "best fit over both "
+         "orientations (Chu's modified BF)"),
+        ("as", "adaptive_scan", {}, True, "Ding and Bhuyan's adaptive scan: bottom-up, left "
+         "to right with strides over coverage submeshes, then the job rotated"),
+        ("bl", "busy_list", {"anywhere": False}, True, "Das Sharma and Pradhan's busy list: "
+         "candidates at the corners of allocated submeshes, slid until free; most busy "
+         "neighbours wins"),
+        ("bl-mod", "busy_list", {"anywhere": True}, True, "the busy list over every free "
+         "position: the true maximum of busy neighbours (Chu's chapter 7)"),
+        ("la-ff", "lookahead", {"rule": "first"}, True, "Bhattacharya and Tsai's free "
+         "regions: the region with the least-x base"),
+        ("la-bf", "lookahead", {"rule": "best"}, True, "free regions: the smallest region"),
+        ("la-wf", "lookahead", {"rule": "worst"}, True, "free regions: the largest region"),
+        ("bfl1", "lookahead", {"rule": "best-lookahead"}, True, "1-lookahead best fit: the "
+         "smallest region that leaves room for the largest waiting job"),
+        ("wfl1", "lookahead", {"rule": "worst-lookahead"}, True, "1-lookahead worst fit: the "
+         "largest region that leaves room for the largest waiting job"),
+        ("eet-sb", "eet", {"corners": False}, True, "Chu's EET-SB: candidates along busy "
+         "submeshes and at mesh corners, the least total difference of estimated "
+         "completion times"),
+        ("eet-sc", "eet", {"corners": True}, True, "Chu's EET-SC: best fit's corners scored "
+         "by the difference of estimated completion times"),
+        ("bdi", "bdi", {}, True, "Chu's busy distance inverse: corners of free regions, the "
          "largest sum of inverse distances to busy nodes"),
     )),
     Allocator("torus3d-menu", "Slurm's topology/torus3d rule: a free anchor box of a "
@@ -224,26 +244,27 @@ ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
               (UNLISTED, SEGMENTS)),
     Allocator("any-cubes", "optically switched cubes: a job of one cube or more takes any "
               "free whole cubes; a smaller job a box in the fullest cube it fits in",
-              ("cubes",), _CUBES, frozenset()),
+              ("cubes",), _CUBES, frozenset(), variant={"boxes": False}),
     Allocator("cube-boxes", "the same cubes wired as a static AxBxC torus: a job of one cube "
               "or more takes a box of whole cubes of its shape (Krevat's rule among them); "
-              "a smaller job as with any-cubes", ("cubes",), _CUBES, frozenset()),
+              "a smaller job as with any-cubes", ("cubes",), _CUBES, frozenset(),
+              variant={"boxes": True}),
     Allocator("free-list", "Cplant 1.9: the first p free processors of the ordering",
               ("torus", "mesh"), _CURVES, frozenset({"counts"}), (DILATION,), ordering=_ORDERINGS,
-              max_dims=3),
+              max_dims=3, variant={"rule": "free-list"}),
     Allocator("first-fit", "the first interval of consecutive free ranks that holds the job "
               "(its p lowest ranks), else the span fallback (Leung et al.)",
               ("torus", "mesh"), _CURVES, frozenset({"counts"}), (FALLBACK_SPAN, DILATION),
-              ordering=_ORDERINGS, max_dims=3),
+              ordering=_ORDERINGS, max_dims=3, variant={"rule": "first-fit"}),
     Allocator("best-fit", "the shortest interval of consecutive free ranks that holds the job "
               "(ties: the earliest), else the span fallback (Leung et al.)",
               ("torus", "mesh"), _CURVES, frozenset({"counts"}), (FALLBACK_SPAN, DILATION),
-              ordering=_ORDERINGS, max_dims=3),
+              ordering=_ORDERINGS, max_dims=3, variant={"rule": "best-fit"}),
     Allocator("sum-of-squares", "the interval minimising the sum over lengths i of N(i)^2 "
               "after placement, N(i) the free intervals of length i (ties: the earliest), "
               "else the span fallback (Leung et al.)",
               ("torus", "mesh"), _CURVES, frozenset({"counts"}), (FALLBACK_SPAN, DILATION),
-              ordering=_ORDERINGS, max_dims=3),
+              ordering=_ORDERINGS, max_dims=3, variant={"rule": "sum-of-squares"}),
 )}
 
 
@@ -256,7 +277,7 @@ def get_allocator(name: str) -> Allocator:
 def check_compatible(machine: Any, needs: frozenset[str], what: str) -> None:
     """`what` (e.g. "scheduler migration") needs the allocator capabilities `needs`;
     raise a SpecError naming what is missing and which allocators have it."""
-    allocator = ALLOCATORS[machine.allocator]
+    allocator = machine.allocator_row
     if STEADY in needs and machine.fails():
         raise SpecError(f"{what} needs a machine whose units never fail; machine {machine} "
                         "has a failure process")
@@ -270,20 +291,3 @@ def check_compatible(machine: Any, needs: frozenset[str], what: str) -> None:
         f"{what} needs an allocator where {'; '.join(CAPABILITIES[c] for c in missing)}; "
         f"machine {machine} uses {allocator.name}, which does not"
         + (f" (these do: {', '.join(offer)})" if offer else ""))
-
-
-def refused(machine: Any, jobs: Any) -> np.ndarray:
-    """Which jobs the machine refuses to run (bool per job): its allocator module's
-    `refused(spec, jobs)` if it has one (a placement menu without their size), else
-    none."""
-    rule = getattr(ALLOCATORS[machine.allocator].implementation(), "refused", None)
-    return np.zeros(len(jobs), dtype=bool) if rule is None else rule(machine, jobs)
-
-
-def build(machine: Any, jobs: Any) -> tuple[Any, np.ndarray, np.ndarray]:
-    """The machine struct for the kernels, each job's size on it and its placement class
-    (jobs of one class place alike), from the machine's allocator."""
-    module = ALLOCATORS[machine.allocator].implementation()
-    check_memory(f"machine {machine}", module.memory_bytes(machine))
-    struct, size, placement_class = module.build(machine, jobs)
-    return struct, np.ascontiguousarray(size, dtype=np.int64), placement_class

@@ -29,13 +29,14 @@ from typing import Any
 from simcore.base.checksums import file_digest
 from simcore.base.errors import SpecError
 from simcore.base.params import convert_all
-from simcore.machines.contract import MAX_UNITS
+from simcore.machines.contract import MAX_UNITS, AllocatorImplementation
 from simcore.machines.descriptions import MACHINES_ENV, machines_dirs
 from simcore.machines.registry import (
     ALLOCATORS,
     FAILURE_OPTIONS,
     KINDS,
     WIRED,
+    Allocator,
     MachineKind,
     get_allocator,
 )
@@ -178,7 +179,7 @@ class MachineSpec:
 
     def changed_options(self) -> dict[str, Any]:
         """The allocator options that differ from their defaults."""
-        defaults = {p.name: p.default for p in get_allocator(self.allocator).options}
+        defaults = {p.name: p.default for p in self.allocator_row.options}
         return {k: v for k, v in self.options if k in defaults and v != defaults[k]}
 
     def fails(self) -> bool:
@@ -206,6 +207,22 @@ class MachineSpec:
         return KINDS[self.row_name]
 
     @property
+    def allocator_row(self) -> Allocator:
+        """The allocator's registry row."""
+        return ALLOCATORS[self.allocator]
+
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """What its allocator offers schedulers (`simcore.machines.contract.CAPABILITIES`)."""
+        return self.allocator_row.capabilities
+
+    @property
+    def implementation(self) -> AllocatorImplementation:
+        """The allocator's module, resolved against its contract on first use: every call
+        into it (build, refused jobs, metrics, failure domains) goes through this."""
+        return self.allocator_row.implementation
+
+    @property
     def units(self) -> int:
         """Number of allocation units."""
         total = 1
@@ -222,7 +239,7 @@ class MachineSpec:
     def modules(self) -> tuple[str, ...]:
         """The modules a simulation on this machine executes: its allocator's, the
         ordering's it packs along and those that read its kind's descriptions."""
-        allocator = get_allocator(self.allocator)
+        allocator = self.allocator_row
         return (allocator.module, *([allocator.ordering] if allocator.ordering else []),
                 *self.row.modules)
 
@@ -250,7 +267,7 @@ class MachineSpec:
             described = self.row.grammar_module().argument_key(self.argument)
             key += f"#{described[:16]}" if described else ""
         if self.ordering is not None and \
-                self.ordering not in get_allocator(self.allocator).ordering_module().ORDERINGS:
+                self.ordering not in self.allocator_row.ordering_module().ORDERINGS:
             key += f"#ordering:{file_digest(self.ordering)[:16]}"
         trace = dict(self.options).get("failure_trace")
         if trace is not None:

@@ -36,7 +36,7 @@ from simcore.base import patterns
 from simcore.base.errors import ConfigError, SimcoreError
 from simcore.base.params import SEED, Parameter
 from simcore.jobs.cleaning import CleaningOptions
-from simcore.machines.registry import ALLOCATORS, check_compatible
+from simcore.machines.registry import check_compatible
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 from simcore.sweep.limits import Limits, check_plan, experiment_runs
@@ -410,7 +410,7 @@ def _normalised(policy: PolicySpec, machine: MachineSpec) -> PolicySpec | None:
         check_compatible(machine, policy.row.needs, f"scheduler {policy.scheduler}")
     except SimcoreError:
         return None
-    return policy.on(ALLOCATORS[machine.allocator].capabilities)
+    return policy.on(machine.capabilities)
 
 
 def _runs(source: Source, machine: MachineSpec, grid: Mapping[str, Sequence[Any]],

@@ -25,7 +25,6 @@ from simcore.core.allocate import place
 from simcore.core.engine import KernelJobs
 from simcore.core.state import N_ACTIVE, NOW, QLEN, finish_jobs, new_state, start_job
 from simcore.jobs.jobs import Jobs
-from simcore.machines import registry
 from simcore.machines.mesh2d.grid import assign
 from simcore.machines.spec import MachineSpec
 
@@ -64,7 +63,7 @@ class Probe:
                                 shape=np.column_stack([sides, np.ones(n, dtype=np.int64)]),
                                 torus=np.zeros(n, dtype=bool))
         self.spec = MachineSpec.parse(machine, allocator)
-        self.machine, self.size, _ = registry.build(self.spec, self.jobs)
+        self.machine, self.size, _ = self.spec.implementation.build(self.spec, self.jobs)
         self.kernel_jobs = KernelJobs(self.jobs.submit_s, self.jobs.run_s, estimate, self.size,
                                       self.jobs.size, np.zeros(n, dtype=np.int64), 1)
         self.state = new_state(n, self.spec.units, self.machine.words, 1)
@@ -108,7 +107,7 @@ def replay(jobs: Jobs, machine: MachineSpec, result, repeat: int = 20) -> Replay
     """Replay the placements of `result` (a simulation of `jobs` on `machine`, recorded with
     `record_placements=True`, no start delay) through the allocator, timing each; a
     placement the allocator now makes differently is an error (it is deterministic)."""
-    struct, size, _ = registry.build(machine, jobs)
+    struct, size, _ = machine.implementation.build(machine, jobs)
     n = len(jobs)
     kernel_jobs = KernelJobs(jobs.submit_s, jobs.run_s, jobs.run_s, size, jobs.size,
                              np.zeros(n, dtype=np.int64), 1)

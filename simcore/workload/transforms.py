@@ -62,7 +62,6 @@ from simcore.jobs.cleaning import empty_workload
 from simcore.jobs.jobs import Jobs
 from simcore.jobs.submeshes import RULES, SHAPE_COLUMNS, rule_shapes, table_shapes
 from simcore.jobs.swf import from_columns, header_of
-from simcore.machines.registry import ALLOCATORS
 from simcore.machines.spec import MachineSpec
 from simcore.workload.shapes import synthesize
 from simcore.workload.synthetic import declared_load
@@ -297,7 +296,7 @@ def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int
     if machine.wiring is not None:
         shape, torus = synthesize(job_id, size, machine.dims3, spec.p_fat, spec.p_torus, seed)
         requested_units, size = size, shape.prod(axis=1)
-    elif "submeshes" in ALLOCATORS[machine.allocator].capabilities:
+    elif "submeshes" in machine.capabilities:
         shape = _submeshes(span, keep, size, machine, spec.mesh_shape, spec.replication)
         torus = np.zeros(len(size), dtype=bool)
         requested_units, size = size, shape.prod(axis=1)

@@ -18,8 +18,9 @@ A job of n chips asks for a chip shape:
 With optical switching (`any-cubes`) a job of k cubes takes any k whole free cubes (the
 lowest-numbered: all free cubes are alike to it) and is wired as a torus (twisted tori for
 some shapes; wiring is not modelled beyond that any cubes will do). With the same cubes
-wired as a static AxBxC torus (`cube-boxes`), it takes a box of whole free cubes of its
-shape, in any orientation, wrapping around, chosen by Krevat's rule among boxes of cubes.
+wired as a static AxBxC torus (`cube-boxes`, the variant `boxes`), it takes a box of whole
+free cubes of its shape, in any orientation, wrapping around, chosen by Krevat's rule
+among boxes of cubes.
 A failed chip takes its cube out of service: the failure domains are cubes (a cube of
 S^3 chips fails at S^3 times a chip's rate, `simcore.core.failures`).
 """
@@ -103,8 +104,10 @@ def memory_bytes(spec: MachineSpec) -> int:
             + n_boxes(grid, True) * (n_words(grid[0] * grid[1] * grid[2]) * 8 + 40))
 
 
-def build(spec: MachineSpec, jobs: Jobs) -> tuple[CubeMachine, np.ndarray, np.ndarray]:
-    """The machine struct, each job's chips (its shape's volume) and class (that size)."""
+def build(spec: MachineSpec, jobs: Jobs, *,
+          boxes: bool) -> tuple[CubeMachine, np.ndarray, np.ndarray]:
+    """The machine struct (`boxes`: cubes wired as a static torus), each job's chips (its
+    shape's volume) and class (that size)."""
     grid, side = geometry(spec.argument)
     local = box_table((side, side, side), True)
     cells = box_table(grid, True)
@@ -112,7 +115,7 @@ def build(spec: MachineSpec, jobs: Jobs) -> tuple[CubeMachine, np.ndarray, np.nd
     lw, gw = n_words(side ** 3), n_words(cubes)
     machine = CubeMachine(
         spec.units, n_words(spec.units), False, side, side ** 3, cubes,
-        spec.allocator == "cube-boxes", local.masks, local.volume,
+        boxes, local.masks, local.volume,
         np.zeros(local.volume.shape[0], dtype=np.int64), np.zeros(lw, dtype=np.uint64),
         np.zeros(lw, dtype=np.uint64), cells.masks, cells.volume,
         np.sort(cells.shape, axis=1), np.zeros(cells.volume.shape[0], dtype=np.int64),

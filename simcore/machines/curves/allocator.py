@@ -30,7 +30,7 @@ mean hop distance (see `DILATION` in `simcore.machines.registry` and `dilate_cur
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 
 import numpy as np
 import pyarrow as pa
@@ -48,8 +48,9 @@ from simcore.machines.curves.orderings import order_of
 if TYPE_CHECKING:
     from simcore.machines.spec import MachineSpec
 
-RULES = {"free-list": 0, "first-fit": 1, "best-fit": 2, "sum-of-squares": 3}
-FREE_LIST, FIRST_FIT, BEST_FIT, SUM_OF_SQUARES = range(4)
+#: How a job's processors are chosen along the ordering (the rows of the same names).
+Rule = Literal["free-list", "first-fit", "best-fit", "sum-of-squares"]
+FREE_LIST, FIRST_FIT, BEST_FIT, SUM_OF_SQUARES = range(len(get_args(Rule)))
 
 
 class CurveMachine(NamedTuple):
@@ -78,9 +79,10 @@ def memory_bytes(spec: MachineSpec) -> int:
     return spec.units * 8 * 12 + max(spec.dims3) * 24
 
 
-def build(spec: MachineSpec, jobs: Jobs) -> tuple[CurveMachine, np.ndarray, np.ndarray]:
-    """The machine struct; jobs need their requested size, and all place alike (one class:
-    only counts matter)."""
+def build(spec: MachineSpec, jobs: Jobs, *,
+          rule: Rule) -> tuple[CurveMachine, np.ndarray, np.ndarray]:
+    """The machine struct of `rule`; jobs need their requested size, and all place alike
+    (one class: only counts matter)."""
     sides = spec.dims3
     units = spec.units
     wrap = spec.wrap
@@ -91,7 +93,7 @@ def build(spec: MachineSpec, jobs: Jobs) -> tuple[CurveMachine, np.ndarray, np.n
         locality.compact_hops(np.array(sides, dtype=np.int64), wrap, hist, compact)
     options = dict(spec.options)
     machine = CurveMachine(
-        units, n_words(units), True, RULES[spec.allocator],
+        units, n_words(units), True, get_args(Rule).index(rule),
         options.get("fallback_span", "linear") == "ring",
         np.ascontiguousarray(order_of(spec.ordering, sides)), np.array(sides, dtype=np.int64),
         wrap, np.zeros(units, dtype=np.int64), np.zeros(units, dtype=np.int64),

@@ -60,9 +60,11 @@ class BusyListMachine(NamedTuple):
     modified: bool
 
 
-def build(spec: MachineSpec, jobs: Jobs) -> tuple[BusyListMachine, np.ndarray, np.ndarray]:
-    """The struct, each job's units (w x h) and its placement class (its shape)."""
-    return build_struct(BusyListMachine, spec, jobs, True, spec.allocator == "bl-mod")
+def build(spec: MachineSpec, jobs: Jobs, *,
+          anywhere: bool) -> tuple[BusyListMachine, np.ndarray, np.ndarray]:
+    """The struct of the busy list (`anywhere`: Chu's version, every free position a
+    candidate), each job's units (w x h) and its placement class (its shape)."""
+    return build_struct(BusyListMachine, spec, jobs, True, anywhere)
 
 
 @implements(place, BusyListMachine)

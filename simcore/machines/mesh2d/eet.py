@@ -64,9 +64,11 @@ class EETMachine(NamedTuple):
     corners: bool  # EET-SC: coverage-array corners; else EET-SB: busy-list positions
 
 
-def build(spec: MachineSpec, jobs: Jobs) -> tuple[EETMachine, np.ndarray, np.ndarray]:
-    """The struct, each job's units (w x h) and its placement class (its shape)."""
-    return build_struct(EETMachine, spec, jobs, True, spec.allocator == "eet-sc")
+def build(spec: MachineSpec, jobs: Jobs, *,
+          corners: bool) -> tuple[EETMachine, np.ndarray, np.ndarray]:
+    """The struct of EET-SB (`corners`: EET-SC), each job's units (w x h) and its
+    placement class (its shape)."""
+    return build_struct(EETMachine, spec, jobs, True, corners)
 
 
 @implements(place, EETMachine)

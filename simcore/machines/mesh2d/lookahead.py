@@ -1,5 +1,5 @@
 """Bhattacharya and Tsai's free-region strategies on 2D meshes: `la-ff`, `la-bf`, `la-wf`
-and the 1-lookahead `bfl1`, `wfl1`. No rotation.
+and the 1-lookahead `bfl1`, `wfl1` (each row's `rule`). No rotation.
 
 The free regions of J(w, h) are rectangles of valid bases, left when the coverage
 submesh of every busy submesh is subtracted from the region <0, 0, W - w, H - h> of all
@@ -7,18 +7,19 @@ bases (`simcore.machines.mesh2d.grid.free_regions`: O(N_A) regions in O(N_A^2); 
 the subtraction order and split direction, which that function fixes [Inf]). The job is
 placed at the chosen region's base (its lower-left base):
 
-- `la-ff`: the region whose base has the least x, then the least y;
-- `la-bf`: the region of the least area (number of bases), `la-wf` the largest; ties go to
-  the first region in the list [Inf];
-- `bfl1` (BFL(1)): regions from the smallest to the largest (ties in list order); the first
-  whose choice still leaves a free submesh for the largest waiting job (the most
-  processors; ties: the earliest in the queue; the job itself excluded) wins; if none does,
-  or nothing else waits, the smallest; `wfl1` (WFL(1)) the same from the largest.
+- `first` (`la-ff`): the region whose base has the least x, then the least y;
+- `best` (`la-bf`): the region of the least area (number of bases), `worst` (`la-wf`) the
+  largest; ties go to the first region in the list [Inf];
+- `best-lookahead` (`bfl1`, BFL(1)): regions from the smallest to the largest (ties in list
+  order); the first whose choice still leaves a free submesh for the largest waiting job
+  (the most processors; ties: the earliest in the queue; the job itself excluded) wins; if
+  none does, or nothing else waits, the smallest; `worst-lookahead` (`wfl1`, WFL(1)) the
+  same from the largest.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 
 import numpy as np
 
@@ -41,9 +42,9 @@ if TYPE_CHECKING:
 
 __all__ = ["LookaheadMachine", "build", "memory_bytes"]
 
-FIRST, BEST, WORST, BEST_LOOKAHEAD, WORST_LOOKAHEAD = range(5)
-POLICIES = {"la-ff": FIRST, "la-bf": BEST, "la-wf": WORST, "bfl1": BEST_LOOKAHEAD,
-            "wfl1": WORST_LOOKAHEAD}
+#: Which free region a job gets (see the module docstring).
+Rule = Literal["first", "best", "worst", "best-lookahead", "worst-lookahead"]
+FIRST, BEST, WORST, BEST_LOOKAHEAD, WORST_LOOKAHEAD = range(len(get_args(Rule)))
 
 
 class LookaheadMachine(NamedTuple):
@@ -54,9 +55,11 @@ class LookaheadMachine(NamedTuple):
     policy: int
 
 
-def build(spec: MachineSpec, jobs: Jobs) -> tuple[LookaheadMachine, np.ndarray, np.ndarray]:
-    """The struct, each job's units (w x h) and its placement class (its shape)."""
-    return build_struct(LookaheadMachine, spec, jobs, False, POLICIES[spec.allocator])
+def build(spec: MachineSpec, jobs: Jobs, *,
+          rule: Rule) -> tuple[LookaheadMachine, np.ndarray, np.ndarray]:
+    """The struct of one `rule`, each job's units (w x h) and its placement class (its
+    shape)."""
+    return build_struct(LookaheadMachine, spec, jobs, False, get_args(Rule).index(rule))
 
 
 @implements(place, LookaheadMachine)

@@ -44,11 +44,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ZhuMachine", "build", "memory_bytes"]
 
-#: Allocator name -> (best fit, rotates).
-RULES = {"ff": (False, False), "bf": (True, False), "ff-rot": (False, True),
-         "bf-rot": (True, True)}
-
-
 class ZhuMachine(NamedTuple):
     units: int
     words: int
@@ -58,9 +53,10 @@ class ZhuMachine(NamedTuple):
     rotate: bool
 
 
-def build(spec: MachineSpec, jobs: Jobs) -> tuple[ZhuMachine, np.ndarray, np.ndarray]:
-    """The struct, each job's units (w x h) and its placement class (its shape)."""
-    best, rotate = RULES[spec.allocator]
+def build(spec: MachineSpec, jobs: Jobs, *, best: bool,
+          rotate: bool) -> tuple[ZhuMachine, np.ndarray, np.ndarray]:
+    """The struct of First Fit (or, `best`, Best Fit; `rotate`: Chu's rotating version),
+    each job's units (w x h) and its placement class (its shape)."""
     return build_struct(ZhuMachine, spec, jobs, rotate, best, rotate)
 
 
