@@ -2,23 +2,29 @@
 
 A row names the scheduler, its parameters (type, default, meaning, range), the allocator
 capabilities it needs (see `simcore.machines.registry`), the kernel module that builds its
-policy struct and implements `simcore.core.decide` for it, and the phases it
-enables where the module runs several. Time-sharing schedulers (gang, spin-block, FCS) run
-on an engine of their own (`engine`: "module:function" simulating the whole run, here
-`simcore.timeshare.engine`) instead of the space-sharing event engine. The command line,
-the config schema, the result columns, the tables and `simcore list` all derive from
-`SCHEDULERS`; adding a scheduler is one kernel module plus one row here.
+policy struct and implements `simcore.core.decide` for it
+(`simcore.schedulers.contract.SchedulerModule`), and, where rows share a module, its
+`variant`: the keyword arguments it passes to the module (the phases a phased scheduler
+runs, a queue discipline's order). Time-sharing schedulers (gang, spin-block, FCS) run
+on an engine of their own (`engine`: the module simulates the whole run,
+`simcore.schedulers.contract.EngineModule`, here `simcore.timeshare.engine`) instead of
+the space-sharing event engine. The command line, the config schema, the result columns,
+the tables and `simcore list` all derive from `SCHEDULERS`; adding a scheduler is one
+kernel module plus one row here. A row's module is imported, and checked against its
+protocol, when first used (`Scheduler.implementation`).
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from simcore.base.errors import SpecError
 from simcore.base.params import Parameter, convert_all
+from simcore.schedulers.contract import SchedulerImplementation
 
 START_DELAY = Parameter(
     "start_delay_s", float, 0.0, "seconds between allocation and start; the units are held "
@@ -97,12 +103,19 @@ class Scheduler:
     module: str
     parameters: tuple[Parameter, ...]
     needs: frozenset[str] = frozenset()
-    phases: frozenset[str] = frozenset()
-    engine: str | None = None
+    variant: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    engine: bool = False
 
     @property
     def parameter_names(self) -> tuple[str, ...]:
         return tuple(p.name for p in self.parameters)
+
+    @functools.cached_property
+    def implementation(self) -> SchedulerImplementation:
+        """Its module, checked against its protocol and the variant (imported on first
+        use, once)."""
+        return SchedulerImplementation.resolve(self.module, self.variant, self.engine,
+                                               f"scheduler {self.name}")
 
     @property
     def confidence(self) -> float:
@@ -130,38 +143,44 @@ SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
     Scheduler("backfill", "FCFS, then backfilling behind a blocked head: weak backfilling "
               "on partitioned machines, EASY (Mu'alem-Feitelson) where only counts matter",
               _PHASED, (START_DELAY, RESERVATION, MAX_GROWTH, ESTIMATES),
-              phases=frozenset({"backfill"})),
+              variant={"backfill": True}),
     Scheduler("migration", "FCFS, then Krevat's migration when the head blocks (re-place "
               "running jobs to enlarge the largest free partition)",
               _PHASED, (START_DELAY, FN_TOR, FN_MAX, MIGRATE_WHEN, EQUAL_LAYOUT),
-              needs=frozenset({"migrates"}),
-              phases=frozenset({"migrate"})),
+              needs=frozenset({"migrates"}), variant={"migrate": True}),
     Scheduler("bm", "Krevat's backfilling + migration: FCFS, migration, FCFS, backfilling",
               _PHASED, (START_DELAY, RESERVATION, MAX_GROWTH, ESTIMATES, FN_TOR, FN_MAX,
                         MIGRATE_WHEN, EQUAL_LAYOUT),
-              needs=frozenset({"migrates"}), phases=frozenset({"migrate", "backfill"})),
+              needs=frozenset({"migrates"}), variant={"migrate": True, "backfill": True}),
     Scheduler("conservative", "conservative backfilling: every job gets the earliest "
               "reservation that delays no earlier one; early completions compress the plan",
               "simcore.schedulers.conservative", (START_DELAY, ESTIMATES),
               needs=frozenset({"counts", "steady"})),
     Scheduler("immediate-fit", "Chu's Immediate Fit: an arrival starts at once if it fits "
               "(unless a job has waited WTL); completions start jobs from the head until one "
-              "does not fit", _QUEUES, (START_DELAY, WTL), needs=_QUEUED),
+              "does not fit", _QUEUES, (START_DELAY, WTL), needs=_QUEUED,
+              variant={"order": "arrival", "scan_all": False, "immediate": True}),
     Scheduler("scan-all", "Chu's Scan All: as Immediate Fit, but completions start every "
               "waiting job that fits, stopping only at one past the WTL", _QUEUES,
-              (START_DELAY, WTL), needs=_QUEUED),
+              (START_DELAY, WTL), needs=_QUEUED,
+              variant={"order": "arrival", "scan_all": True, "immediate": True}),
     Scheduler("mq", "Chu's Multiple Queues: Q queues by size (ScanUp or ScanDown), passes "
               "over queue 1, 2, ... as Scan All", _QUEUES,
-              (START_DELAY, WTL, QUEUES, SCAN, CRITERION, BLOCKING), needs=_QUEUED),
+              (START_DELAY, WTL, QUEUES, SCAN, CRITERION, BLOCKING), needs=_QUEUED,
+              variant={"order": "queues", "scan_all": True, "immediate": True}),
     Scheduler("smallest-jf", "Smallest Job First: waiting jobs by processors, ascending",
-              _QUEUES, (START_DELAY, WTL, SCAN_ALL), needs=_QUEUED),
+              _QUEUES, (START_DELAY, WTL, SCAN_ALL), needs=_QUEUED,
+              variant={"order": "smallest", "scan_all": False, "immediate": False}),
     Scheduler("largest-jf", "Largest Job First: waiting jobs by processors, descending",
-              _QUEUES, (START_DELAY, WTL, SCAN_ALL), needs=_QUEUED),
+              _QUEUES, (START_DELAY, WTL, SCAN_ALL), needs=_QUEUED,
+              variant={"order": "largest", "scan_all": False, "immediate": False}),
     Scheduler("sjf", "Shortest Job First: waiting jobs by estimated run time", _QUEUES,
-              (START_DELAY, WTL, SCAN_ALL, ESTIMATES), needs=_QUEUED),
+              (START_DELAY, WTL, SCAN_ALL, ESTIMATES), needs=_QUEUED,
+              variant={"order": "shortest", "scan_all": False, "immediate": False}),
     Scheduler("smallest-sdjf", "Smallest Service Demand Job First: waiting jobs by estimated "
               "run time x processors", _QUEUES, (START_DELAY, WTL, SCAN_ALL, ESTIMATES),
-              needs=_QUEUED),
+              needs=_QUEUED,
+              variant={"order": "demand", "scan_all": False, "immediate": False}),
     Scheduler("priority", "Das Sharma and Pradhan's priority scheduling with reservations "
               "(MAX_PRI) on 2D meshes", "simcore.schedulers.priority",
               (START_DELAY, MAX_PRI, RESERVE),
@@ -169,25 +188,25 @@ SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
     Scheduler("cplant", "Cplant's queue order (Leung et al.): ascending requested "
               "units, then requested time, then arrival; jobs start from the front while "
               "they fit (FCFS placement)", _PHASED, (START_DELAY, ESTIMATES),
-              phases=frozenset({"cplant-order"})),
+              variant={"cplant_order": True}),
     Scheduler("cplant-backfill", "Cplant's queue order, then backfilling behind a blocked "
               "front job as `backfill` does (the same schedule as cplant where placement "
               "depends on sizes only)", _PHASED, (START_DELAY, RESERVATION, MAX_GROWTH,
                                                   ESTIMATES),
-              phases=frozenset({"cplant-order", "backfill"})),
+              variant={"cplant_order": True, "backfill": True}),
     Scheduler("gang", "gang scheduling: an Ousterhout matrix of mpl rows; each row's jobs "
               "run alone in its time slice, with a global context switch between slices",
               _TIMESHARE, (MPL, QUEUE, ESTIMATES, TIME_SLICE), needs=_TIMESHARED,
-              engine=f"{_TIMESHARE}:simulate"),
+              engine=True, variant={"mode": "gang"}),
     Scheduler("spin-block", "implicit coscheduling: each processor time-shares its "
               "processes itself; a waiting process spins T_spin, then blocks",
               _TIMESHARE, (MPL, QUEUE, ESTIMATES, SPIN), needs=_TIMESHARED,
-              engine=f"{_TIMESHARE}:simulate"),
+              engine=True, variant={"mode": "spin-block"}),
     Scheduler("fcs", "Flexible CoScheduling: processes classified CS (gang-scheduled), F "
               "(served first in their slot, else spin-block) or DC (fill the gaps) from "
               "their measured granularity", _TIMESHARE,
               (MPL, QUEUE, ESTIMATES, TIME_SLICE, SPIN, F_PRIORITY),
-              needs=_TIMESHARED, engine=f"{_TIMESHARE}:simulate"),
+              needs=_TIMESHARED, engine=True, variant={"mode": "fcs"}),
 )}
 
 
@@ -230,6 +249,12 @@ class PolicySpec:
     @property
     def row(self) -> Scheduler:
         return SCHEDULERS[self.scheduler]
+
+    @property
+    def implementation(self) -> SchedulerImplementation:
+        """The scheduler's module, resolved against its contract on first use: every call
+        into it (policy struct, own engine, metrics) goes through this."""
+        return self.row.implementation
 
     def params(self) -> dict[str, Any]:
         """The parameters that apply to this scheduler, defaults filled in, sorted."""

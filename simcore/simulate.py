@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -88,12 +87,12 @@ def simulate(
         i = int(too_big[0])
         raise SpecError(f"job {jobs.job_id[i]} requests {jobs.size[i]} units; machine {spec} "
                         f"has {spec.units} ({too_big.size} such jobs)")
-    if policy.row.engine is not None:
+    scheduling = policy.implementation
+    if scheduling.engine:
         if record_placements:
             raise SpecError(f"scheduler {policy.scheduler} keeps no placement log; expected "
                             "record_placements=False")
-        module, function = policy.row.engine.split(":")
-        return getattr(_module(module), function)(jobs, spec, policy, seed)
+        return scheduling.simulate(jobs, spec, policy, seed)
     allocation = spec.implementation
     refused = allocation.refused(spec, jobs)
     if refused.all():
@@ -118,7 +117,7 @@ def simulate(
                            "machine that can never place them")
     span = span_s(jobs.submit_s, state.out.end_s)
     observed = {**allocation.observables(machine_struct, span),
-                **_observables(policy.row.module, kernel_policy)}
+                **scheduling.observables(kernel_policy)}
     began = time.perf_counter()
     columns, measured = allocation.job_metrics(machine_struct, state, kernel_jobs)
     metrics_s = time.perf_counter() - began
@@ -153,7 +152,7 @@ def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int, log_c
         submit=jobs.submit_s, run=jobs.run_s, estimate=jobs.estimates(estimates), size=size,
         request=jobs.size, placement_class=dense.astype(np.int64).ravel(),
         n_classes=len(classes))
-    kernel_policy = _module(policy.row.module).kernel_policy(policy, len(jobs))
+    kernel_policy = policy.implementation.kernel_policy(policy, len(jobs))
     outages = _outages(spec, machine_struct, jobs, seed)
     state = new_state(len(jobs), spec.units, machine_struct.words, len(classes), log_capacity,
                       None if outages is None else outages.initial(machine_struct.words))
@@ -171,10 +170,6 @@ def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int, log_c
             time.perf_counter() - began, ready_s)
 
 
-def _module(name: str) -> Any:
-    return importlib.import_module(name)
-
-
 def _outages(spec: MachineSpec, struct: Any, jobs: Jobs, seed: int) -> OutagePlan | None:
     """The machine's failure process for this run (None if it never fails), drawn first
     up to the span of the arrivals plus the jobs' total run time (a bound on the end of a
@@ -186,13 +181,6 @@ def _outages(spec: MachineSpec, struct: Any, jobs: Jobs, seed: int) -> OutagePla
     masks, units = spec.implementation.failure_domains(struct)
     horizon = float(jobs.submit_s[-1] - jobs.submit_s[0] + jobs.run_s.sum())
     return OutagePlan(process, masks, units, seed, float(jobs.submit_s[0]), horizon)
-
-
-def _observables(module: str, struct: Any) -> dict[str, Any]:
-    """Metrics a scheduler module reports from its own struct, if it does (its optional
-    `observables` function)."""
-    report = getattr(_module(module), "observables", None)
-    return report(struct) if report is not None else {}
 
 
 def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpec,

@@ -20,6 +20,8 @@ from simcore.base.fingerprint import module_file
 from simcore.machines import flat
 from simcore.machines.contract import AllocatorHooks, AllocatorModule
 from simcore.machines.registry import ALLOCATORS, KINDS, Allocator
+from simcore.policy import SCHEDULERS, Scheduler
+from simcore.schedulers.contract import EngineModule, SchedulerHooks, SchedulerModule
 
 _fakes = itertools.count()
 
@@ -33,7 +35,7 @@ def fake_module(monkeypatch: pytest.MonkeyPatch, **functions: object) -> str:
     return name
 
 
-def resolved(row: Allocator) -> object:
+def resolved(row: Allocator | Scheduler) -> object:
     """The row's module, resolved against its contract."""
     return row.implementation
 
@@ -43,8 +45,9 @@ def resolved(row: Allocator) -> object:
 def test_the_registries_import_no_module_they_name():
     """Rows name their modules by string; a module is imported when first resolved, so
     reading the registries (planning, the command line's help) loads no numba."""
-    probe = ("import sys, simcore.machines.spec; print(sorted(m for m in ('numba', "
-             "'simcore.machines.flat') if m in sys.modules))")
+    probe = ("import sys, simcore.machines.spec, simcore.policy; print(sorted(m for m in "
+             "('numba', 'simcore.machines.flat', 'simcore.schedulers.phased') "
+             "if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                             check=True)
     assert result.stdout.strip() == "[]"
@@ -63,6 +66,17 @@ def test_every_allocator_module_satisfies_its_protocol(name):
         assert row.ordering_module().DEFAULT_ORDERING in row.ordering_module().ORDERINGS
 
 
+@pytest.mark.parametrize("name", list(SCHEDULERS))
+def test_every_scheduler_module_satisfies_its_protocol(name):
+    row = SCHEDULERS[name]
+    implementation = row.implementation
+    protocol = EngineModule if row.engine else SchedulerModule
+    for function in members(protocol):
+        assert callable(getattr(implementation.module, function))
+    own = getattr(implementation.module, "observables", None)
+    assert implementation.observables is (own or SchedulerHooks.observables)
+
+
 def test_every_kind_grammar_and_wiring_satisfies_its_protocol():
     for kind in KINDS.values():
         if kind.grammar:
@@ -73,14 +87,22 @@ def test_every_kind_grammar_and_wiring_satisfies_its_protocol():
 
 # --- variants: rows and modules agree ------------------------------------------------------
 
-def test_rows_sharing_a_module_differ_by_their_variant_and_set_what_it_requires():
+def _variant_function(row: Allocator | Scheduler) -> tuple[object, int]:
+    module = row.implementation.module
+    if isinstance(row, Allocator):
+        return module.build, 2
+    return (module.simulate, 4) if row.engine else (module.kernel_policy, 2)
+
+
+@pytest.mark.parametrize("rows", [ALLOCATORS, SCHEDULERS], ids=["allocators", "schedulers"])
+def test_rows_sharing_a_module_differ_by_their_variant_and_set_what_it_requires(rows):
     by_module: dict[str, list] = {}
-    for row in ALLOCATORS.values():
+    for row in rows.values():
         by_module.setdefault(row.module, []).append(row)
     for module, shared in by_module.items():
         variants = [dict(row.variant) for row in shared]
         assert all(a != b for a, b in itertools.combinations(variants, 2)), module
-        function, positional = shared[0].implementation.module.build, 2
+        function, positional = _variant_function(shared[0])
         keywords = list(inspect.signature(function).parameters.values())[positional:]
         required = {p.name for p in keywords if p.default is inspect.Parameter.empty
                     and p.kind is inspect.Parameter.KEYWORD_ONLY}
@@ -101,13 +123,14 @@ def _names_tested(tree: ast.AST, attribute: str) -> list[int]:
 
 
 def test_no_module_a_row_names_tests_the_row_name():
-    """Variants are row data: no allocator module compares its allocator's name, or looks
-    it up in a table of its own."""
-    for module in {row.module for row in ALLOCATORS.values()}:
-        path = module_file(module)
-        assert path is not None
-        lines = _names_tested(ast.parse(path.read_text()), "allocator")
-        assert not lines, f"{module} tests .allocator on lines {lines}"
+    """Variants are row data: no module compares its allocator's or scheduler's name, or
+    looks it up in a table of its own."""
+    for rows, attribute in ((ALLOCATORS, "allocator"), (SCHEDULERS, "scheduler")):
+        for module in {row.module for row in rows.values()}:
+            path = module_file(module)
+            assert path is not None
+            lines = _names_tested(ast.parse(path.read_text()), attribute)
+            assert not lines, f"{module} tests .{attribute} on lines {lines}"
 
 
 def test_an_enumerated_variant_is_checked_against_the_module_vocabulary(monkeypatch):
@@ -139,6 +162,15 @@ def test_a_row_whose_variant_the_module_does_not_take_is_refused(monkeypatch):
     with pytest.raises(SpecError, match=r"allocator odd: simcore\.machines\.flat\.build does "
                                         r"not take the row's variant \{'rotate': True\}"):
         resolved(row)
+
+
+def test_a_scheduler_module_without_its_function_is_refused(monkeypatch):
+    empty = fake_module(monkeypatch)
+    with pytest.raises(SpecError, match=rf"scheduler s: module {empty} does not define "
+                                        r"kernel_policy, which SchedulerModule requires"):
+        resolved(Scheduler("s", "", empty, ()))
+    with pytest.raises(SpecError, match=r"does not define simulate, which EngineModule"):
+        resolved(Scheduler("e", "", empty, (), engine=True))
 
 
 def test_a_row_naming_no_module_is_refused():

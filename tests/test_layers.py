@@ -61,9 +61,7 @@ def registry_rows() -> Iterator[tuple[str, str]]:
         for named in kind.modules:
             yield "simcore.machines.registry", named
     for scheduler in SCHEDULERS.values():
-        for named in (scheduler.module, scheduler.engine):
-            if named:
-                yield "simcore.policy", named.partition(":")[0]
+        yield "simcore.policy", scheduler.module
 
 
 def imports() -> dict[str, set[str]]:

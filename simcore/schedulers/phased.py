@@ -6,7 +6,8 @@ block is attributed to its cause, then (if the policy migrates) a migration is t
 FCFS runs again after a successful one, then (if it backfills) later jobs are backfilled
 around the head's reservation. B+M is simply both phases. With the `cplant-order` phase
 (`cplant`, `cplant-backfill`) the queue is first sorted in Cplant's order
-(`simcore.schedulers.cplant`) instead of staying in arrival order.
+(`simcore.schedulers.cplant`) instead of staying in arrival order. Which phases a
+scheduler runs is its registry row's variant.
 """
 
 from __future__ import annotations
@@ -39,12 +40,13 @@ class PhasedPolicy(NamedTuple):
     start_delay: float
 
 
-def kernel_policy(policy: PolicySpec, n_jobs: int) -> PhasedPolicy:
-    """The struct of a phased policy: its row's phases and its parameters."""
+def kernel_policy(policy: PolicySpec, n_jobs: int, *, cplant_order: bool = False,
+                  migrate: bool = False, backfill: bool = False) -> PhasedPolicy:
+    """The struct of a phased policy: the phases it runs besides FCFS (Cplant's queue
+    order, migration, backfilling) and its parameters."""
     values = policy.params()
     return PhasedPolicy(
-        "cplant-order" in policy.row.phases, "migrate" in policy.row.phases,
-        "backfill" in policy.row.phases,
+        cplant_order, migrate, backfill,
         values.get("reservation", True), values.get("max_growth", 0),
         values.get("fn_tor", 0.0), values.get("fn_max", 1.0),
         values.get("migrate_when") == "changed", values.get("equal_layout") != "keep",

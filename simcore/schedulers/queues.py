@@ -31,7 +31,7 @@ with WTL = 0 is FCFS.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 
 import numpy as np
 
@@ -53,13 +53,10 @@ from simcore.core.state import (
 if TYPE_CHECKING:
     from simcore.policy import PolicySpec
 
-ARRIVAL, QUEUES, SMALLEST, LARGEST, SHORTEST, DEMAND = range(6)
+#: The orders of waiting jobs a discipline keeps (see the module docstring).
+Order = Literal["arrival", "queues", "smallest", "largest", "shortest", "demand"]
+ARRIVAL, QUEUES, SMALLEST, LARGEST, SHORTEST, DEMAND = range(len(get_args(Order)))
 PROCESSORS, LARGER_SIDE, SMALLER_SIDE = range(3)
-#: Scheduler name -> (order, Scan All, immediate arrivals).
-DISCIPLINES = {"immediate-fit": (ARRIVAL, False, True), "scan-all": (ARRIVAL, True, True),
-               "mq": (QUEUES, True, True), "smallest-jf": (SMALLEST, False, False),
-               "largest-jf": (LARGEST, False, False), "sjf": (SHORTEST, False, False),
-               "smallest-sdjf": (DEMAND, False, False)}
 CRITERIA = {"processors": PROCESSORS, "larger-side": LARGER_SIDE, "smaller-side": SMALLER_SIDE}
 LISTED, SEEN, ACTIVE = range(3)
 
@@ -78,10 +75,12 @@ class QueuePolicy(NamedTuple):
     count: np.ndarray  # (3,) int64: LISTED jobs, SEEN arrivals, ACTIVE jobs after the last call
 
 
-def kernel_policy(policy: PolicySpec, n_jobs: int) -> QueuePolicy:
-    """The struct of a queue discipline: its row's order and rules, its parameters."""
+def kernel_policy(policy: PolicySpec, n_jobs: int, *, order: Order, scan_all: bool,
+                  immediate: bool) -> QueuePolicy:
+    """The struct of a queue discipline: its order of waiting jobs, whether it is a Scan
+    All discipline and whether arrivals start at once, and its parameters."""
     values = policy.params()
-    order_by, scan_all, immediate = DISCIPLINES[policy.scheduler]
+    order_by = get_args(Order).index(order)
     if order_by == QUEUES:
         scan_all = not values["blocking"]
     elif values.get("scan_all", False):

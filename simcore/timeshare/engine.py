@@ -25,7 +25,7 @@ max(0, empty processors - processes of waiting jobs).
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, get_args
 
 import numpy as np
 import pyarrow as pa
@@ -35,7 +35,7 @@ from simcore.base.jit import kernel
 from simcore.jobs.jobs import Jobs
 from simcore.timeshare import fcs
 from simcore.timeshare.matrix import admit, leave
-from simcore.timeshare.rates import FCS, GANG, NOTHING, SPIN_BLOCK, phase_rates, slice_mode
+from simcore.timeshare.rates import FCS, NOTHING, SPIN_BLOCK, Mode, phase_rates, slice_mode
 from simcore.timeshare.state import (
     ACTIVE,
     DECISIONS,
@@ -62,7 +62,6 @@ if TYPE_CHECKING:
 #: from scenario 1 under gang scheduling (120 s of work end at 124 s with two jobs
 #: alternating every 100 ms slice): 0.1 s x (1 - 120 / 124).
 SWITCH_COST_S = 0.1 * (1 - 120 / 124)
-MODES = {"gang": GANG, "spin-block": SPIN_BLOCK, "fcs": FCS}
 _ROUNDING = 1e-9  # relative work left that counts as done (sums of rate x time round)
 CLASSES = ("CS", "F", "DC")
 
@@ -453,23 +452,25 @@ def kernel_jobs(jobs: Jobs, policy: PolicySpec) -> TimeShareJobs:
         r_ded=1.0 / iteration, even_s=bsp.even_s, odd_s=bsp.odd_s, block=bsp.block)
 
 
-def kernel_policy(policy: PolicySpec) -> TimeSharePolicy:
-    """The struct of a time-sharing policy."""
+def kernel_policy(policy: PolicySpec, mode: Mode) -> TimeSharePolicy:
+    """The struct of a time-sharing policy sharing processors in `mode`."""
     values = policy.params()
     return TimeSharePolicy(
-        MODES[policy.scheduler], values["queue"] == "easy",
+        get_args(Mode).index(mode), values["queue"] == "easy",
         values.get("time_slice_s", fcs.T_SLICE_S), values.get("spin_s", fcs.T_SPIN_S),
         SWITCH_COST_S, values.get("f_priority") == "always")
 
 
-def run(jobs: Jobs, machine: MachineSpec, policy: PolicySpec) -> tuple[Any, float, float]:
-    """The kernel's final state for `jobs` on `machine` under `policy`, its run time and,
-    apart from it, the time compiling the kernel or loading it from the cache took."""
+def run(jobs: Jobs, machine: MachineSpec, policy: PolicySpec,
+        mode: Mode) -> tuple[Any, float, float]:
+    """The kernel's final state for `jobs` on `machine` under `policy` sharing processors
+    in `mode`, its run time and, apart from it, the time compiling the kernel or loading
+    it from the cache took."""
     from simcore.base.jit import kernel_ready
 
     kernel = kernel_jobs(jobs, policy)
     state = new_state(len(jobs), policy.mpl, machine.units)
-    struct = kernel_policy(policy)
+    struct = kernel_policy(policy, mode)
     compile_s = kernel_ready(run_timeshare, struct, state, kernel)
     began = time.perf_counter()
     run_timeshare(struct, state, kernel)
@@ -480,12 +481,14 @@ def run(jobs: Jobs, machine: MachineSpec, policy: PolicySpec) -> tuple[Any, floa
     return state, elapsed, compile_s
 
 
-def simulate(jobs: Jobs, machine: MachineSpec, policy: PolicySpec, seed: int) -> Any:
-    """`simcore.simulate` for time-sharing schedulers: the schedule, the usual run
-    metrics, and per job the FCS class of its even- and odd-block processes at its end."""
+def simulate(jobs: Jobs, machine: MachineSpec, policy: PolicySpec, seed: int, *,
+             mode: Mode) -> Any:
+    """`simcore.simulate` for time-sharing schedulers (`mode`: their registry row's
+    variant): the schedule, the usual run metrics, and per job the FCS class of its even-
+    and odd-block processes at its end."""
     from simcore.core.result import SimulationResult, schedule_metrics, schedule_table
 
-    state, elapsed, compile_s = run(jobs, machine, policy)
+    state, elapsed, compile_s = run(jobs, machine, policy, mode)
     out = state.out
     estimate = jobs.estimates(policy.estimates) * policy.mpl
     slices = int(state.ctr[SLICES])

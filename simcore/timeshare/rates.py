@@ -28,6 +28,8 @@ start of the slice lose `switch_s / slice` of it.
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import numpy as np
 
 from simcore.base.jit import kernel
@@ -41,7 +43,9 @@ QUANTUM_S = 2.4e-3
 #: scenario 1 under spin-block (docs/timesharing.md).
 BLOCK_COST_S = 20e-6
 
-GANG, SPIN_BLOCK, FCS = range(3)
+#: How processors are shared: a time-sharing scheduler's mode (its registry row's variant).
+Mode = Literal["gang", "spin-block", "fcs"]
+GANG, SPIN_BLOCK, FCS = range(len(get_args(Mode)))
 CS, F, DC = range(3)
 OFF, SOLO, TIER1, TIER2 = range(4)
 NOTHING, LOCAL = -1, -2  # slice modes besides a job's exclusive process
