@@ -22,6 +22,7 @@ from simcore.machines.contract import AllocatorHooks, AllocatorModule
 from simcore.machines.registry import ALLOCATORS, KINDS, Allocator
 from simcore.policy import SCHEDULERS, Scheduler
 from simcore.schedulers.contract import EngineModule, SchedulerHooks, SchedulerModule
+from simcore.workload.synthetic import MODELS, Model, WorkloadModel
 
 _fakes = itertools.count()
 
@@ -35,7 +36,7 @@ def fake_module(monkeypatch: pytest.MonkeyPatch, **functions: object) -> str:
     return name
 
 
-def resolved(row: Allocator | Scheduler) -> object:
+def resolved(row: Allocator | Scheduler | Model) -> object:
     """The row's module, resolved against its contract."""
     return row.implementation
 
@@ -45,9 +46,9 @@ def resolved(row: Allocator | Scheduler) -> object:
 def test_the_registries_import_no_module_they_name():
     """Rows name their modules by string; a module is imported when first resolved, so
     reading the registries (planning, the command line's help) loads no numba."""
-    probe = ("import sys, simcore.machines.spec, simcore.policy; print(sorted(m for m in "
-             "('numba', 'simcore.machines.flat', 'simcore.schedulers.phased') "
-             "if m in sys.modules))")
+    probe = ("import sys, simcore.machines.spec, simcore.policy, simcore.workload.synthetic; "
+             "print(sorted(m for m in ('numba', 'simcore.machines.flat', "
+             "'simcore.schedulers.phased') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                             check=True)
     assert result.stdout.strip() == "[]"
@@ -77,12 +78,17 @@ def test_every_scheduler_module_satisfies_its_protocol(name):
     assert implementation.observables is (own or SchedulerHooks.observables)
 
 
-def test_every_kind_grammar_and_wiring_satisfies_its_protocol():
+def test_every_kind_grammar_wiring_and_model_satisfies_its_protocol():
     for kind in KINDS.values():
         if kind.grammar:
             assert callable(kind.grammar_module().parse_argument)
         if kind.wiring:
             assert callable(kind.wiring_module().load_wiring)
+    for model in MODELS.values():
+        assert callable(model.implementation.sample)
+    assert MODELS["chu"].means({"distribution": "uniform", "side": 32, "square": False,
+                                "load": 0.5, "mean_service_s": 10.0}) is not None
+    assert MODELS["lublin"].means({}) is None  # no nominal: the default
 
 
 # --- variants: rows and modules agree ------------------------------------------------------
@@ -164,13 +170,16 @@ def test_a_row_whose_variant_the_module_does_not_take_is_refused(monkeypatch):
         resolved(row)
 
 
-def test_a_scheduler_module_without_its_function_is_refused(monkeypatch):
+def test_scheduler_and_model_modules_without_their_functions_are_refused(monkeypatch):
     empty = fake_module(monkeypatch)
     with pytest.raises(SpecError, match=rf"scheduler s: module {empty} does not define "
                                         r"kernel_policy, which SchedulerModule requires"):
         resolved(Scheduler("s", "", empty, ()))
     with pytest.raises(SpecError, match=r"does not define simulate, which EngineModule"):
         resolved(Scheduler("e", "", empty, (), engine=True))
+    with pytest.raises(SpecError, match=rf"model m: module {empty} does not define sample, "
+                                        rf"which {WorkloadModel.__name__} requires"):
+        resolved(Model("m", "", (), empty))
 
 
 def test_a_row_naming_no_module_is_refused():

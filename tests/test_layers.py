@@ -13,6 +13,7 @@ import pytest
 from simcore.base.fingerprint import PACKAGE, imported_modules, module_file, module_name
 from simcore.machines.registry import ALLOCATORS, KINDS
 from simcore.policy import SCHEDULERS
+from simcore.workload.synthetic import MODELS
 
 #: Bottom to top; a module belongs to the layer of its longest matching prefix.
 LAYERS = (
@@ -62,6 +63,8 @@ def registry_rows() -> Iterator[tuple[str, str]]:
             yield "simcore.machines.registry", named
     for scheduler in SCHEDULERS.values():
         yield "simcore.policy", scheduler.module
+    for model in MODELS.values():
+        yield "simcore.workload.synthetic", model.module
 
 
 def imports() -> dict[str, set[str]]:

@@ -4,22 +4,25 @@ the same path as traces.
 A model is named on the command line as `<model>:<argument>` (`lublin:128`: the
 Lublin-Feitelson model for 128 processors) with `--jobs` and `--seed`, and in a config as
 `synthetic: {model: lublin, max_procs: 128, jobs: 2000, ...}`. A row names the model, its
-parameters (the first is the argument after the colon), the function that samples it and,
-for models of a particular machine, that machine (the command line's default).
+parameters (the first is the argument after the colon), the module that samples it
+(`WorkloadModel`, imported and checked when first used) and, for models of a particular
+machine, that machine (the command line's default).
 Models with a `jobs` parameter need `--jobs`; others (`fcs:scenario2`) fix their jobs.
 """
 
 from __future__ import annotations
 
-import importlib
+import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
+import numpy as np
 import pyarrow as pa
 
 from simcore.base.arrays import arrow_array
+from simcore.base.contracts import hooks, load
 from simcore.base.errors import ConfigError, SpecError
 from simcore.base.params import Parameter, convert_all
 from simcore.jobs.bsp import COLUMNS as BSP_COLUMNS
@@ -32,21 +35,45 @@ from simcore.workload.scenarios import SCENARIOS as FCS_SCENARIOS
 JOBS = Parameter("jobs", int, None, "jobs to sample", unit="jobs", minimum=1)
 
 
+class WorkloadModel(Protocol):
+    """A workload model's module: `sample(params, seed)` returns SWF columns (and BSP model
+    columns, `simcore.jobs.bsp.COLUMNS`, or for 2D-mesh jobs their submesh sides,
+    `simcore.jobs.submeshes`) and header lines. Its optional functions are `ModelHooks`."""
+
+    def sample(self, params: Mapping[str, Any], seed: int, /
+               ) -> tuple[dict[str, np.ndarray], list[str]]: ...
+
+
+class ModelHooks:
+    """The optional functions of a workload model's module, each as a module without it
+    behaves."""
+
+    @staticmethod
+    def nominal(params: Mapping[str, Any]) -> tuple[float, float] | None:
+        """The exact mean work per job (processor-seconds) and mean inter-arrival time (s)
+        of the model's distributions, on which the offered load of its samples is then
+        based: none (the samples' own)."""
+        return None
+
+
+@dataclass(frozen=True)
+class ModelImplementation:
+    """A workload model's module resolved against `WorkloadModel`, with its optional
+    functions or their defaults (`ModelHooks`)."""
+
+    sample: Callable[[Mapping[str, Any], int], tuple[dict[str, np.ndarray], list[str]]]
+    nominal: Callable[[Mapping[str, Any]], tuple[float, float] | None]
+
+
 @dataclass(frozen=True)
 class Model:
-    """A registered workload model: `sample(params, seed)` in `function` ("module:name")
-    returns SWF columns (and BSP model columns, `simcore.jobs.bsp.COLUMNS`, or for
-    2D-mesh jobs their submesh sides, `simcore.jobs.submeshes`) and header lines.
-    `nominal(params)`, where the model has one, gives the exact mean work per job
-    (processor-seconds) and mean inter-arrival time (s) of its distributions, on which the
-    offered load of its samples is then based. `machine`: the machine the model describes,
-    if it is one."""
+    """A registered workload model, sampled by `module` (`WorkloadModel`). `machine`: the
+    machine the model describes, if it is one."""
 
     name: str
     summary: str
     parameters: tuple[Parameter, ...]  # the first is the argument of `<model>:<argument>`
-    function: str
-    nominal: str | None = None
+    module: str
     machine: str | None = None
 
     @property
@@ -54,17 +81,15 @@ class Model:
         """Whether the number of jobs is a parameter (`jobs`)."""
         return any(p.name == JOBS.name for p in self.parameters)
 
-    def sampler(self) -> Callable[[Mapping[str, Any], int], tuple[dict, list[str]]]:
-        return _function(self.function)
+    @functools.cached_property
+    def implementation(self) -> ModelImplementation:
+        """Its module, checked against `WorkloadModel` (imported on first use, once)."""
+        module = load(self.module, WorkloadModel, f"model {self.name}")
+        return ModelImplementation(module.sample, **hooks(module, ModelHooks))
 
     def means(self, params: Mapping[str, Any]) -> tuple[float, float] | None:
-        """(mean work per job, mean inter-arrival time) by `nominal`, or None."""
-        return None if self.nominal is None else _function(self.nominal)(params)
-
-
-def _function(path: str) -> Callable:
-    module, name = path.split(":")
-    return getattr(importlib.import_module(module), name)
+        """(mean work per job, mean inter-arrival time) by the model's `nominal`, or None."""
+        return self.implementation.nominal(params)
 
 
 MODELS: dict[str, Model] = {row.name: row for row in (
@@ -75,7 +100,7 @@ MODELS: dict[str, Model] = {row.name: row for row in (
         Parameter("job_type", str, "batch", "which of the model's job streams: batch, "
                   "interactive, both superposed (mixed) or the typeless whole-sample fit",
                   choices=("batch", "interactive", "mixed", "typeless")),
-    ), "simcore.workload.lublin:sample"),
+    ), "simcore.workload.lublin"),
     Model("chu", "Chu's 2D-mesh jobs (1995): w x h submeshes with sides from a uniform, "
           "decreasing or increasing distribution, Poisson arrivals, exponential service", (
         Parameter("distribution", str, None, "distribution of the sides w and h (drawn "
@@ -93,11 +118,11 @@ MODELS: dict[str, Model] = {row.name: row for row in (
         Parameter("estimate_cv", float, 0.0, "c of the estimated execution times, N(y, c y) "
                   "truncated at 0 for a run time y (Chu: 0, 0.5, 1)", unit="ratio",
                   minimum=0.0),
-    ), "simcore.workload.chu:sample", nominal="simcore.workload.chu:nominal"),
+    ), "simcore.workload.chu"),
     Model("fcs", "Frachtenberg et al.'s four synthetic scenarios of BSP jobs (FCS, section "
           "3): 2 or 3 jobs of 128 processes arriving together", (
               Parameter("scenario", str, None, "which scenario", choices=FCS_SCENARIOS),
-          ), "simcore.workload.scenarios:sample", machine=FCS_MACHINE),
+          ), "simcore.workload.scenarios", machine=FCS_MACHINE),
 )}
 
 
@@ -154,7 +179,7 @@ class SyntheticSpec:
 def synthesize(spec: SyntheticSpec, seed: int) -> pa.Table:
     """The model's jobs for one seed, as an SWF table whose header and metadata say what
     made it."""
-    columns, header = MODELS[spec.model].sampler()(dict(spec.params), seed)
+    columns, header = MODELS[spec.model].implementation.sample(dict(spec.params), seed)
     source = {"kind": "synthetic", **spec.to_dict(), "seed": seed}
     lines = ("; Version: 2.2", "; Computer: synthetic", *header)
     table = from_columns({k: v for k, v in columns.items() if k in FIELDS}, SWFHeader(lines))

@@ -110,7 +110,7 @@ def synthetic_spec(wildcards):
 
 
 def synthetic_modules(model):
-    return ("simcore.workload.synthetic", MODELS[model].function.split(":")[0])
+    return ("simcore.workload.synthetic", MODELS[model].module)
 
 
 def synthetic_code(wildcards):
