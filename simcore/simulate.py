@@ -16,9 +16,13 @@ from simcore.base.jit import kernel_ready
 from simcore.core.engine import KernelJobs, run_events
 from simcore.core.failures import FailureProcess, OutagePlan
 from simcore.core.metrics import (
+    MODULE_METRICS,
     chu_statistics,
     mean_interval,
+    registered_job_columns,
+    reported,
     span_s,
+    with_absent,
 )
 from simcore.core.placements import PlacementLog
 from simcore.core.result import SimulationResult, schedule_metrics, schedule_table
@@ -70,8 +74,10 @@ def simulate(
     studies (it costs memory: one bitset per placement). Allocators that measure their
     placements (a module function `job_metrics(struct, state, jobs)`, e.g. the curve
     allocators' locality) always keep one entry per job and add per-job columns and run
-    metrics; `timing["metrics_s"]` is what measuring cost. `progress`, if given, is called
-    every `progress_step` event times with (jobs started, jobs, simulated seconds so far);
+    metrics; `timing["metrics_s"]` is what measuring cost. Run metrics the allocator's and
+    the scheduler's modules report (`observables`) join the summary; each must be a
+    registered run metric (`simcore.core.metrics.RUN_METRICS`). `progress`, if given, is
+    called every `progress_step` event times with (jobs started, jobs, simulated seconds so far);
     with a step of 1 it sees every scheduler decision (`simcore bench` times them).
     Jobs the machine refuses (sizes a placement menu does not list) are left out of the
     run and counted (`refused_jobs`). A machine with a failure process (`simcore.core.failures`)
@@ -116,13 +122,14 @@ def simulate(
         raise SimcoreError(f"simulation of {spec} under {policy} stopped: jobs wait on an idle "
                            "machine that can never place them")
     span = span_s(jobs.submit_s, state.out.end_s)
-    observed = {**allocation.observables(machine_struct, span),
-                **scheduling.observables(kernel_policy)}
+    observed = {**reported(allocation.observables(machine_struct, span), allocation.what),
+                **reported(scheduling.observables(kernel_policy), scheduling.what)}
     began = time.perf_counter()
     columns, measured = allocation.job_metrics(machine_struct, state, kernel_jobs)
     metrics_s = time.perf_counter() - began
+    registered_job_columns(columns, allocation.what)
     result = _result(jobs, kernel_jobs, state, spec, policy, seed, elapsed, observed)
-    result.summary.update(measured)
+    result.summary.update(reported(measured, allocation.what))
     result.summary["refused_jobs"] = int(refused.sum())
     result.timing["metrics_s"] = metrics_s
     result.timing["compile_s"] = compile_s
@@ -209,8 +216,7 @@ def _result(jobs: Jobs, kj: KernelJobs, st, spec: MachineSpec, policy: PolicySpe
         "decisions": decisions,
         "blocked_no_box": int(st.ctr[BLOCKED_NO_BOX]),
         "blocked_links": int(st.ctr[BLOCKED_LINKS]),
-        "cable_utilization": observed.get("cable_utilization", float("nan")),
-        "reservations_delayed": observed.get("reservations_delayed"),
+        **with_absent(observed, MODULE_METRICS),
         "resources_left_busy": int(np.unpackbits(
             (st.run.occ & ~st.outages.down).view(np.uint8)).sum()),
     }

@@ -1,6 +1,7 @@
 """The contracts of the extension points: every registry row's module satisfies its
-protocol, rows sharing a module differ by their variant alone, and a module that breaks
-its contract is refused naming what it lacks."""
+protocol, rows sharing a module differ by their variant alone, a module that breaks its
+contract is refused naming what it lacks, and the run metrics modules report reach the
+summary through the run-metric registry."""
 
 from __future__ import annotations
 
@@ -12,16 +13,24 @@ import sys
 import types
 from typing import get_args
 
+import numpy as np
 import pytest
 
 from simcore.base.contracts import members
-from simcore.base.errors import SpecError
+from simcore.base.errors import SimcoreError, SpecError
 from simcore.base.fingerprint import module_file
+from simcore.core import metrics
+from simcore.core.metrics import MODULE_METRICS, OMITTED, RUN_METRICS, Column
+from simcore.jobs.bsp import RING, BSPJobs
+from simcore.jobs.jobs import Jobs
 from simcore.machines import flat
 from simcore.machines.contract import AllocatorHooks, AllocatorModule
 from simcore.machines.registry import ALLOCATORS, KINDS, Allocator
-from simcore.policy import SCHEDULERS, Scheduler
+from simcore.machines.spec import MachineSpec
+from simcore.policy import SCHEDULERS, START_DELAY, PolicySpec, Scheduler
+from simcore.schedulers import phased
 from simcore.schedulers.contract import EngineModule, SchedulerHooks, SchedulerModule
+from simcore.simulate import simulate
 from simcore.workload.synthetic import MODELS, Model, WorkloadModel
 
 _fakes = itertools.count()
@@ -39,6 +48,18 @@ def fake_module(monkeypatch: pytest.MonkeyPatch, **functions: object) -> str:
 def resolved(row: Allocator | Scheduler | Model) -> object:
     """The row's module, resolved against its contract."""
     return row.implementation
+
+
+def same(a: dict, b: dict) -> bool:
+    """Whether two summaries hold the same values (NaN equal to NaN)."""
+    return {k: repr(v) for k, v in a.items()} == {k: repr(v) for k, v in b.items()}
+
+
+def jobs(n: int = 4) -> Jobs:
+    return Jobs.create(np.arange(1, n + 1), np.arange(n, dtype=float), np.full(n, 5.0),
+                       np.full(n, 6.0), np.full(n, 2),
+                       bsp=BSPJobs(np.full(n, RING), np.full(n, 1e-3), np.full(n, 2e-3),
+                                   np.ones(n, dtype=np.int64), np.full(n, 5e-5)))
 
 
 # --- every row fits its protocol ---------------------------------------------------------
@@ -180,8 +201,93 @@ def test_scheduler_and_model_modules_without_their_functions_are_refused(monkeyp
     with pytest.raises(SpecError, match=rf"model m: module {empty} does not define sample, "
                                         rf"which {WorkloadModel.__name__} requires"):
         resolved(Model("m", "", (), empty))
-
-
-def test_a_row_naming_no_module_is_refused():
     with pytest.raises(SpecError, match=r"allocator a: no module simcore\.machines\.nowhere"):
         resolved(Allocator("a", "", ("flat",), "simcore.machines.nowhere", frozenset()))
+
+
+# --- module metrics ------------------------------------------------------------------------
+
+@pytest.fixture
+def third_metric(monkeypatch):
+    """A run metric registered besides the two the modules of this project report."""
+    column = Column("fake_metric", int, "count", "a metric a test module reports")
+    monkeypatch.setattr(metrics, "RUN_METRICS", (*RUN_METRICS, column))
+    return column.name
+
+
+def fake_allocator(monkeypatch, **hooks: object) -> str:
+    """A flat-machine allocator row whose module adds `hooks` to flat's functions."""
+    module = fake_module(monkeypatch, build=flat.build, memory_bytes=flat.memory_bytes,
+                         **hooks)
+    monkeypatch.setitem(ALLOCATORS, "fake-free", Allocator(
+        "fake-free", "flat, reporting metrics", ("flat",), module, frozenset({"counts"})))
+    return "fake-free"
+
+
+def fake_scheduler(monkeypatch, **hooks: object) -> str:
+    """An FCFS scheduler row whose module adds `hooks` to the phased one's functions."""
+    module = fake_module(monkeypatch, kernel_policy=phased.kernel_policy, **hooks)
+    monkeypatch.setitem(SCHEDULERS, "fake-fcfs", Scheduler("fake-fcfs", "FCFS, reporting",
+                                                           module, (START_DELAY,)))
+    return "fake-fcfs"
+
+
+def test_a_third_metric_of_an_allocator_module_reaches_the_summary(monkeypatch,
+                                                                    third_metric):
+    allocator = fake_allocator(monkeypatch, observables=lambda struct, span_s: {
+        "cable_utilization": 0.25, third_metric: 7})
+    summary = simulate(jobs(), MachineSpec.parse("flat:8", allocator), "fcfs").summary
+    assert summary["cable_utilization"] == 0.25 and summary[third_metric] == 7
+    assert summary["reservations_delayed"] is None  # no module reports it: its absent value
+    keys = list(summary)  # after the metrics modules report, before the engine's last
+    assert keys.index(third_metric) == keys.index("reservations_delayed") + 1
+    plain = simulate(jobs(), "flat:8", "fcfs").summary
+    assert same({k: v for k, v in summary.items() if k != third_metric},
+                {**plain, "cable_utilization": 0.25, "machine": "flat:8 allocator=fake-free"})
+
+
+def test_a_third_metric_of_a_scheduler_module_reaches_the_summary(monkeypatch, third_metric):
+    scheduler = fake_scheduler(monkeypatch, observables=lambda struct: {third_metric: 3})
+    summary = simulate(jobs(), "flat:8", PolicySpec(scheduler)).summary
+    assert summary[third_metric] == 3
+    assert same(summary, {**simulate(jobs(), "flat:8", "fcfs").summary, third_metric: 3,
+                          "policy": {"scheduler": scheduler, "start_delay_s": 0.0}})
+
+
+def test_an_unregistered_or_mistyped_module_metric_is_an_error_naming_it(monkeypatch):
+    scheduler = fake_scheduler(monkeypatch, observables=lambda struct: {"queue_depth": 2})
+    with pytest.raises(SimcoreError, match=r"scheduler fake-fcfs reports queue_depth, which "
+                                           r"RUN_METRICS .* does not register"):
+        simulate(jobs(), "flat:8", PolicySpec(scheduler))
+    allocator = fake_allocator(monkeypatch, observables=lambda struct, span_s: {
+        "cable_utilization": "high"})
+    with pytest.raises(SimcoreError, match=r"allocator fake-free reports "
+                                           r"cable_utilization='high'; RUN_METRICS registers "
+                                           r"it as float"):
+        simulate(jobs(), MachineSpec.parse("flat:8", allocator), "fcfs")
+
+
+def test_an_unregistered_per_job_column_is_an_error_naming_it(monkeypatch):
+    def job_metrics(struct, state, jobs):
+        return {"nearness": np.zeros(len(jobs.submit))}, {}
+
+    allocator = fake_allocator(monkeypatch, job_metrics=job_metrics)
+    with pytest.raises(SimcoreError, match=r"allocator fake-free adds the per-job column\(s\) "
+                                           r"nearness, which JOB_COLUMNS"):
+        simulate(jobs(), MachineSpec.parse("flat:8", allocator), "fcfs")
+
+
+def test_both_engines_report_every_metric_that_has_an_absent_value(monkeypatch):
+    """The time-sharing engine names none of the event engine's metrics it lacks: they
+    come from the registry, so a metric registered with an absent value reaches its
+    summaries too."""
+    absent = {c.name for c in RUN_METRICS if c.absent is not OMITTED}
+    assert absent <= set(simulate(jobs(), "flat:8", "fcfs").summary)
+    assert {c.name for c in MODULE_METRICS} <= absent
+    column = Column("fake_count", int, "count", "counted by no engine", absent=0)
+    monkeypatch.setattr(metrics, "RUN_METRICS", (*RUN_METRICS, column))
+    for scheduler in ("gang", "fcs"):
+        summary = simulate(jobs(), "flat:8", scheduler).summary
+        assert absent | {"fake_count"} <= set(summary)
+        assert summary["fake_count"] == 0 and summary["blocked_links"] == 0
+        assert summary["decisions"] > 0

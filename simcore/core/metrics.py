@@ -35,22 +35,40 @@ by requested size (1..N/4, N/4+1..N/2, N/2+1..3N/4, 3N/4+1..N units; Chu's 1-256
 
 from __future__ import annotations
 
+import enum
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
+from simcore.base.errors import SimcoreError
+
 TAU_S = 10.0
+
+
+class Absent(enum.Enum):
+    """`Column.absent` of a run metric that a run without it leaves out of its summary
+    (null in the store)."""
+
+    OMITTED = "omitted"
+
+
+OMITTED = Absent.OMITTED
 
 
 @dataclass(frozen=True)
 class Column:
     """An output column: name, Python type (int, float, str, bool; list: a list of ints),
-    unit and meaning."""
+    unit and meaning. `absent`: a run metric's value in the summary of a run that has
+    none of it to report (an engine whose units never fail, a machine whose modules do not
+    measure it), or OMITTED."""
 
     name: str
     type: type
     unit: str | None
     meaning: str
+    absent: Any = OMITTED
 
 
 #: Locality of each job's processors on machines whose allocator reports it (the curve
@@ -96,6 +114,16 @@ def locality_aggregates() -> tuple[Column, ...]:
         if stat != "per_proc" or c.name in PER_PROCESSOR)
 
 
+#: Run metrics that allocator and scheduler modules report (their `observables`): in
+#: every summary of the event engine, `absent` where the run's modules do not report them.
+MODULE_METRICS = (
+    Column("cable_utilization", float, "fraction", "time-averaged fraction of the cables in "
+           "use (wired machines; null elsewhere)", absent=float("nan")),
+    Column("reservations_delayed", int, "count", "conservative backfilling: reservations "
+           "moved later because running jobs exceeded their estimates (null elsewhere)",
+           absent=None),
+)
+
 #: Run results, one value per simulation (the summary rows of the result store).
 RUN_METRICS = (
     Column("jobs", int, "jobs", "jobs simulated (the span after oversize handling)"),
@@ -117,13 +145,14 @@ RUN_METRICS = (
            "failed and not yet repaired dt / (T x N) (0 on machines that never fail)"),
     Column("goodput", float, "fraction", "work of the jobs that completed, sum(s_j x run_j) / "
            "(T x N): utilization without the work of runs a failure cut short"),
-    Column("failures", int, "count", "failure events (a failure domain going out of service)"),
+    Column("failures", int, "count", "failure events (a failure domain going out of service)",
+           absent=0),
     Column("runs_cut_short", int, "count", "runs a failure cut short (the job requeued or "
-           "killed)"),
+           "killed)", absent=0),
     Column("killed_jobs", int, "jobs", "jobs killed by a failure (on_failure: kill); they "
-           "never complete"),
+           "never complete", absent=0),
     Column("refused_jobs", int, "jobs", "jobs the machine refused (sizes its placement menu "
-           "does not list, unlisted: refuse), left out of the run"),
+           "does not list, unlisted: refuse), left out of the run", absent=0),
     Column("mean_wait_s", float, "s", "mean of start - submit (of the measured jobs, as "
            "every job statistic: all but the warm-up)"),
     Column("median_wait_s", float, "s", "median wait"),
@@ -146,24 +175,22 @@ RUN_METRICS = (
     Column("makespan_s", float, "s", "T = max(end) - min(submit), the span capacity is "
            "measured over"),
     Column("rounded_jobs", int, "jobs", "jobs whose size no partition has, rounded up at "
-           "arrival to the next size that has one"),
+           "arrival to the next size that has one", absent=0),
     Column("grown_jobs", int, "jobs", "jobs given more units than that to be placed (FCFS "
-           "growth of a blocked head, backfilling growth up to max_growth)"),
+           "growth of a blocked head, backfilling growth up to max_growth)", absent=0),
     Column("migrations_attempted", int, "count", "migrations tried (FN_tor and FN_max "
-           "allowed one while the head was blocked)"),
+           "allowed one while the head was blocked)", absent=0),
     Column("migrations_successful", int, "count", "migrations that enlarged the largest free "
-           "partition"),
+           "partition", absent=0),
     Column("mean_time_between_migrations_s", float, "s", "mean interval between successful "
-           "migrations (null with fewer than two)"),
-    Column("decisions", int, "count", "scheduler invocations (one per distinct event time)"),
+           "migrations (null with fewer than two)", absent=float("nan")),
+    Column("decisions", int, "count", "scheduler invocations (one per distinct event time)",
+           absent=0),
     Column("blocked_no_box", int, "count", "decisions whose head job found no free partition "
-           "of units for its size or shape"),
+           "of units for its size or shape", absent=0),
     Column("blocked_links", int, "count", "decisions whose head job found free midplanes for "
-           "its shape but no free link sets (wired machines)"),
-    Column("cable_utilization", float, "fraction", "time-averaged fraction of the cables in "
-           "use (wired machines; null elsewhere)"),
-    Column("reservations_delayed", int, "count", "conservative backfilling: reservations "
-           "moved later because running jobs exceeded their estimates (null elsewhere)"),
+           "its shape but no free link sets (wired machines)", absent=0),
+    *MODULE_METRICS,
     Column("time_slices", int, "count", "time-sharing: time slices run (gang, FCS; 0 for "
            "spin-block; null elsewhere)"),
     Column("context_switches", int, "count", "time-sharing: processors that paid a global "
@@ -274,3 +301,35 @@ def chu_statistics(submit_s: np.ndarray, sched_s: np.ndarray, end_s: np.ndarray,
         out[f"mean_response_s_q{q}"] = float(part.mean()) if part.size else float("nan")
         out[f"sd_response_s_q{q}"] = sd(part)
     return out
+
+
+def reported(values: Mapping[str, Any], what: str) -> dict[str, Any]:
+    """`values` as the run metrics `what` reports: each a RUN_METRICS column, of its type
+    (None, or NaN for a float: undefined); a SimcoreError names any other."""
+    columns = {c.name: c for c in RUN_METRICS}
+    unknown = sorted(set(values) - set(columns))
+    if unknown:
+        raise SimcoreError(f"{what} reports {', '.join(unknown)}, which RUN_METRICS "
+                           "(simcore.core.metrics) does not register")
+    for name, value in values.items():
+        kind = columns[name].type
+        if value is not None and (isinstance(value, bool) != (kind is bool)
+                                  or not isinstance(value, kind)):
+            raise SimcoreError(f"{what} reports {name}={value!r}; RUN_METRICS registers "
+                               f"it as {kind.__name__}")
+    return dict(values)
+
+
+def with_absent(values: Mapping[str, Any], columns: Iterable[Column]) -> dict[str, Any]:
+    """Each of `columns` that has an absent value (`Column.absent`), its value in `values`
+    or else that one, then the rest of `values`."""
+    return {**{c.name: c.absent for c in columns if c.absent is not OMITTED}, **values}
+
+
+def registered_job_columns(names: Iterable[str], what: str) -> None:
+    """Raise a SimcoreError naming any of `names` that JOB_COLUMNS does not register (per-job
+    columns `what` adds to a run's table)."""
+    unknown = sorted(set(names) - {c.name for c in JOB_COLUMNS})
+    if unknown:
+        raise SimcoreError(f"{what} adds the per-job column(s) {', '.join(unknown)}, which "
+                           "JOB_COLUMNS (simcore.core.metrics) does not register")

@@ -484,8 +484,10 @@ def run(jobs: Jobs, machine: MachineSpec, policy: PolicySpec,
 def simulate(jobs: Jobs, machine: MachineSpec, policy: PolicySpec, seed: int, *,
              mode: Mode) -> Any:
     """`simcore.simulate` for time-sharing schedulers (`mode`: their registry row's
-    variant): the schedule, the usual run metrics, and per job the FCS class of its even-
-    and odd-block processes at its end."""
+    variant): the schedule, the usual run metrics (those of the event engine it has none
+    of at their absent values, `simcore.core.metrics.Column.absent`), and per job the FCS
+    class of its even- and odd-block processes at its end."""
+    from simcore.core.metrics import RUN_METRICS, with_absent
     from simcore.core.result import SimulationResult, schedule_metrics, schedule_table
 
     state, elapsed, compile_s = run(jobs, machine, policy, mode)
@@ -498,11 +500,7 @@ def simulate(jobs: Jobs, machine: MachineSpec, policy: PolicySpec, seed: int, *,
         "jobs": len(jobs),
         **schedule_metrics(jobs, out.start_s, out.end_s, machine.units,
                            float(state.acc[UNUSED_AREA])),
-        "failures": 0, "runs_cut_short": 0, "killed_jobs": 0, "refused_jobs": 0,
-        "rounded_jobs": 0, "grown_jobs": 0, "migrations_attempted": 0,
-        "migrations_successful": 0, "mean_time_between_migrations_s": float("nan"),
-        "decisions": int(state.ctr[DECISIONS]), "blocked_no_box": 0, "blocked_links": 0,
-        "cable_utilization": float("nan"), "reservations_delayed": None,
+        **with_absent({"decisions": int(state.ctr[DECISIONS])}, RUN_METRICS),
         "resources_left_busy": int(state.cells.load.sum()),
         "time_slices": slices, "context_switches": int(state.ctr[SWITCHES]),
     }
