@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from simcore.base.errors import ConfigError
-from simcore.base.patterns import NAME
 from simcore.base.yamlfiles import read_yaml
 from simcore.machines.curves.orderings import describe_choices as describe_orderings
 from simcore.machines.registry import ALLOCATORS, KINDS
@@ -23,8 +22,6 @@ from simcore.policy import SCHEDULERS
 from simcore.sweep.limits import check_runs
 from simcore.workload.synthetic import MODELS
 from simcore.workload.transforms import FIXED, GRID, transforms
-
-_DERIVED = ("policy", "machine", "synthetic", "transforms", "grid")
 
 
 def schema(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -115,11 +112,3 @@ def _explained(error: Any) -> Any:
                 return max(inside, key=lambda e: len(e.absolute_path)) if inside else error
     return error
 
-
-def check_names(config: Mapping[str, Any]) -> None:
-    """Names become directory names: letters, digits, '_', '.', '-'."""
-    for section in ("workloads", "machines", "policies", "experiments"):
-        for name in config.get(section) or {}:
-            if not isinstance(name, str) or not NAME.match(name):
-                raise ConfigError(f"{section}.{name}: names may hold letters, digits, '_', "
-                                  "'.', '-' and start with a letter or digit")
