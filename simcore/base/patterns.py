@@ -58,7 +58,10 @@ ARCHIVE = "{dataset}/archive/{dataset}.tar.xz"
 REPRODUCTION = "{dataset}/reproduction.md"
 
 #: Names of datasets, workloads, machines, policies and experiments: directory names.
-NAME = re.compile(r"\A[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+#: NAME_REGEX is unanchored for the workflow's wildcards; NAME matches a whole name.
+NAME_REGEX = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
+NAME = re.compile(rf"\A{NAME_REGEX}\Z")
+NAME_RULE = "letters, digits, '_', '.', '-' starting with a letter or digit"
 #: Directories of the results root that are not datasets.
 SHARED = ("cache", "workloads")
 
@@ -68,8 +71,13 @@ def results(pattern: str) -> str:
     return f"{RESULTS}/{pattern}"
 
 
+def is_name(name: object) -> bool:
+    """Whether `name` is a string that NAME matches whole."""
+    return isinstance(name, str) and NAME.match(name) is not None
+
+
 def check_dataset(name: object) -> None:
     """A dataset name must be a directory name that no shared directory uses."""
-    if not isinstance(name, str) or not NAME.match(name) or name in SHARED:
-        raise ConfigError(f"dataset: {name!r}; expected a name of letters, digits, '_', '.', "
-                          f"'-' starting with a letter or digit, other than {SHARED}")
+    if not is_name(name) or name in SHARED:
+        raise ConfigError(f"dataset: {name!r}; expected a name of {NAME_RULE}, other than "
+                          f"{SHARED}")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from simcore.base.errors import SimcoreError, SpecError
 from simcore.base.params import Parameter
-from simcore.base.patterns import NAME
+from simcore.base.patterns import NAME_RULE, is_name
 from simcore.sweep.limits import BYTES_PER_JOB, Limits, check_run_memory
 
 
@@ -89,9 +89,8 @@ def key_value(text: str, option: str = "--param") -> tuple[str, str]:
 
 def check_name(option: str, name: object) -> None:
     """A name that becomes a file or directory name: one path component, matched whole."""
-    if not isinstance(name, str) or not NAME.match(name):
-        raise SpecError(f"{option} {name!r}: expected a name of letters, digits, '_', '.', "
-                        "'-' starting with a letter or digit (no '/' or '..')")
+    if not is_name(name):
+        raise SpecError(f"{option} {name!r}: expected a name of {NAME_RULE} (no '/' or '..')")
 
 
 def check_store(store: str | None) -> None:

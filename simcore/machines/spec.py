@@ -41,8 +41,10 @@ from simcore.machines.registry import (
     get_allocator,
 )
 
-_SPEC = re.compile(r"\A([a-z][a-z0-9-]*):(\d+(?:x\d+)*)\Z")
-_HEAD = re.compile(r"\A([a-z][a-z0-9-]*):(\S+)\Z")
+_KIND = r"[a-z][a-z0-9-]*"
+#: A machine written as kind:argument (a size, or what the kind's grammar reads).
+MACHINE_TEXT = re.compile(rf"\A({_KIND}):(\S+)\Z")
+_SPEC = re.compile(rf"\A({_KIND}):(\d+(?:x\d+)*)\Z")
 
 
 @dataclass(frozen=True)
@@ -119,7 +121,7 @@ class MachineSpec:
               options: Mapping[str, Any] | None = None) -> MachineSpec:
         """Parse `kind:AxBxC`; wired kinds find `<kind>.yaml`, kinds with a grammar read
         their own argument (see module docstring)."""
-        head = _HEAD.match(text.strip()) if isinstance(text, str) else None
+        head = MACHINE_TEXT.match(text.strip()) if isinstance(text, str) else None
         row = KINDS.get(head.group(1)) if head else None
         if row is not None and row.grammar is not None:
             argument = head.group(2)

@@ -42,7 +42,7 @@ import yaml
 from simcore.base.atomic import atomic_path
 from simcore.base.checksums import recorded_digest, table_digest
 from simcore.base.errors import ArchiveError, IntegrityError
-from simcore.base.patterns import NAME
+from simcore.base.patterns import NAME_RULE, is_name
 from simcore.sweep.store import (
     PARTITIONS,
     RESULT_SCHEMA_VERSION,
@@ -171,9 +171,8 @@ def pack_dataset(out: str | os.PathLike[str], results: str | os.PathLike[str],
     for another shard), so that an archive never holds what the workflow would not read."""
     results = Path(results)
     name = name or str(config.get("dataset") or results.name)
-    if not NAME.fullmatch(name):
-        raise ArchiveError(f"name {name!r}: expected a dataset name of letters, digits, '_', "
-                           f"'.', '-' starting with a letter or digit")
+    if not is_name(name):
+        raise ArchiveError(f"name {name!r}: expected a dataset name of {NAME_RULE}")
     shards = sorted({Path(f).parent for f in summaries} if summaries else
                     {p.parent for p in (results / "store").glob("**/summary.parquet")})
     if not shards or not (results / "tables").is_dir():

@@ -1,11 +1,12 @@
 """The workflow configuration: its JSON schema, completed from the registries, and checks.
 
-`workflow/schemas/config.schema.yaml` describes the file's structure; what the registries
-define (schedulers and their parameters, machine kinds and allocators, workload models,
-workload transforms) is filled into its `$defs` here, so the schema cannot fall behind
-the code. `validate` checks a configuration against it and reports the first problem as a
-ConfigError naming the key (`policies.bm.fn_tor: ...`); `simcore.sweep.experiments.plan` then
-checks what a schema cannot (names that refer to each other, machine sizes).
+`workflow/schemas/config.schema.yaml` describes the file's structure; the name pattern
+(`simcore.base.patterns.NAME`) and what the registries define (schedulers and their
+parameters, machine kinds and allocators, workload models, workload transforms) are filled
+into its `$defs` here, so the schema cannot fall behind the code. `validate` checks a
+configuration against it and reports the first problem as a ConfigError naming the key
+(`policies.bm.fn_tor: ...`); `simcore.sweep.experiments.plan` then checks what a schema
+cannot (names that refer to each other, machine sizes).
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from simcore.base.errors import ConfigError
+from simcore.base.patterns import NAME
 from simcore.base.yamlfiles import read_yaml
 from simcore.machines.curves.orderings import describe_choices as describe_orderings
 from simcore.machines.registry import ALLOCATORS, KINDS
+from simcore.machines.spec import MACHINE_TEXT
 from simcore.policy import SCHEDULERS
 from simcore.sweep.limits import check_runs
 from simcore.workload.synthetic import MODELS
@@ -28,10 +31,11 @@ def schema(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The schema at `path` with its registry-derived definitions filled in."""
     document = read_yaml(path, ConfigError)
     defs = document.setdefault("$defs", {})
+    defs["name"] = {"type": "string", "pattern": NAME.pattern}
     defs["policy"] = {"oneOf": [_one_policy(row) for row in SCHEDULERS.values()]}
     options = {p.name: p.schema() for row in ALLOCATORS.values() for p in row.options}
     defs["machine"] = {"oneOf": [
-        {"type": "string", "pattern": r"\A[a-z][a-z0-9-]*:\S+\Z",
+        {"type": "string", "pattern": MACHINE_TEXT.pattern,
          "description": "kind:size, e.g. torus:4x4x8 (the kind's default allocator), or a "
                         "kind's own argument, e.g. " + ", ".join(
                             k.example for k in KINDS.values() if k.grammar is not None)},

@@ -238,9 +238,9 @@ def _section(config: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 
 def _check_name(name: object, section: str) -> None:
-    if not isinstance(name, str) or not patterns.NAME.match(name):
-        raise ConfigError(f"{section}.{name}: names may hold letters, digits, '_', '.', '-' "
-                          "and start with a letter or digit (they become directory names)")
+    if not patterns.is_name(name):
+        raise ConfigError(f"{section}.{name}: names may hold {patterns.NAME_RULE} (they become "
+                          "directory names)")
 
 
 def _sources(config: Mapping[str, Any],

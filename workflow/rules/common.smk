@@ -21,12 +21,12 @@ from simcore.workload.synthetic import MODELS
 
 
 wildcard_constraints:
-    trace=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
-    dataset=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
-    workload=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
-    experiment=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
-    machine=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
-    policy=r"[A-Za-z0-9][A-Za-z0-9_.-]*",
+    trace=patterns.NAME_REGEX,
+    dataset=patterns.NAME_REGEX,
+    workload=patterns.NAME_REGEX,
+    experiment=patterns.NAME_REGEX,
+    machine=patterns.NAME_REGEX,
+    policy=patterns.NAME_REGEX,
     seed=r"\d+",
     variant=r"[0-9a-f]{12}",
 
