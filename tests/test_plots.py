@@ -119,11 +119,11 @@ def _drawn(tables_dir: Path) -> list[tuple[str, object]]:
     """(experiment/figure, Figure) of every figure the test tables support."""
     import matplotlib.style
 
-    from simcore.report.plots import _SOURCES, STYLE
+    from simcore.report.plots import STYLE
 
     out = []
     with matplotlib.style.context(STYLE, after_reset=True):
-        for name, (table, draw) in _SOURCES.items():
+        for name, (table, draw) in FIGURES.items():
             rows = pl.read_parquet(tables_dir / f"{table}.parquet")
             for experiment in sorted(set(rows["experiment"].to_list())):
                 fig = draw(experiment, rows.filter(pl.col("experiment") == experiment))

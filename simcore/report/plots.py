@@ -55,11 +55,6 @@ from simcore.base.errors import SimcoreError
 from simcore.report.tables import CONFIG_KEYS, MAX_SUCCESSFUL, RESPONSE_TARGET
 from simcore.sweep.store import read_verified
 
-#: Figure names; `{axis}` is the slug of the figure's x axis (AXIS_SLUGS), so that a file
-#: is named after what it plots.
-FIGURES = ("utilization-vs-{axis}", "wait-vs-utilization", "bsld-vs-utilization",
-           "migrations-vs-{axis}", "capacity", "response-vs-{axis}", "response-ci-vs-{axis}",
-           "response-vs-queues")
 MAX_LOADS = 6
 DPI = 150
 STYLE = {
@@ -631,12 +626,18 @@ def response_vs_queues(experiment: str, rows: pl.DataFrame) -> Figure | None:
     return fig
 
 
-_SOURCES: dict[str, tuple[str, Callable[[str, pl.DataFrame], Figure | None]]] = dict(zip(
-    FIGURES, (("utilization", utilization_vs_load), ("wait_slowdown", wait_vs_utilization),
-              ("wait_slowdown", bsld_vs_utilization), ("migrations", migrations_vs_load),
-              ("capacity", capacity), ("response", response_vs_load),
-              ("response", response_ci_vs_load), ("response", response_vs_queues)),
-    strict=True))
+#: Figure names, in drawing order, with the table each is drawn from and how; `{axis}` is
+#: the slug of the figure's x axis (AXIS_SLUGS), so that a file is named after what it plots.
+FIGURES: dict[str, tuple[str, Callable[[str, pl.DataFrame], Figure | None]]] = {
+    "utilization-vs-{axis}": ("utilization", utilization_vs_load),
+    "wait-vs-utilization": ("wait_slowdown", wait_vs_utilization),
+    "bsld-vs-utilization": ("wait_slowdown", bsld_vs_utilization),
+    "migrations-vs-{axis}": ("migrations", migrations_vs_load),
+    "capacity": ("capacity", capacity),
+    "response-vs-{axis}": ("response", response_vs_load),
+    "response-ci-vs-{axis}": ("response", response_ci_vs_load),
+    "response-vs-queues": ("response", response_vs_queues),
+}
 
 
 def figure_name(figure: str, rows: pl.DataFrame) -> str:
@@ -663,7 +664,7 @@ def write_figures(tables_dir: str | os.PathLike[str],
     paths, ordered by experiment, then FIGURES, then png before svg. The tables are
     verified against their checksums before they are drawn."""
     tables = {}
-    for table in sorted({source for source, _ in _SOURCES.values()}):
+    for table in sorted({source for source, _ in FIGURES.values()}):
         path = Path(tables_dir) / f"{table}.parquet"
         if not path.is_file():
             raise SimcoreError(f"missing result table {path}; write it with "
@@ -674,8 +675,7 @@ def write_figures(tables_dir: str | os.PathLike[str],
     paths: list[Path] = []
     with matplotlib.style.context(STYLE, after_reset=True):
         for experiment in experiments:
-            for name in FIGURES:
-                table, draw = _SOURCES[name]
+            for name, (table, draw) in FIGURES.items():
                 rows = tables[table].filter(pl.col("experiment") == experiment)
                 fig = draw(experiment, rows) if rows.height else None
                 if fig is not None:
