@@ -26,19 +26,22 @@ import numpy as np
 from simcore.base.bitset import copy_into
 from simcore.base.jit import kernel
 
-# ctr indices
+# ctr indices. The first SHARED_CTR (and acc's first SHARED_ACC) are every engine's:
+# `simcore.timeshare.state` numbers its own after them, so that the queue's kernels below
+# serve both states.
 QLEN = 0  # entries in queue.jobs (some may have started during the current decision)
-N_ACTIVE = 1  # running jobs
-N_FREE_SLOTS = 2
-FREE_UNITS = 3  # units not held by any running job
-QUEUED_UNITS = 4  # requested units of waiting jobs: q(t) of Krevat eq. 4.2
-MIGRATIONS_ATTEMPTED = 5
-MIGRATIONS_SUCCESSFUL = 6
-DECISIONS = 7  # scheduler invocations
-BLOCKED_NO_BOX = 8  # decisions whose head job found no free partition of units
-BLOCKED_LINKS = 9  # decisions whose head job found free units but no free links
-EPOCH = 10  # bumped whenever occupancy changes; invalidates the memo's verdicts
-STATUS = 11  # 0 ok, 1 stuck: jobs wait on an idle machine with no arrivals left
+QUEUED_UNITS = 1  # requested units of waiting jobs: q(t) of Krevat eq. 4.2
+EPOCH = 2  # bumped whenever occupancy changes; invalidates the memo's verdicts
+DECISIONS = 3  # scheduler invocations
+STATUS = 4  # 0 ok, STATUS_STUCK: jobs wait on an idle machine with no arrivals left
+SHARED_CTR = 5
+N_ACTIVE = 5  # running jobs
+N_FREE_SLOTS = 6
+FREE_UNITS = 7  # units not held by any running job
+MIGRATIONS_ATTEMPTED = 8
+MIGRATIONS_SUCCESSFUL = 9
+BLOCKED_NO_BOX = 10  # decisions whose head job found no free partition of units
+BLOCKED_LINKS = 11  # decisions whose head job found free units but no free links
 LOG_LEN = 12  # entries in the placement log
 STARTS = 13  # jobs started so far
 ARRIVED = 14  # jobs enqueued so far (the event loop's position, so that it can resume)
@@ -51,6 +54,7 @@ N_CTR = 20
 
 # acc indices
 UNUSED_AREA = 0  # integral of max(0, f(t) - q(t)) dt, unit-seconds
+SHARED_ACC = 1
 T_PREV = 1  # time of the last event processed (the loop's clock, so that it can resume)
 FAILED_AREA = 2  # integral of units out of service dt, unit-seconds
 ABORTED_WORK = 3  # requested units x seconds run by runs a failure cut short

@@ -32,25 +32,27 @@ import pyarrow as pa
 
 from simcore.base.errors import SimcoreError, SpecError
 from simcore.base.jit import kernel
+from simcore.core.state import (
+    DECISIONS,
+    EPOCH,
+    QLEN,
+    QUEUED_UNITS,
+    STATUS,
+    STATUS_STUCK,
+    UNUSED_AREA,
+)
 from simcore.jobs.jobs import Jobs
 from simcore.timeshare import fcs
 from simcore.timeshare.matrix import admit, leave
 from simcore.timeshare.rates import FCS, NOTHING, SPIN_BLOCK, Mode, phase_rates, slice_mode
 from simcore.timeshare.state import (
     ACTIVE,
-    DECISIONS,
-    EPOCH,
     N_RESIDENT,
-    QLEN,
-    QUEUED_UNITS,
     SLICE_END,
     SLICE_EPOCH,
     SLICES,
-    STATUS,
-    STATUS_STUCK,
     STEADY,
     SWITCHES,
-    UNUSED_AREA,
     new_state,
 )
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.base.jit import kernel
+from simcore.core.state import DECISIONS, EPOCH, QLEN, QUEUED_UNITS
 from simcore.timeshare.rates import compute_s
-from simcore.timeshare.state import DECISIONS, EPOCH, N_RESIDENT, QLEN, QUEUED_UNITS
+from simcore.timeshare.state import N_RESIDENT
 
 
 @kernel

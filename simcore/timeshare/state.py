@@ -13,7 +13,8 @@
   which has no rows), valid for one epoch of the configuration;
 - `scratch`: buffers of one computation; `out`: per-job results.
 
-Scalar counters sit in `ctr` (int64) and `acc` (float64) at the indices named below.
+Scalar counters sit in `ctr` (int64) and `acc` (float64) at the indices named below, after
+those every engine's state shares (`simcore.core.state`).
 """
 
 from __future__ import annotations
@@ -22,26 +23,23 @@ from typing import NamedTuple
 
 import numpy as np
 
-# ctr indices
-EPOCH = 0  # bumped whenever residents, rows or classes change: rates must be recomputed
-N_RESIDENT = 1  # jobs in the matrix
-QLEN = 2  # entries in queue.jobs
-QUEUED_UNITS = 3  # processes of waiting jobs
-ACTIVE = 4  # the row whose slice runs (-1: none yet; spin-block: always -1)
-DECISIONS = 5  # queue passes
-SLICES = 6  # time slices run (gang, FCS)
-SWITCHES = 7  # processors that paid a global context switch
-STATUS = 8  # 0 ok, 1 stuck: resident jobs can make no progress and nothing arrives
-STEADY = 9  # 1: the current slice switched as every later visit of its row will
-SLICE_EPOCH = 10  # the epoch when the current slice started
-N_CTR = 11
+from simcore.core.state import SHARED_ACC, SHARED_CTR, Queue
 
-# acc indices
-UNUSED_AREA = 0  # integral of max(0, empty processors - processes of waiting jobs) dt
-SLICE_END = 1  # end of the current slice (inf: none running)
-N_ACC = 2
+# ctr and acc indices after the shared ones of `simcore.core.state`: QLEN, QUEUED_UNITS
+# (processes of waiting jobs), EPOCH (bumped whenever residents, rows or classes change:
+# rates must be recomputed), DECISIONS (queue passes), STATUS (STATUS_STUCK: resident jobs
+# can make no progress and nothing arrives), UNUSED_AREA (integral of max(0, empty
+# processors - processes of waiting jobs) dt)
+N_RESIDENT = SHARED_CTR  # jobs in the matrix
+ACTIVE = SHARED_CTR + 1  # the row whose slice runs (-1: none yet; spin-block: always -1)
+SLICES = SHARED_CTR + 2  # time slices run (gang, FCS)
+SWITCHES = SHARED_CTR + 3  # processors that paid a global context switch
+STEADY = SHARED_CTR + 4  # 1: the current slice switched as every later visit of its row will
+SLICE_EPOCH = SHARED_CTR + 5  # the epoch when the current slice started
+N_CTR = SHARED_CTR + 6
 
-STATUS_STUCK = 1
+SLICE_END = SHARED_ACC  # end of the current slice (inf: none running)
+N_ACC = SHARED_ACC + 1
 
 
 class Cells(NamedTuple):
@@ -68,11 +66,6 @@ class Runs(NamedTuple):
     reset_busy: np.ndarray  # (jobs, 2) float64: `busy` when the class began
     est_end: np.ndarray  # (jobs,) float64: start + estimate x mpl (EASY)
     resident: np.ndarray  # (rows x P,) int64: jobs in the matrix, first ctr[N_RESIDENT]
-
-
-class Queue(NamedTuple):
-    jobs: np.ndarray  # (jobs,) int64: waiting jobs in priority order, first ctr[QLEN]
-    waiting: np.ndarray  # (jobs,) bool
 
 
 class Cache(NamedTuple):
