@@ -50,11 +50,11 @@ from simcore.core.state import (
     FAILURES,
     FREE_UNITS,
     N_ACTIVE,
-    N_FREE_SLOTS,
     OUTAGE_POS,
     QLEN,
     QUEUED_UNITS,
     Outages,
+    release,
 )
 
 UP_STREAM = STREAMS["failure_up"]
@@ -278,19 +278,9 @@ def _hit(st, jobs, mask, draw, t, requeue):
 def abort_run(st, jobs, i, t, requeue):
     """Cut short the run in the i-th active slot at time t: release its resources, count
     the work it did, and requeue the job at its arrival-order position or kill it."""
-    ctr, run, out = st.ctr, st.run, st.out
-    occ, held = run.occ, run.held
-    slot = run.active[i]
-    j = run.slot_job[slot]
-    for w in range(occ.shape[0]):
-        occ[w] &= ~held[slot, w]
-    ctr[FREE_UNITS] += run.slot_alloc[slot]
-    run.slot_job[slot] = -1
-    ctr[N_ACTIVE] -= 1
-    run.active[i] = run.active[ctr[N_ACTIVE]]
-    run.free_slots[ctr[N_FREE_SLOTS]] = slot
-    ctr[N_FREE_SLOTS] += 1
-    ctr[EPOCH] += 1
+    ctr, out = st.ctr, st.out
+    j = st.run.slot_job[st.run.active[i]]
+    release(st, i)
     ctr[ABORTED] += 1
     out.hit[j] += 1
     if t > out.start_s[j]:

@@ -258,23 +258,31 @@ def log_placement(st, t, j, mask):
 @kernel
 def finish_jobs(st, t):
     """Release every running job whose end time is t."""
-    ctr, run = st.ctr, st.run
-    occ, held, active, slot_end = run.occ, run.held, run.active, run.slot_end
+    active, slot_end = st.run.active, st.run.slot_end
     i = 0
-    while i < ctr[N_ACTIVE]:
-        slot = active[i]
-        if slot_end[slot] == t:
-            for w in range(occ.shape[0]):
-                occ[w] &= ~held[slot, w]
-            ctr[FREE_UNITS] += run.slot_alloc[slot]
-            run.slot_job[slot] = -1
-            ctr[N_ACTIVE] -= 1
-            active[i] = active[ctr[N_ACTIVE]]
-            run.free_slots[ctr[N_FREE_SLOTS]] = slot
-            ctr[N_FREE_SLOTS] += 1
-            ctr[EPOCH] += 1
+    while i < st.ctr[N_ACTIVE]:
+        if slot_end[active[i]] == t:
+            release(st, i)
         else:
             i += 1
+
+
+@kernel
+def release(st, i):
+    """Free the resources, units and slot of the run in the i-th active slot (the last
+    active slot moves to i)."""
+    ctr, run = st.ctr, st.run
+    occ, held = run.occ, run.held
+    slot = run.active[i]
+    for w in range(occ.shape[0]):
+        occ[w] &= ~held[slot, w]
+    ctr[FREE_UNITS] += run.slot_alloc[slot]
+    run.slot_job[slot] = -1
+    ctr[N_ACTIVE] -= 1
+    run.active[i] = run.active[ctr[N_ACTIVE]]
+    run.free_slots[ctr[N_FREE_SLOTS]] = slot
+    ctr[N_FREE_SLOTS] += 1
+    ctr[EPOCH] += 1
 
 
 @kernel
