@@ -47,6 +47,7 @@ from simcore.core.state import (
     STATUS_STUCK,
     T_PREV,
     UNUSED_AREA,
+    enqueue,
     finish_jobs,
 )
 
@@ -75,7 +76,6 @@ def run_events(policy, m, st, jobs, budget):
     submit, request = jobs.submit, jobs.request
     ctr, acc = st.ctr, st.acc
     active, slot_end = st.run.active, st.run.slot_end
-    queue, waiting = st.queue.jobs, st.queue.waiting
     outage_time, outage_domain = st.outages.time, st.outages.domain
     n = submit.shape[0]
     arrived = ctr[ARRIVED]
@@ -108,10 +108,7 @@ def run_events(policy, m, st, jobs, budget):
         finish_jobs(st, t)
         apply_outages(st, jobs, t)
         while arrived < n and submit[arrived] == t:
-            queue[ctr[QLEN]] = arrived
-            ctr[QLEN] += 1
-            waiting[arrived] = True
-            ctr[QUEUED_UNITS] += request[arrived]
+            enqueue(st, arrived, request[arrived])
             arrived += 1
         starts = ctr[STARTS]
         decide(policy, m, st, jobs, t)

@@ -51,9 +51,8 @@ from simcore.core.state import (
     FREE_UNITS,
     N_ACTIVE,
     OUTAGE_POS,
-    QLEN,
-    QUEUED_UNITS,
     Outages,
+    enqueue,
     release,
 )
 
@@ -290,15 +289,7 @@ def abort_run(st, jobs, i, t, requeue):
         out.end_s[j] = t
         out.killed[j] = True
         return
-    queue = st.queue.jobs
-    k = ctr[QLEN]
-    while k > 0 and queue[k - 1] > j:
-        queue[k] = queue[k - 1]
-        k -= 1
-    queue[k] = j
-    ctr[QLEN] += 1
-    st.queue.waiting[j] = True
-    ctr[QUEUED_UNITS] += jobs.request[j]
+    enqueue(st, j, jobs.request[j])
     out.sched_s[j] = np.nan
     out.start_s[j] = np.nan
     out.end_s[j] = np.nan

@@ -286,22 +286,44 @@ def release(st, i):
 
 
 @kernel
+def enqueue(st, j, units):
+    """Queue job j, requesting `units`, ahead of the jobs that arrived after it at the
+    queue's end: an arriving job goes last; a requeued one, in a queue in arrival order,
+    back to its place. Serves every engine's state."""
+    ctr, queue = st.ctr, st.queue.jobs
+    k = ctr[QLEN]
+    while k > 0 and queue[k - 1] > j:
+        queue[k] = queue[k - 1]
+        k -= 1
+    queue[k] = j
+    ctr[QLEN] += 1
+    st.queue.waiting[j] = True
+    ctr[QUEUED_UNITS] += units
+
+
+@kernel
+def keep_waiting(order, n, waiting, mark):
+    """Drop the jobs no longer waiting from order[:n], the others keeping their order;
+    return how many are left, and how many of those stood before position `mark`."""
+    kept = 0
+    before = 0
+    for i in range(n):
+        j = order[i]
+        if waiting[j]:
+            order[kept] = j
+            kept += 1
+            if i < mark:
+                before = kept
+    return kept, before
+
+
+@kernel
 def compact_queue(st):
     """Drop jobs that started from the queue, keeping priority order (and keeping the
     prefix the last backfill pass examined marked as examined)."""
-    ctr, queue, waiting, last_pass = st.ctr, st.queue.jobs, st.queue.waiting, st.memo.last_pass
-    scanned = last_pass[PASS_SCANNED]
-    n = 0
-    examined = 0
-    for i in range(ctr[QLEN]):
-        j = queue[i]
-        if waiting[j]:
-            queue[n] = j
-            n += 1
-            if i < scanned:
-                examined = n
-    ctr[QLEN] = n
-    last_pass[PASS_SCANNED] = examined
+    ctr, last_pass = st.ctr, st.memo.last_pass
+    ctr[QLEN], last_pass[PASS_SCANNED] = keep_waiting(
+        st.queue.jobs, ctr[QLEN], st.queue.waiting, last_pass[PASS_SCANNED])
 
 
 @kernel

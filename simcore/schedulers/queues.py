@@ -47,6 +47,7 @@ from simcore.core.state import (
     QLEN,
     STARTS,
     compact_queue,
+    keep_waiting,
     start_job,
 )
 
@@ -118,13 +119,7 @@ def decide_queues(policy, m, st, jobs, t):
     count[ACTIVE] = ctr[N_ACTIVE]
     if ctr[STARTS] != starts:
         compact_queue(st)
-        waiting, order = st.queue.waiting, policy.order
-        kept = 0
-        for i in range(count[LISTED]):
-            if waiting[order[i]]:
-                order[kept] = order[i]
-                kept += 1
-        count[LISTED] = kept
+        count[LISTED] = keep_waiting(policy.order, count[LISTED], st.queue.waiting, 0)[0]
 
 
 @kernel

@@ -40,6 +40,7 @@ from simcore.core.state import (
     STATUS,
     STATUS_STUCK,
     UNUSED_AREA,
+    enqueue,
 )
 from simcore.jobs.jobs import Jobs
 from simcore.timeshare import fcs
@@ -363,7 +364,7 @@ def run_timeshare(pol, st, jobs):
     At one time: the ending slice's FCS evaluation, then arrivals, then a queue pass (if
     anything arrived or completed), then the next slice; then progress to the next event.
     """
-    ctr, acc, queue, waiting = st.ctr, st.acc, st.queue.jobs, st.queue.waiting
+    ctr, acc = st.ctr, st.acc
     submit, size = jobs.submit, jobs.size
     n = submit.shape[0]
     slicing = pol.mode != SPIN_BLOCK
@@ -377,10 +378,7 @@ def run_timeshare(pol, st, jobs):
                 _end_of_slot(st, jobs, ctr[ACTIVE])
             acc[SLICE_END] = np.inf
         while arrived < n and submit[arrived] <= t:
-            queue[ctr[QLEN]] = arrived
-            ctr[QLEN] += 1
-            waiting[arrived] = True
-            ctr[QUEUED_UNITS] += size[arrived]
+            enqueue(st, arrived, size[arrived])
             arrived += 1
             changed = True
         if changed and ctr[QLEN] > 0:

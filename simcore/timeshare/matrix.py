@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.base.jit import kernel
-from simcore.core.state import DECISIONS, EPOCH, QLEN, QUEUED_UNITS
+from simcore.core.state import DECISIONS, EPOCH, QLEN, QUEUED_UNITS, keep_waiting
 from simcore.timeshare.rates import compute_s
 from simcore.timeshare.state import N_RESIDENT
 
@@ -160,9 +160,4 @@ def admit(pol, st, jobs, t):
                     extra -= size
             if r >= 0:
                 enter(st, jobs, j, r, t)
-    n = 0
-    for k in range(ctr[QLEN]):
-        if waiting[queue[k]]:
-            queue[n] = queue[k]
-            n += 1
-    ctr[QLEN] = n
+    ctr[QLEN] = keep_waiting(queue, ctr[QLEN], waiting, 0)[0]
