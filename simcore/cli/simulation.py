@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 from simcore.base.errors import SpecError
 from simcore.cli.common import (
@@ -103,6 +102,7 @@ def _registry_help() -> str:
 
 def _run(args: argparse.Namespace) -> int:
     from simcore.base.params import SEED
+    from simcore.base.progress import Progress
     from simcore.jobs.cleaning import CleaningOptions
     from simcore.report.runs import run_report, write_schedule
     from simcore.simulate import simulate
@@ -121,10 +121,16 @@ def _run(args: argparse.Namespace) -> int:
     check_memory(args, spec.span_jobs(table.num_rows), spec.replication)
     if args.jobs_out:
         check_output(args.jobs_out, "--jobs-out")
-    bar = _ProgressBar() if sys.stderr.isatty() and not args.json else None
-    result = simulate(prepare(table, spec, machine, seed), machine, policy, seed, progress=bar)
-    if bar is not None:
-        bar.close()
+    work = prepare(table, spec, machine, seed)
+    meter = (Progress("simulating", len(work), "jobs started", sys.stderr, delay_s=2.0)
+             if sys.stderr.isatty() and not args.json else None)
+
+    def progress(started: int, jobs: int, simulated_s: float) -> None:
+        meter.show(started, f", {simulated_s / 86400:.1f} days simulated")
+
+    result = simulate(work, machine, policy, seed, progress=progress if meter else None)
+    if meter is not None:
+        meter.close()
     if args.jobs_out:
         write_schedule(result, args.jobs_out)
     if args.json:
@@ -169,32 +175,6 @@ def _print_run(s: dict, timing: dict, policy: str) -> None:
           f"({timing['s_per_decision'] * 1e6:.1f} us per decision)"
           + (f", locality measured in {timing['metrics_s']:.3f} s"
              if "span_ring_mean" in s else ""))
-
-
-class _ProgressBar:
-    """Jobs started and simulated time on a terminal, once a run has taken a few seconds."""
-
-    DELAY_S = 2.0
-
-    def __init__(self) -> None:
-        self.began = time.perf_counter()
-        self.shown = False
-
-    def __call__(self, started: int, jobs: int, simulated_s: float) -> None:
-        elapsed = time.perf_counter() - self.began
-        if elapsed < self.DELAY_S:
-            return
-        eta = elapsed * (jobs - started) / started if started else float("nan")
-        width = 30
-        filled = width * started // max(jobs, 1)
-        print(f"\r[{'#' * filled}{'.' * (width - filled)}] {started}/{jobs} jobs started, "
-              f"{simulated_s / 86400:.1f} days simulated, {elapsed:.0f} s, ETA {eta:.0f} s ",
-              end="", file=sys.stderr, flush=True)
-        self.shown = True
-
-    def close(self) -> None:
-        if self.shown:
-            print(file=sys.stderr)
 
 
 def _synthesize(args: argparse.Namespace) -> int:

@@ -34,6 +34,7 @@ from simcore.base.atomic import remove_stale_temporaries
 from simcore.base.checksums import recorded_digest
 from simcore.base.errors import ConfigError, IntegrityError, SimcoreError
 from simcore.base.fingerprint import closure, digest
+from simcore.base.progress import Progress
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 from simcore.sweep.experiments import Run, Shard
@@ -122,14 +123,18 @@ def run_shard(shard: Shard, root: str | Path, workers: int = 1,
             todo.append(task)
             if problem != MISSING:
                 print(f"{shard.label()}: {problem}; simulating the run again", file=log)
-    progress = Progress(shard.label(), len(tasks), len(tasks) - len(todo), log)
-    simulation_s = 0.0
+    cached = len(tasks) - len(todo)
+    print(f"{shard.label()}: {len(tasks)} runs, {cached} cached, {len(todo)} to simulate",
+          file=log, flush=True)
+    progress = Progress(shard.label(), len(tasks), "runs", log, done=cached)
+    simulated, simulation_s = 0, 0.0
     if todo:
         pair = (shard.machine_spec.allocator, shard.policy_spec.scheduler)
         with _executor(workers, len(todo), dict(dask or {"backend": "local"}), pair) as execute:
             for done, seconds in execute(todo):
+                simulated += done
                 simulation_s += seconds
-                progress.advance(done)
+                progress.show(cached + simulated, f" ({simulated} simulated)")
     rows = [_entry(root, t.key, SUMMARY_SCHEMA).to_pylist()[0] for t in tasks]
     out = shard_dir(root, shard.dataset, shard.names)
     meta = {"shard": shard.to_json(), "runs": len(tasks)}
@@ -137,9 +142,12 @@ def run_shard(shard: Shard, root: str | Path, workers: int = 1,
             if shard.per_job else JOBS_SCHEMA.empty_table())
     write_table(jobs, out / "jobs.parquet", meta)
     write_table(summary_table(rows), out / "summary.parquet", meta)
-    report = ShardReport(len(tasks), len(tasks) - len(todo), len(todo),
-                         time.perf_counter() - began, simulation_s)
-    progress.finish(report)
+    report = ShardReport(len(tasks), cached, len(todo), time.perf_counter() - began,
+                         simulation_s)
+    progress.close()
+    print(f"{shard.label()}: {report.runs} runs: {report.cached} cached, {report.simulated} "
+          f"simulated in {report.seconds:.1f} s "
+          f"({report.simulated / max(report.seconds, 1e-9):.1f} runs/s)", file=log, flush=True)
     return report
 
 
@@ -368,38 +376,3 @@ def _cluster(backend: str, workers: int, options: dict[str, Any]) -> Iterator[An
 
     with slurm_cluster(options) as cluster:
         yield cluster
-
-
-class Progress:
-    """Counts and ETA for a shard: a line per `interval_s` to a log, live on a terminal."""
-
-    def __init__(self, label: str, total: int, cached: int, stream: TextIO,
-                 interval_s: float = 10.0) -> None:
-        self.label, self.total, self.cached, self.stream = label, total, cached, stream
-        self.done = 0
-        self.interval_s = interval_s
-        self.began = self.last = time.perf_counter()
-        self.live = stream.isatty()
-        print(f"{label}: {total} runs, {cached} cached, {total - cached} to simulate",
-              file=stream, flush=True)
-
-    def advance(self, runs: int) -> None:
-        self.done += runs
-        now = time.perf_counter()
-        if not self.live and now - self.last < self.interval_s:
-            return
-        self.last = now
-        rate = self.done / max(now - self.began, 1e-9)
-        left = self.total - self.cached - self.done
-        eta = time.strftime("%H:%M:%S", time.gmtime(left / rate)) if rate > 0 else "?"
-        line = (f"{self.label}: {self.cached + self.done}/{self.total} runs "
-                f"({self.done} simulated), {rate:.1f} runs/s, ETA {eta}")
-        print(("\r" + line) if self.live else line, end="" if self.live else "\n",
-              file=self.stream, flush=True)
-
-    def finish(self, report: ShardReport) -> None:
-        rate = report.simulated / max(report.seconds, 1e-9)
-        print(("\n" if self.live and report.simulated else "")
-              + f"{self.label}: {report.runs} runs: {report.cached} cached, {report.simulated} "
-              f"simulated in {report.seconds:.1f} s ({rate:.1f} runs/s)",
-              file=self.stream, flush=True)
