@@ -4,16 +4,17 @@ row, and every file and name the guide points at exists."""
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
+import sys
 import textwrap
+from pathlib import Path
 
-import numpy as np
 import pytest
 
-from simcore.jobs.jobs import Jobs
+from simcore.base.errors import SpecError
 from simcore.machines.registry import ALLOCATORS, Allocator
 from simcore.machines.spec import MachineSpec
-from simcore.policy import SCHEDULERS, START_DELAY, PolicySpec, Scheduler
-from simcore.simulate import simulate
 from tests.conftest import ROOT
 
 ALLOCATOR = '''
@@ -77,52 +78,64 @@ def decide_in_order(policy, m, st, jobs, t):
 '''
 
 
-@pytest.fixture
-def extension(tmp_path, monkeypatch):
-    """A package of the user's own on the path, holding the two example modules and an
-    allocator module that lacks `build`."""
-    package = tmp_path / "my_extensions"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "pool.py").write_text(textwrap.dedent(ALLOCATOR))
-    (package / "in_order.py").write_text(textwrap.dedent(SCHEDULER))
-    (package / "broken.py").write_text("def memory_bytes(spec):\n    return 0\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    return package
+RUN = """
+import sys
+import numpy as np
+from simcore.jobs.jobs import Jobs
+from simcore.machines.registry import ALLOCATORS, Allocator
+from simcore.machines.spec import MachineSpec
+from simcore.policy import SCHEDULERS, START_DELAY, PolicySpec, Scheduler
+from simcore.simulate import simulate
+
+rng = np.random.default_rng(7)
+submit = np.cumsum(rng.exponential(30.0, 200))
+run = rng.exponential(600.0, 200) + 1
+jobs = Jobs.create(np.arange(1, 201), submit, run, run * 2, rng.integers(1, 17, 200))
+ALLOCATORS["pool"] = Allocator("pool", "any free units", ("flat",),
+                               "simcore.machines.mine.pool", frozenset({"counts"}))
+SCHEDULERS["in-order"] = Scheduler("in-order", "first come, first served",
+                                   "simcore.schedulers.in_order", (START_DELAY,))
+ALLOCATORS["broken"] = Allocator("broken", "no build", ("flat",),
+                                 "simcore.machines.mine.broken", frozenset({"counts"}))
+flat = simulate(jobs, MachineSpec.parse("flat:16"), "fcfs")
+pool = simulate(jobs, MachineSpec.parse("flat:16", "pool"), "fcfs")
+in_order = simulate(jobs, MachineSpec.parse("flat:16"), PolicySpec("in-order"))
+print(pool.jobs.column("start_s").equals(flat.jobs.column("start_s")), pool.summary["machine"])
+print(in_order.jobs.column("start_s").equals(flat.jobs.column("start_s")),
+      in_order.summary["policy"])
+try:
+    simulate(jobs, MachineSpec.parse("flat:16", "broken"), "fcfs")
+except Exception as exc:
+    print(exc)
+"""
 
 
-def jobs() -> Jobs:
-    rng = np.random.default_rng(7)
-    n = 200
-    submit = np.cumsum(rng.exponential(30.0, n))
-    run = rng.exponential(600.0, n) + 1
-    size = rng.integers(1, 17, n)
-    return Jobs.create(np.arange(1, n + 1), submit, run, run * 2, size)
+@pytest.mark.slow
+def test_an_allocator_and_a_scheduler_are_one_module_and_one_row_each(tmp_path):
+    """In a checkout of the user's own: the two example modules added where the guide
+    says, one row each registered, and a module lacking `build` named."""
+    copy = tmp_path / "checkout"
+    shutil.copytree(ROOT / "simcore", copy / "simcore",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "simcore/machines/mine").mkdir()
+    (copy / "simcore/machines/mine/__init__.py").write_text('"""My allocators."""\n')
+    (copy / "simcore/machines/mine/pool.py").write_text(textwrap.dedent(ALLOCATOR))
+    (copy / "simcore/machines/mine/broken.py").write_text("def memory_bytes(spec):\n"
+                                                          "    return 0\n")
+    (copy / "simcore/schedulers/in_order.py").write_text(textwrap.dedent(SCHEDULER))
+    out = subprocess.run([sys.executable, "-c", RUN], env={
+        "PYTHONPATH": str(copy), "PATH": "/usr/bin:/bin", "HOME": str(Path.home())},
+        capture_output=True, text=True, check=True, cwd=tmp_path).stdout.splitlines()
+    assert out[0] == "True flat:16 allocator=pool"
+    assert out[1] == "True {'scheduler': 'in-order', 'start_delay_s': 0.0}"
+    assert "simcore.machines.mine.broken does not define build" in out[2]
 
 
-def test_an_allocator_is_one_module_and_one_row(extension, monkeypatch):
-    monkeypatch.setitem(ALLOCATORS, "pool", Allocator(
-        "pool", "any free units", ("flat",), "my_extensions.pool", frozenset({"counts"})))
-    ours = simulate(jobs(), MachineSpec.parse("flat:16", "pool"), "backfill")
-    flat = simulate(jobs(), MachineSpec.parse("flat:16"), "backfill")
-    assert ours.jobs.column("start_s").equals(flat.jobs.column("start_s"))
-    assert ours.summary["machine"] == "flat:16 allocator=pool"
-
-
-def test_a_scheduler_is_one_module_and_one_row(extension, monkeypatch):
-    monkeypatch.setitem(SCHEDULERS, "in-order", Scheduler(
-        "in-order", "first come, first served", "my_extensions.in_order", (START_DELAY,)))
-    ours = simulate(jobs(), "torus:2x2x4", PolicySpec("in-order"))
-    fcfs = simulate(jobs(), "torus:2x2x4", "fcfs")
-    assert ours.jobs.column("start_s").equals(fcfs.jobs.column("start_s"))
-    assert ours.summary["policy"] == {"scheduler": "in-order", "start_delay_s": 0.0}
-
-
-def test_a_module_that_breaks_its_contract_is_named(extension, monkeypatch):
-    monkeypatch.setitem(ALLOCATORS, "broken", Allocator(
-        "broken", "no build", ("flat",), "my_extensions.broken", frozenset({"counts"})))
-    with pytest.raises(Exception, match=r"my_extensions.broken does not define build"):
-        simulate(jobs(), MachineSpec.parse("flat:16", "broken"), "fcfs")
+def test_a_row_naming_a_module_outside_the_package_is_refused(monkeypatch):
+    monkeypatch.setitem(ALLOCATORS, "outside", Allocator(
+        "outside", "elsewhere", ("flat",), "my_extensions.pool", frozenset({"counts"})))
+    with pytest.raises(SpecError, match=r"my_extensions.pool is outside simcore"):
+        assert MachineSpec.parse("flat:16", "outside").implementation
 
 
 def test_every_file_and_name_the_guide_points_at_exists():

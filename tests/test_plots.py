@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 
 from simcore.base.errors import SimcoreError
-from simcore.report.plots import DPI, FIGURES, _pick, write_figures
+from simcore.report.plots import DPI, FIGURES, _pick, _styles, write_figures
 from simcore.report.tables import write_tables
 from simcore.sweep.store import write_table
 from tests.test_tables import build_store
@@ -168,3 +168,9 @@ def test_no_axis_carries_an_offset(drawn) -> None:
     for name, fig in drawn:
         for ax in fig.axes:
             assert ax.yaxis.get_offset_text().get_text() == "", name
+
+
+def test_no_two_series_of_a_figure_share_colour_and_marker():
+    # modern's 12 machine x policy series once drew bgl and torus-8x4x4 alike
+    styles = [(s["color"], s["marker"]) for s in _styles([{}] * 110)]
+    assert len(set(styles)) == 110

@@ -37,7 +37,11 @@ def members(protocol: type) -> tuple[str, ...]:
 @functools.cache
 def load(module: str, protocol: type, what: str) -> ModuleType:
     """Module `module` (named by `what`, e.g. "allocator ff"), checked against `protocol`;
-    imported once."""
+    imported once. It must be part of the package: a run's key holds the code of the
+    modules it executes, and the kernel cache the kernels they compile."""
+    if not module.startswith(f"{__package__.partition('.')[0]}."):
+        raise SpecError(f"{what}: module {module} is outside simcore; expected a module of "
+                        "the package, such as simcore.machines.<family>.<name>")
     try:
         found = importlib.import_module(module)
     except ModuleNotFoundError as exc:

@@ -77,7 +77,8 @@ AXIS_SLUGS = {"offered_load": "load", "runtime_scale": "runtime-scale"}
 #: Every time in a figure is in hours.
 HOUR_S = 3600.0
 _UTILIZATION = "utilization (fraction of capacity)"
-_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*")
+#: Eleven markers beside ten colours: no two of the first 110 series look alike.
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*", "h")
 _CAPACITY = (("utilized_mean", "utilized", "#4c72b0"), ("unused_mean", "unused", "#c7c7c7"),
              ("lost_mean", "lost", "#dd8452"), ("failed_mean", "failed", "#c44e52"))
 _RESPONSE = (("mean_response_s_mean", "mean response (h)"),
