@@ -37,8 +37,9 @@ _fakes = itertools.count()
 
 
 def fake_module(monkeypatch: pytest.MonkeyPatch, **functions: object) -> str:
-    """A module of `functions` under a fresh name, importable for the test's duration."""
-    name = f"tests.fake_module_{next(_fakes)}"
+    """A module of `functions` under a fresh name in the package, importable for the
+    test's duration."""
+    name = f"simcore.fake_module_{next(_fakes)}"  # rows name modules of the package
     module = types.ModuleType(name)
     module.__dict__.update(functions)
     monkeypatch.setitem(sys.modules, name, module)
