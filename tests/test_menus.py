@@ -116,3 +116,19 @@ def test_pareto_refuses_mixed_loads():
         pareto(frame, "e")
     with pytest.raises(SimcoreError, match="no runs of experiment 'x'"):
         pareto(frame, "x")
+
+
+def test_pareto_refuses_an_experiment_of_other_machines():
+    frame = summaries([("a", 0.8, 1.0), ("b", 0.7, 2.0)]).with_columns(
+        pl.Series("machine_spec", ["torus:4x4x8", "slurm-torus3d:b.yaml"]))
+    with pytest.raises(SimcoreError, match=r"\['torus:4x4x8'\] are no placement menus"):
+        pareto(frame, "e")
+
+
+def test_a_menu_search_at_the_workloads_own_load_is_summarised():
+    frame = summaries([("a", 0.8, 1.0)]).with_columns(
+        pl.Series("offered_load", [None], dtype=pl.Float64))
+    assert pareto(frame, "e")["recommended"].to_list() == [True]
+    from simcore.tools import menu_search
+    assert menu_search._load(None) == "its own load"
+    assert menu_search._load(0.9) == "offered load 0.9"

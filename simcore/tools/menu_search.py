@@ -160,6 +160,14 @@ def pareto(summaries: pl.DataFrame, experiment: str) -> pl.DataFrame:
         raise SimcoreError(f"experiment {experiment}: expected one workload at one offered "
                            f"load, found workloads {rows['workload'].unique().to_list()} and "
                            f"loads {loads}")
+    from simcore.machines.registry import KINDS
+
+    menus = {name for name, kind in KINDS.items() if kind.grammar == load_menu.__module__}
+    others = sorted(spec for spec in rows["machine_spec"].unique().to_list()
+                    if spec.partition(":")[0] not in menus)
+    if others:
+        raise SimcoreError(f"experiment {experiment}: machines {others} are no placement "
+                           "menus; expected a menu-search experiment, whose machines are")
     table = (rows.group_by("machine", "machine_spec")
              .agg(pl.col("utilization").mean(), pl.col("mean_wait_s").mean(),
                   pl.col("workload").first(), pl.col("offered_load").first(),
@@ -184,7 +192,7 @@ def write_pareto(store: str | os.PathLike[str], experiment: str,
     table = pareto(read_summaries(store), experiment)
     best = table.filter(pl.col("recommended")).row(0, named=True)
     lines = [f"# Menu search: {experiment}", "",
-             f"Workload {best['workload']} at offered load {best['offered_load']:g}; "
+             f"Workload {best['workload']} at {_load(best['offered_load'])}; "
              "utilization and mean wait are means over the runs of each menu. Pareto: no "
              "other menu has at least the utilization and at most the wait.", "",
              "| menu | sizes | spacing | utilization | mean wait (s) | Pareto | recommended |",
@@ -202,10 +210,15 @@ def write_pareto(store: str | os.PathLike[str], experiment: str,
     atomic_write_bytes(report, ("\n".join(lines) + "\n").encode())
     source = load_menu(MachineSpec.parse(best["machine_spec"]).argument).path
     head = [f"Recommended by menu search {experiment}: {best['machine']}",
-            f"measured on {best['workload']} at offered load {best['offered_load']:g}: "
+            f"measured on {best['workload']} at {_load(best['offered_load'])}: "
             f"utilization {best['utilization']:.3f}, mean wait {best['mean_wait_s']:.0f} s",
             f"(the Pareto menu of highest utilization among {table.height} candidates)", ""]
     fragment = out / f"{experiment}.topology.yaml"
     atomic_write_bytes(fragment, ("".join(f"# {line}\n" if line else "#\n" for line in head)
                                   + source.read_text()).encode())
     return [report, fragment]
+
+
+def _load(offered: float | None) -> str:
+    """The load of a menu search's runs, in words."""
+    return "its own load" if offered is None else f"offered load {offered:g}"
