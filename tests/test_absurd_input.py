@@ -109,6 +109,31 @@ def test_synthesize_refuses_a_bad_seed(tmp_path, capsys, seed):
     assert not out.exists()
 
 
+@pytest.mark.parametrize(("seeds", "out", "expected"), [
+    (["1", "2"], "w.parquet", "several seeds need '{seed}' in the path"),
+    (["1", "1"], "seed={seed}/w.parquet", "--seed: [1, 1] repeats a seed"),
+])
+def test_synthesize_refuses_seeds_without_one_file_each(tmp_path, capsys, seeds, out,
+                                                        expected):
+    flags = [arg for seed in seeds for arg in ("--seed", seed)]
+    err = refused(capsys, "synthesize", "lublin:64", "--jobs", "10", *flags,
+                  "--out", str(tmp_path / out))
+    assert expected in err
+    assert not any(tmp_path.iterdir()), "nothing is written"
+
+
+def test_synthesize_writes_one_file_per_seed(tmp_path):
+    out = tmp_path / "samples" / "seed={seed}" / "jobs.parquet"
+    assert main(["synthesize", "lublin:64", "--jobs", "10", "--seed", "1", "--seed", "2",
+                 "--out", str(out)]) == 0
+    one, two = (tmp_path / "samples" / f"seed={s}" / "jobs.parquet" for s in (1, 2))
+    alone = tmp_path / "alone.parquet"
+    assert main(["synthesize", "lublin:64", "--jobs", "10", "--seed", "2",
+                 "--out", str(alone)]) == 0
+    assert two.read_bytes() == alone.read_bytes(), "a seed's sample is the same made alone"
+    assert one.read_bytes() != two.read_bytes()
+
+
 def test_reproduction_refuses_published_numbers_that_are_not_a_mapping(tmp_path, capsys):
     published = tmp_path / "published.yaml"
     published.write_text("- a\n- b\n")

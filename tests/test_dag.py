@@ -37,7 +37,7 @@ def test_the_small_configs_jobs(tmp_path):
     workdir = scratch_workflow(tmp_path)
     dag = dry_run(workdir, SMALL)
     assert Counter(job.rule.name for job in dag.needrun_jobs(exclude_finished=False)) == Counter({
-        "simulate_shard": 8, "synthesize_workload": 3, "warm_kernels": 1, "tables": 1,
+        "simulate_shard": 8, "synthesize_workload": 2, "warm_kernels": 1, "tables": 1,
         "figures": 1, "reproduction": 1, "all": 1})
     assert not (workdir / "results").exists(), "a dry run makes nothing"
     shards = {(j.wildcards.experiment, j.wildcards.machine, j.wildcards.policy)
@@ -45,15 +45,16 @@ def test_the_small_configs_jobs(tmp_path):
     assert len(shards) == 8
     assert ("small", "flat", "fcfs") in shards and ("shapes", "bgl", "backfill") in shards
     assert ("small", "flat", "bm") not in shards, "migration needs a partitioned machine"
-    seeds = {(j.wildcards.workload, j.wildcards.seed) for j in dag.jobs
+    seeds = {j.wildcards.workload: j.params.seeds for j in dag.jobs
              if j.rule.name == "synthesize_workload"}
-    assert seeds == {("lublin16", "1"), ("lublin16", "2"), ("lublin128", "1")}
+    assert seeds == {"lublin16": ["--seed", "1", "--seed", "2"],
+                     "lublin128": ["--seed", "1"]}, "one job makes every seed of a workload"
 
 
 def test_no_job_on_a_shard_or_workload_path_starts_a_snakemake(papers):
     _, dag = papers
     rules = Counter(job.rule.name for job in dag.jobs)
-    assert rules["simulate_shard"] == 317 and rules["synthesize_workload"] == 150
+    assert rules["simulate_shard"] == 317 and rules["synthesize_workload"] == 20
     assert set(rules) >= PER_ITEM_RULES
     for job in dag.jobs:
         if job.rule.name != "all":  # the target lists inputs and runs nothing

@@ -43,7 +43,9 @@ SHARD_TIMING = "benchmarks/simulate_shard/" + SHARD_JOB + ".json"
 
 #: `variant`: a digest of what makes the file (`simcore.sweep.experiments.Source.path`)
 TRACE_WORKLOAD = "workloads/{trace}/{variant}/jobs.parquet"
-SYNTHETIC_WORKLOAD = "workloads/{workload}/{variant}/seed={seed}/jobs.parquet"
+#: A synthetic source's samples, one job table per seed, are made by one job: a directory.
+SYNTHETIC_SAMPLES = "workloads/{workload}/{variant}"
+SYNTHETIC_WORKLOAD = SYNTHETIC_SAMPLES + "/seed={seed}/jobs.parquet"
 CACHE_ENTRY = "cache/runs/{prefix}/{key}.parquet"
 CACHE_JOBS = "cache/runs/{prefix}/{key}.jobs.parquet"
 KERNELS_READY = ".kernels/{digest}.ready"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from simcore.base.errors import SpecError
 from simcore.cli.common import (
@@ -39,8 +40,12 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                             "\"jobs\": 1000}'")
     synth.add_argument("--param", action="append", default=[], metavar="K=V",
                        help="other model parameters, e.g. job_type=mixed (repeatable)")
-    synth.add_argument("--seed", required=True, help="seed of the sample (an integer >= 0)")
-    synth.add_argument("--out", required=True, help="destination .parquet")
+    synth.add_argument("--seed", required=True, action="append",
+                       help="seed of the sample (an integer >= 0); repeat it for several "
+                            "samples, with '{seed}' in --out")
+    synth.add_argument("--out", required=True,
+                       help="destination .parquet; with several seeds a pattern holding "
+                            "'{seed}', whose directories are made")
     memory_flag(synth)
     synth.set_defaults(handler=_synthesize)
 
@@ -182,16 +187,34 @@ def _synthesize(args: argparse.Namespace) -> int:
     from simcore.workload.io import write_workload
     from simcore.workload.synthetic import synthesize
 
-    seed = flag_value("--seed", SEED, args.seed)
+    seeds = [flag_value("--seed", SEED, seed) for seed in args.seed]
     if (args.model is None) == (args.spec is None):
         raise SpecError("synthesize: expected exactly one of MODEL (with --jobs) or --spec")
     spec = _synthetic_spec(args)
     check_memory(args, dict(spec.params).get(JOBS.name))
-    check_output(args.out, "--out")
-    table = synthesize(spec, seed)
-    write_workload(table, args.out)
-    print(f"{args.out}: {table.num_rows} jobs ({spec}, seed {seed})")
+    outputs = _sample_paths(args.out, seeds)
+    for seed, out in outputs.items():
+        table = synthesize(spec, seed)
+        write_workload(table, out)
+        print(f"{out}: {table.num_rows} jobs ({spec}, seed {seed})")
     return 0
+
+
+def _sample_paths(out: str, seeds: list[int]) -> dict[int, str]:
+    """Each seed's destination: --out itself for one seed, else --out's '{seed}' filled in
+    (its directories made)."""
+    if "{seed}" not in out:
+        if len(seeds) > 1:
+            raise SpecError(f"--out {out}: several seeds need '{{seed}}' in the path")
+        check_output(out, "--out")
+        return {seeds[0]: out}
+    if len(set(seeds)) < len(seeds):
+        raise SpecError(f"--seed: {seeds} repeats a seed")
+    paths = {seed: out.replace("{seed}", str(seed)) for seed in seeds}
+    for path in paths.values():
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        check_output(path, "--out")
+    return paths
 
 
 def _synthetic_spec(args: argparse.Namespace) -> SyntheticSpec:

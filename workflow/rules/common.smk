@@ -4,6 +4,7 @@ import functools
 import hashlib
 import json
 import os
+import shutil
 import sys
 
 from snakemake.exceptions import WorkflowError
@@ -27,7 +28,6 @@ wildcard_constraints:
     experiment=patterns.NAME_REGEX,
     machine=patterns.NAME_REGEX,
     policy=patterns.NAME_REGEX,
-    seed=r"\d+",
     variant=r"[0-9a-f]{12}",
 
 
@@ -72,13 +72,21 @@ def shard_outputs():
     ]
 
 
+def workload_outputs(s):
+    """The outputs holding a shard's job tables: converted traces, and the directory of a
+    synthetic workload's samples (one job makes every seed's)."""
+    if s.source.synthetic is None:
+        return {R(path) for path in s.input_paths()}
+    return {R(patterns.SYNTHETIC_SAMPLES).format(workload=s.workload, variant=s.source.variant)}
+
+
 def workload_files():
-    """Every workload file the shards read."""
-    return sorted({R(path) for s in SHARDS.values() for path in s.input_paths()})
+    """Every workload output the shards read."""
+    return sorted(set().union(*(workload_outputs(s) for s in SHARDS.values())))
 
 
 def shard_workloads(wildcards):
-    return [R(path) for path in shard(wildcards).input_paths()]
+    return sorted(workload_outputs(shard(wildcards)))
 
 
 def shard_threads(wildcards):
@@ -109,6 +117,15 @@ def synthetic_spec(wildcards):
     return json.dumps(spec.to_dict(), sort_keys=True)
 
 
+def synthetic_seeds(wildcards):
+    """`--seed` for every seed any shard reads of the workload: one job makes them all."""
+    return [arg for seed in SAMPLE_SEEDS[wildcards.workload] for arg in ("--seed", str(seed))]
+
+
+def synthetic_out(wildcards):
+    return R(patterns.SYNTHETIC_WORKLOAD).format(seed="{seed}", **wildcards)
+
+
 def synthetic_modules(model):
     return ("simcore.workload.synthetic", MODELS[model].module)
 
@@ -123,6 +140,11 @@ def benchmark(rule, job):
 
 
 SHARDS_BY_WORKLOAD = {s.workload: s for s in SHARDS.values()}
+SAMPLE_SEEDS = {
+    name: sorted({run.seed for s in SHARDS.values() if s.workload == name for run in s.runs})
+    for name, s in SHARDS_BY_WORKLOAD.items()
+    if s.source.synthetic
+}
 CONVERSION_MODULES = ("simcore.workload.io",)
 CODE = closure_digests(
     {code_modules(s) for s in SHARDS.values()}
@@ -145,5 +167,19 @@ def remove_damaged_shards():
               "(simulating any run the cache lacks)", file=sys.stderr)
 
 
+def remove_incomplete_samples():
+    """Remove a synthetic workload's sample directory that lacks a seed's file (deleted, or
+    a seed added), so that Snakemake makes it again: it is one output, made whole."""
+    for name, seeds in SAMPLE_SEEDS.items():
+        source = SHARDS_BY_WORKLOAD[name].source
+        (directory,) = workload_outputs(SHARDS_BY_WORKLOAD[name])
+        missing = [s for s in seeds if not os.path.exists(R(source.path(s)))]
+        if os.path.isdir(directory) and missing:
+            shutil.rmtree(directory)
+            print(f"{directory}: no sample for seed {missing[0]}; removed: this run makes "
+                  "its samples again", file=sys.stderr)
+
+
 if workflow.is_main_process:
     remove_damaged_shards()
+    remove_incomplete_samples()

@@ -10,17 +10,20 @@ localrules:
 
 
 rule synthesize_workload:
+    # every seed's sample of one workload in one job (one file per seed in the directory)
     output:
-        R(patterns.SYNTHETIC_WORKLOAD),
+        directory(R(patterns.SYNTHETIC_SAMPLES)),
     params:
         spec=synthetic_spec,
         code=synthetic_code,
+        seeds=synthetic_seeds,
+        out=synthetic_out,
     log:
-        "logs/synthesize_workload/{workload}/{variant}/seed={seed}.log",
+        "logs/synthesize_workload/{workload}/{variant}.log",
     benchmark:
-        benchmark("synthesize_workload", "{workload}/{variant}/seed={seed}")
+        benchmark("synthesize_workload", "{workload}/{variant}")
     shell:
-        "simcore synthesize --spec {params.spec:q} --seed {wildcards.seed} --out {output:q}"
+        "simcore synthesize --spec {params.spec:q} {params.seeds:q} --out {params.out:q}"
         " > {log:q} 2>&1"
 
 
