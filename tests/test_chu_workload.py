@@ -15,6 +15,7 @@ from simcore.core.metrics import chu_statistics
 from simcore.jobs.jobs import Jobs
 from simcore.jobs.submeshes import rule_shapes
 from simcore.machines.spec import MachineSpec
+from simcore.policy import PolicySpec
 from simcore.simulate import simulate
 from simcore.workload.chu import mean_size, side_probabilities
 from simcore.workload.synthetic import SyntheticSpec, declared_load, synthesize
@@ -199,13 +200,17 @@ def test_chu_statistics_by_hand():
     """N = 8, window [2, 6] (from the second job's arrival to the last). Job 1 holds 4 units
     0-5 (3 s in the window), job 2 (2 units) waits 2-3 and holds 3-7 (3 s), job 3 (8 units)
     waits 6-7 (0 s: the window ends at 6). Busy: (4 x 3 + 2 x 3) / (8 x 4) = 0.5625; queue:
-    1 / 4. Without warm-up the quarters are 1 < s <= 2: job 2, 2 < s <= 4: job 1,
+    1 / 4; in system: (3 + 4 + 0) / 4. The scheduler runs at 2 (job 2 arrives: it is the
+    queue), 5 (job 1 ends: none waits) and 6 (job 3 arrives: it is the queue): 2 / 3 jobs
+    scanned. Without warm-up the quarters are 1 < s <= 2: job 2, 2 < s <= 4: job 1,
     6 < s <= 8: job 3."""
     submit, sched, end = np.array([0., 2., 6.]), np.array([0., 3., 7.]), np.array([5., 7., 9.])
     size = np.array([4, 2, 8])
     out = chu_statistics(submit, sched, end, size, size, 8, warmup=1)
     assert out["busy_fraction"] == pytest.approx(0.5625)
     assert out["mean_queue_length"] == pytest.approx(0.25)
+    assert out["mean_jobs_in_system"] == pytest.approx(1.75)
+    assert out["mean_scanned_queue"] == pytest.approx(2 / 3)
     assert out["measured_jobs"] == 2 and out["sd_response_s"] == pytest.approx(
         np.std([5.0, 3.0], ddof=1))
     out = chu_statistics(submit, sched, end, size, size, 8, warmup=0)
@@ -226,3 +231,26 @@ def test_the_command_line_of_the_issue(capsys):
     assert report["policy"] == {"scheduler": "mq", "queues": 32, "scan": "down",
                                             "criterion": "processors", "blocking": False,
                                             "start_delay_s": 0.0, "wtl": None}
+
+
+def test_queue_readings_obey_littles_law():
+    """Chu's 3.6 jobs (SA, load 0.5) cannot be a time average of the waiting queue if our
+    waits are right: over a long stationary run the time averages equal arrival rate x mean
+    wait (waiting queue) and x mean response (jobs in system), Little's law, computed here
+    from the jobs alone. The queue a scan walks is a different count, between the two: an
+    arrival sees the time-averaged queue (Poisson arrivals see time averages) and adds
+    itself."""
+    machine = MachineSpec.parse("mesh:32x32", "as")
+    jobs = prepare(sample(jobs=20_000), WorkloadSpec(offered_load=0.5, warmup_jobs=1000),
+                   machine, seed=1)
+    result = simulate(jobs, machine, PolicySpec.from_params("scan-all", {"wtl": 500}))
+    table, summary = result.jobs, result.summary
+    submit = table["submit_s"].to_numpy()
+    rate = (submit.size - 1001) / (submit.max() - np.sort(submit)[1000])
+    measured = slice(1000, None)
+    wait = (table["sched_s"].to_numpy() - submit)[measured].mean()
+    response = (table["end_s"].to_numpy() - submit)[measured].mean()
+    assert summary["mean_queue_length"] == pytest.approx(rate * wait, rel=0.02)
+    assert summary["mean_jobs_in_system"] == pytest.approx(rate * response, rel=0.02)
+    assert summary["mean_queue_length"] < summary["mean_scanned_queue"] \
+        < summary["mean_jobs_in_system"]

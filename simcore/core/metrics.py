@@ -28,6 +28,11 @@ the measurement window [arrival of job k+1, last arrival], while jobs keep arriv
 - busy fraction (his utilization, Def. 3.2 averaged over time) = integral of the units
   held by running jobs / (N x window), units added by rounding included;
 - mean queue length = integral of the number of waiting jobs / window;
+- mean jobs in system = integral of the number of jobs waiting or running / window;
+- mean scanned queue = the jobs in the waiting queue at each invocation of the scheduler
+  (every arrival and every departure in the window; an arriving job and the jobs this
+  invocation starts included), averaged over invocations: what a scan of the whole queue
+  (Scan All) walks each time;
 and the mean and standard deviation of response times, also per quarter of the machine
 by requested size (1..N/4, N/4+1..N/2, N/2+1..3N/4, 3N/4+1..N units; Chu's 1-256, ...,
 769-1024 on 32 x 32).
@@ -169,6 +174,11 @@ RUN_METRICS = (
     Column("busy_fraction", float, "fraction", "Chu's utilization: units held by running "
            "jobs / N, averaged over the window from the first measured arrival to the last"),
     Column("mean_queue_length", float, "jobs", "waiting jobs averaged over that window"),
+    Column("mean_jobs_in_system", float, "jobs", "waiting and running jobs averaged over "
+           "that window"),
+    Column("mean_scanned_queue", float, "jobs", "waiting jobs at each arrival and departure "
+           "in that window (the arriving job and those it starts included), averaged over "
+           "these events"),
     *(Column(f"{stat}_response_s_q{q}", float, "s", f"{what} of the response of measured jobs "
              f"requesting {q - 1}N/4 < units <= {q}N/4") for q in range(1, 5)
       for stat, what in (("mean", "mean"), ("sd", "standard deviation"))),
@@ -289,18 +299,37 @@ def chu_statistics(submit_s: np.ndarray, sched_s: np.ndarray, end_s: np.ndarray,
     begin, finish = submit_s[warmup], submit_s.max()
     window = finish - begin
     out = {"sd_response_s": sd(response), "measured_jobs": int(response.size),
-           "busy_fraction": float("nan"), "mean_queue_length": float("nan")}
+           "busy_fraction": float("nan"), "mean_queue_length": float("nan"),
+           "mean_jobs_in_system": float("nan"), "mean_scanned_queue": float("nan")}
     if window > 0:
-        held = np.clip(np.minimum(end_s, finish) - np.maximum(sched_s, begin), 0.0, None)
-        waiting = np.clip(np.minimum(sched_s, finish) - np.maximum(submit_s, begin), 0.0, None)
+        held = _overlap(sched_s, end_s, begin, finish)
         out["busy_fraction"] = float((alloc * held).sum()) / (units * window)
-        out["mean_queue_length"] = float(waiting.sum()) / window
+        out["mean_queue_length"] = float(_overlap(submit_s, sched_s, begin, finish).sum()) / window
+        out["mean_jobs_in_system"] = float(_overlap(submit_s, end_s, begin, finish).sum()) / window
+        out["mean_scanned_queue"] = _scanned_queue(submit_s, sched_s, end_s, begin, finish)
     quarter = np.clip(-(-4 * request[warmup:] // units), 1, 4)
     for q in range(1, 5):
         part = response[quarter == q]
         out[f"mean_response_s_q{q}"] = float(part.mean()) if part.size else float("nan")
         out[f"sd_response_s_q{q}"] = sd(part)
     return out
+
+
+def _overlap(from_s: np.ndarray, until_s: np.ndarray, begin: float, finish: float
+             ) -> np.ndarray:
+    """How long each interval [from, until) lies inside [begin, finish]."""
+    return np.clip(np.minimum(until_s, finish) - np.maximum(from_s, begin), 0.0, None)
+
+
+def _scanned_queue(submit_s: np.ndarray, sched_s: np.ndarray, end_s: np.ndarray,
+                   begin: float, finish: float) -> float:
+    """Mean over the arrivals and departures at times t in [begin, finish] of the jobs
+    waiting at t: arrived at or before t, not allocated before t."""
+    events = np.concatenate([submit_s, end_s])
+    events = events[(events >= begin) & (events <= finish)]
+    arrived = np.searchsorted(np.sort(submit_s), events, side="right")
+    allocated = np.searchsorted(np.sort(sched_s), events, side="left")
+    return float((arrived - allocated).mean())
 
 
 def reported(values: Mapping[str, Any], what: str) -> dict[str, Any]:
