@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from simcore.base.draws import STREAMS, job_uniforms
 from simcore.base.errors import SpecError
@@ -66,6 +68,19 @@ def test_fat_and_torus_probabilities_nest():
     assert abs(torus.mean() - 0.5) < 4 * np.sqrt(0.25 / ids.size)
     more, _ = synthesize(ids, sizes, BGL, 0.7, 0.0, seed=3)
     assert ((more == 2).all(axis=1) >= fat_half).all(), "raising p_fat only adds fat jobs"
+
+
+@given(sizes=st.lists(st.integers(1, 128), min_size=1, max_size=40),
+       p_fat=st.sampled_from([0.0, 0.3, 1.0]))
+def test_slim_jobs_sized_as_fat_differ_in_shape_only(sizes, p_fat):
+    """With slim_as_fat every job, slim or fat, has its fat shape's volume: 6 units make a
+    2x2x2 fat job and a 1x1x8 slim one (Aridor's Figure 8 compares shapes at equal sizes)."""
+    ids, size = np.arange(1, len(sizes) + 1), np.array(sizes)
+    shape, _ = synthesize(ids, size, BGL, p_fat, 0.0, seed=5, slim_as_fat=True)
+    assert (shape.prod(axis=1) == fat_shapes(size, BGL).prod(axis=1)).all()
+    slim, _ = synthesize(np.array([1]), np.array([6]), BGL, 0.0, 0.0, seed=5,
+                         slim_as_fat=True)
+    assert tuple(slim[0]) == (1, 1, 8)
 
 
 def test_prepare_span_scaling_and_load(trace_excerpt):

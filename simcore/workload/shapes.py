@@ -9,7 +9,8 @@ Traces give scalar sizes only. Aridor et al. turn a size into a 3D shape:
 - fat: at least 2 units along every side: sizes up to 8 -> 2x2x2, larger sizes -> the
   first (same loops from 2) with the smallest product >= size;
 
-a job is fat with probability p_fat and wants a torus with probability p_torus. The draws
+a job is fat with probability p_fat and wants a torus with probability p_torus (with
+`slim_as_fat`, a slim job first takes its fat shape's volume as its size). The draws
 are counter-based (a hash of seed, stream and job id), so a job's draw does not depend on
 the other jobs of the workload, and raising p_fat only adds fat jobs (common random
 numbers across a sweep). A shaped job's size becomes its shape's volume: the job asks for
@@ -75,12 +76,18 @@ def _shapes(size: np.ndarray, sides: tuple[int, int, int], smallest: int) -> np.
 
 
 def synthesize(job_ids: np.ndarray, size: np.ndarray, sides: tuple[int, int, int],
-               p_fat: float, p_torus: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """(shape, torus) per job: fat with probability p_fat, torus with probability p_torus."""
+               p_fat: float, p_torus: float, seed: int, slim_as_fat: bool = False
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """(shape, torus) per job: fat with probability p_fat, torus with probability p_torus;
+    `slim_as_fat`: a slim job first takes its fat shape's volume as its size (Aridor's
+    Figure 8: "we adjusted the sizes of the slim jobs in the same way as for the fat jobs"),
+    so that only the shapes differ."""
     for name, p in (("p_fat", p_fat), ("p_torus", p_torus)):
         if not 0.0 <= p <= 1.0:
             raise SpecError(f"{name}={p}; expected a probability in [0, 1]")
     fat = job_uniforms(seed, FAT_STREAM, job_ids) < p_fat
-    shape = np.where(fat[:, None], fat_shapes(size, sides), slim_shapes(size, sides))
+    fat_shape = fat_shapes(size, sides)
+    slim_size = fat_shape.prod(axis=1) if slim_as_fat else size
+    shape = np.where(fat[:, None], fat_shape, slim_shapes(slim_size, sides))
     torus = job_uniforms(seed, TORUS_STREAM, job_ids) < p_torus
     return shape, torus

@@ -29,7 +29,8 @@ In order:
    arrival times rescaled from the first arrival so that the offered load
    sum(size x run) / (units x arrival span) equals `offered_load` (Aridor);
 6. shapes, on machines that need them: slim/fat shapes with probability `p_fat`, torus
-   with probability `p_torus` (see `simcore.workload.shapes`); on 2D meshes with submesh
+   with probability `p_torus`, slim jobs of their own size or of their fat shape's volume
+   (`slim_size`; see `simcore.workload.shapes`); on 2D meshes with submesh
    allocators, w x h submeshes from the workload's columns or by the rule `mesh_shape`
    (see `simcore.jobs.submeshes`); sizes become shape volumes;
 7. the BSP job model time-sharing schedulers need, drawn per job by the model `bsp_model`
@@ -131,6 +132,10 @@ class WorkloadSpec:
     p_torus: float = _transform(Parameter(
         "p_torus", float, 0.0, "probability that a job wants a torus rather than a mesh "
         "(Aridor)", unit="prob", minimum=0.0, maximum=1.0), shaped=True)
+    slim_size: str = _transform(Parameter(
+        "slim_size", str, "own", "a slim job's size: its own, or its fat shape's volume, so "
+        "that slim and fat jobs have the same sizes and differ in shape only (Aridor's "
+        "Figure 8)", choices=("own", "fat")), shaped=True)
     oversize: str = _transform(Parameter(
         "oversize", str, "reject", "jobs larger than the machine after size scaling: reject "
         "(an error), drop or clamp (to the machine), counted either way",
@@ -177,7 +182,8 @@ class WorkloadSpec:
         """Whether preparing with this spec draws random numbers (a shape probability
         strictly between 0 and 1, jittered copies, shaking, inserted jobs or a BSP
         model)."""
-        return any((f.metadata["shaped"] and 0.0 < getattr(self, f.name) < 1.0)
+        return any((f.metadata["shaped"] and isinstance(getattr(self, f.name), float)
+                    and 0.0 < getattr(self, f.name) < 1.0)
                    or (f.metadata["draws"] and getattr(self, f.name) is not None)
                    for f in fields(self)) or self.arrival_shake_s > 0 or (
                        self.insert_per_h > 0) or (
@@ -294,7 +300,8 @@ def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int
     requested = np.where(requested > 0, requested * spec.runtime_scale, requested)
     shape = torus = requested_units = None
     if machine.wiring is not None:
-        shape, torus = synthesize(job_id, size, machine.dims3, spec.p_fat, spec.p_torus, seed)
+        shape, torus = synthesize(job_id, size, machine.dims3, spec.p_fat, spec.p_torus, seed,
+                                  slim_as_fat=spec.slim_size == "fat")
         requested_units, size = size, shape.prod(axis=1)
     elif "submeshes" in machine.capabilities:
         shape = _submeshes(span, keep, size, machine, spec.mesh_shape, spec.replication)
