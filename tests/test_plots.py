@@ -35,13 +35,16 @@ def test_figures_per_experiment(figures: list[Path]) -> None:
     # response statistics in this store: tests/test_chu_tables.py and
     # tests/test_timeshare.py draw those)
     # file names follow the x axis: krevat sweeps the runtime scale c, aridor the load
-    skipped = {"migrations-vs-{axis}", "wait-vs-utilization"}
+    # accepted-vs-load needs a sweep of four offered loads or more, which neither has
+    # (tests/test_timeshare.py draws it)
+    skipped = {"aridor": {"migrations-vs-{axis}", "wait-vs-utilization", "accepted-vs-load"},
+               "krevat": {"accepted-vs-load"}}
     chu = {"response-vs-{axis}", "response-ci-vs-{axis}", "response-vs-queues"}
     axes = {"aridor": "load", "krevat": "runtime-scale"}
     expected = [f"{experiment}/{figure.format(axis=axes[experiment])}.{ext}"
                 for experiment in ("aridor", "krevat")
                 for figure in FIGURES for ext in ("png", "svg")
-                if figure not in chu and (experiment == "krevat" or figure not in skipped)]
+                if figure not in chu and figure not in skipped[experiment]]
     assert [f"{p.parent.name}/{p.name}" for p in figures] == expected
     assert all(p.is_file() and p.stat().st_size > 1000 for p in figures)
     assert not list(figures[0].parent.glob(".*.tmp"))

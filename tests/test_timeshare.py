@@ -474,7 +474,7 @@ def sweep_rows():
 
     from simcore.sweep.store import summary_table
 
-    accepted = {"fcfs": (0.5, 0.6, 0.7, 0.7, 0.69), "fcs": (0.5, 0.6, 0.7, 0.8, 0.87)}
+    accepted = {"fcfs": (0.5, 0.6, 0.7, 0.7, 0.7), "fcs": (0.5, 0.6, 0.7, 0.8, 0.87)}
     rows = []
     for policy, values in accepted.items():
         for load, value in zip((0.5, 0.6, 0.7, 0.8, 0.9), values, strict=True):
@@ -482,7 +482,7 @@ def sweep_rows():
                 rows.append({"run_key": f"{policy}-{load}-{seed}", "seed": seed,
                              "scheduler": policy, "machine_spec": "flat:32",
                              "runtime_scale": 1.0, "offered_load": load,
-                             "accepted_load": value + 0.01 * (seed - 1),
+                             "accepted_load": value + 0.01 * (seed - 1.5),
                              "mean_response_s": 100 * load, "median_response_s": 10 * load,
                              "mean_bsld": 5 * load, "median_bsld": 1 + load,
                              "utilization": value, "unused": 0.1, "lost": 0.9 - value})
@@ -498,24 +498,50 @@ def sweep_rows():
 
 
 def test_saturation_is_where_accepted_load_stops_rising():
-    """fcfs's accepted load rises by 0.1 per 0.1 of offered load up to 0.7, then by 0: it
-    saturates at 0.705 (the mean over seeds); fcs's last step still rises by 0.07 per
-    0.1, more than half the step, so it does not saturate within the grid."""
+    """fcfs's mean accepted load is min(offered, 0.7): its knee is at 0.7 exactly; fcs's
+    rises by 0.1, 0.1, then 0.07 per 0.1: no knee where the slope falls below half."""
     from simcore.report.tables import aggregate
 
     table = aggregate(sweep_rows())["saturation"]
     assert table.select("policy", "n", "saturation_load", "at_offered_load",
                         "max_accepted_load", "max_offered_load").rows() == [
-        ("fcfs", 10, pytest.approx(0.705), 0.7, pytest.approx(0.705), 0.9),
-        ("fcs", 10, None, None, pytest.approx(0.875), 0.9)]
+        ("fcfs", 10, pytest.approx(0.7), pytest.approx(0.7), pytest.approx(0.7), 0.9),
+        ("fcs", 10, None, None, pytest.approx(0.87), 0.9)]
     wait = aggregate(sweep_rows())["wait_slowdown"]
     row = wait.filter((wait["policy"] == "fcs") & (wait["offered_load"] == 0.8)).row(0,
                                                                                      named=True)
-    assert row["accepted_load_mean"] == pytest.approx(0.805)
+    assert row["accepted_load_mean"] == pytest.approx(0.8)
     response = aggregate(sweep_rows())["response"]
     row = response.filter((response["policy"] == "fcs")
                           & (response["offered_load"] == 0.8)).row(0, named=True)
     assert row["median_response_s_mean"] == pytest.approx(8.0)
+
+
+#: Mean accepted loads of EASY over offered loads 0.5-1.2, a finite workload's curve that
+#: keeps creeping upward past its knee (the frachtenberg2003 experiment, seeds 1-3).
+CREEPING = ((0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0, 1.1, 1.2),
+            (0.481, 0.571, 0.656, 0.697, 0.735, 0.776, 0.810, 0.832, 0.856, 0.866, 0.884))
+
+
+def test_the_knee_does_not_jump_with_its_threshold_or_the_data():
+    """A rule taking the first step that rises by less than a threshold times the offered
+    step puts this curve's saturation at offered 0.9 with a threshold of 0.441 and at 1.0
+    with 0.439 (the step from 0.9 rises by 0.44 of it). The knee has no such threshold:
+    it stays within 0.005 of 0.876 when every point moves by up to 0.001, and the
+    threshold only says whether there is a knee, which holds for any threshold near 0.5."""
+    import numpy as np
+
+    from simcore.report import tables
+
+    offered, accepted = CREEPING
+    at, level, ratio = tables.knee(offered, accepted)
+    assert at == pytest.approx(0.876, abs=0.002) and level == pytest.approx(0.81, abs=0.005)
+    assert ratio < tables.SATURATION_SLOPE - 0.001, "a knee, whichever the threshold"
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        moved = np.asarray(accepted) + rng.uniform(-0.001, 0.001, len(accepted))
+        assert tables.knee(offered, moved)[0] == pytest.approx(at, abs=0.005)
+    assert tables.knee(offered[:3], accepted[:3]) is None, "three loads cannot show a knee"
 
 
 def test_reproduction_query_of_a_saturation_load():
@@ -525,8 +551,8 @@ def test_reproduction_query_of_a_saturation_load():
     runs = sweep_rows()
     fcfs = {"experiment": "fcs-study", "policy": "fcfs"}
     query = {"saturation": "saturation_load", "where": fcfs}
-    assert evaluate(runs, query) == pytest.approx(0.705)
-    assert evaluate(runs, {**query, "saturation": "at_offered_load"}) == 0.7
+    assert evaluate(runs, query) == pytest.approx(0.7)
+    assert evaluate(runs, {**query, "saturation": "at_offered_load"}) == pytest.approx(0.7)
     assert evaluate(runs, {**query, "where": {**fcfs, "policy": "fcs"}}) is None  # no stop
     with pytest.raises(ConfigError, match="one configuration swept over offered load, found 2"):
         evaluate(runs, {**query, "where": {"experiment": "fcs-study"}})
@@ -543,3 +569,26 @@ def test_response_vs_load_figure(tmp_path):
     names = {f"{p.parent.name}/{p.name}" for p in paths}
     assert {"fcs-study/response-vs-load.png", "fcs-study/response-vs-load.svg"} <= names
     assert "trace-run/response-vs-load.png" not in names  # one load: no curve to draw
+
+
+def test_accepted_vs_load_marks_the_knee():
+    """The figure draws each curve and a bar at its knee: fcfs's at (0.7, 0.7); fcs has
+    none (it does not saturate within the sweep)."""
+    import matplotlib
+    import polars as pl
+
+    from simcore.report.plots import STYLE, accepted_vs_load
+    from simcore.report.tables import aggregate
+
+    rows = aggregate(sweep_rows())["wait_slowdown"].filter(
+        pl.col("experiment") == "fcs-study")
+    with matplotlib.style.context(STYLE, after_reset=True):
+        fig = accepted_vs_load("fcs-study", rows)
+    lines = fig.axes[0].get_lines()
+    bars = [line for line in lines if line.get_marker() == "|"]
+    assert len(bars) == 1
+    assert (bars[0].get_xdata()[0], bars[0].get_ydata()[0]) == (
+        pytest.approx(0.7), pytest.approx(0.7))
+    curves = [line for line in lines if len(line.get_xdata()) == 5]
+    assert len(curves) == 2, "one curve per policy"
+    assert accepted_vs_load("fcs-study", rows.filter(pl.col("offered_load") < 0.75)) is None

@@ -52,7 +52,13 @@ from matplotlib.ticker import Formatter
 
 from simcore.base.atomic import atomic_path
 from simcore.base.errors import SimcoreError
-from simcore.report.tables import CONFIG_KEYS, MAX_SUCCESSFUL, RESPONSE_TARGET
+from simcore.report.tables import (
+    CONFIG_KEYS,
+    MAX_SUCCESSFUL,
+    RESPONSE_TARGET,
+    SATURATION_SLOPE,
+    knee,
+)
 from simcore.sweep.store import read_verified
 
 MAX_LOADS = 6
@@ -307,6 +313,49 @@ def utilization_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     axes[0].set_ylabel(_UTILIZATION)
     _title(fig, f"Utilization vs {_AXIS_NAMES[axis]} — experiment {experiment}",
            f"({bar_note}; {_dodge_note()})")
+    return fig
+
+
+def accepted_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
+    """Mean accepted load against offered load, the diagonal where the two are equal, and
+    each curve's knee (the saturation table's) marked: the whole curve behind a
+    saturation point, for sweeps of at least four offered loads."""
+    rows = rows.filter(pl.col("offered_load").is_not_null()
+                       & pl.col("accepted_load_mean").is_not_null())
+    if not rows.height or rows["offered_load"].n_unique() < 4:
+        return None
+    axis = "offered_load"
+    panels = _panels(rows, [axis])
+    keys = _series(rows)
+    fig, axes = _figure(len(panels), 4.8, 3.6, sharey=True)
+    knees: dict[int, list[str]] = {}
+
+    def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object], index: int,
+             count: int) -> None:
+        load, accepted = part[axis].to_list(), part["accepted_load_mean"].to_list()
+        ax.plot(load, accepted, markersize=4, **style)
+        found = knee(load, accepted)
+        stops = found is not None and found[2] < SATURATION_SLOPE
+        if stops:
+            ax.plot([found[0]], [found[1]], marker="|", markersize=16, linestyle="none",
+                    color=style["color"], markeredgewidth=2)
+        knees.setdefault(id(ax), []).append(
+            f"{_label(keys[index])}: " + (f"{found[0]:.3f}" if stops else "none"))
+
+    _draw_lines(fig, axes, panels, keys, axis, ["accepted_load_mean"], plot)
+    low, high = float(rows[axis].min()), float(rows[axis].max())
+    bottom = min(low, float(rows["accepted_load_mean"].min()))
+    for ax in axes:
+        ax.plot([bottom, high], [bottom, high], color="0.6", linestyle=":", linewidth=1,
+                zorder=0)
+        ax.text(0.02, 0.8, "knee at offered\n" + "\n".join(knees.get(id(ax), [])),
+                transform=ax.transAxes, ha="left", va="top", fontsize=7)  # above the diagonal
+        ax.set_xlabel(_AXIS_LABELS[axis])
+        ax.set_ylim(0.9 * bottom, 1.02 * high)
+    axes[0].set_ylabel("accepted load (carried, fraction of capacity)")
+    _title(fig, f"Accepted vs offered load — experiment {experiment}",
+           f"(means over runs, {runs_note(rows)}; dotted: accepted = offered; bar: the "
+           "knee, where the accepted load stops following the offered load)")
     return fig
 
 
@@ -631,6 +680,7 @@ def response_vs_queues(experiment: str, rows: pl.DataFrame) -> Figure | None:
 #: the slug of the figure's x axis (AXIS_SLUGS), so that a file is named after what it plots.
 FIGURES: dict[str, tuple[str, Callable[[str, pl.DataFrame], Figure | None]]] = {
     "utilization-vs-{axis}": ("utilization", utilization_vs_load),
+    "accepted-vs-load": ("wait_slowdown", accepted_vs_load),
     "wait-vs-utilization": ("wait_slowdown", wait_vs_utilization),
     "bsld-vs-utilization": ("wait_slowdown", bsld_vs_utilization),
     "migrations-vs-{axis}": ("migrations", migrations_vs_load),

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from simcore.base.atomic import atomic_write_bytes
@@ -52,9 +53,12 @@ ALWAYS_MATCH = tuple(k for k in CONFIG_KEYS if k not in ("policy", "fn_tor", "fn
 MIGRATING = tuple(name for name, row in SCHEDULERS.items() if "migrates" in row.needs)
 #: What a saturation row shares with the runs it summarises: all but the offered load.
 SATURATION_KEYS = tuple(k for k in CONFIG_KEYS if k != "offered_load")
-#: The accepted load has stopped rising when it rises by less than this fraction of the
-#: offered load's step (past saturation the queue, not the machine, takes the extra load).
+#: A sweep has saturated when, past the knee of its accepted load, the load rises by less
+#: than this fraction of its slope before the knee (past saturation the queue, not the
+#: machine, takes the extra load). Only whether there is a knee depends on it, not where.
 SATURATION_SLOPE = 0.5
+#: Knee positions tried, evenly between a sweep's second and second-to-last offered loads.
+KNEE_STEPS = 2000
 
 STATISTICS = {
     "mean": "mean over replications",
@@ -63,9 +67,9 @@ STATISTICS = {
             "(Student t; null below two)",
     "ci": "half-width of the confidence interval of the mean over replications at the "
           "row's ci_level (Student t; null below two)",
-    "saturation": "over the configuration's offered-load sweep, the value at the first offered "
-                  "load after which the mean accepted load rises by less than half the "
-                  "offered load's step (null if it never does within the sweep)",
+    "saturation": "over the configuration's offered-load sweep, the value at the knee of the "
+                  "mean accepted load (the best-fitting two-slope line through the origin; "
+                  "null if the slope past the knee is not below half the slope before it)",
     "max": "over the configuration's offered-load sweep, the highest mean",
 }
 #: The precision target of the mean response time (Chu's accuracy): its confidence
@@ -146,10 +150,12 @@ TABLE_DEFINITIONS = {t.name: t for t in (
               Statistic("median_bsld_mean", "median_bsld", "mean", "median slowdown"),
               Statistic("utilization_mean", "utilization", "mean", "utilization"),
               Statistic("accepted_load_mean", "accepted_load", "mean", "accepted load"))),
-    Table("saturation", "Per configuration swept over offered load: where the mean accepted "
-          "load stops rising (it rises by less than half the offered load's next step), the "
-          "accepted and offered loads there (blank if it never stops within the sweep), with "
-          "the highest of the sweep; n counts the sweep's runs.", (
+    Table("saturation", "Per configuration swept over offered load: the knee where the mean "
+          "accepted load stops rising with the offered load (the knee of the two-slope line "
+          "through the origin that fits the sweep best; blank if the slope past it is not "
+          "below half the slope before it, or the sweep has under four loads), the offered "
+          "and fitted accepted loads there, with the highest of the sweep; n counts the "
+          "sweep's runs.", (
               Statistic("saturation_load", "accepted_load", "saturation", "saturation load"),
               Statistic("at_offered_load", "offered_load", "saturation", "at offered load"),
               Statistic("max_accepted_load", "accepted_load", "max", "max accepted load"),
@@ -359,12 +365,34 @@ def saturation(summaries: pl.DataFrame) -> pl.DataFrame:
                                [("accepted_load_mean", "accepted_load", "mean")]))
 
 
+def knee(offered: Sequence[float], accepted: Sequence[float]
+         ) -> tuple[float, float, float] | None:
+    """The knee of an accepted-load curve: the two-slope line through the origin,
+    accepted = s1 min(x, k) + s2 max(x - k, 0), that fits the points in least squares,
+    with k tried at KNEE_STEPS + 1 positions from the second to the second-to-last offered
+    load (the first that fits best). Returns (k, s1 k, s2 / s1); None for fewer than four
+    points. The knee moves continuously with the points: no threshold decides where it
+    is, so a small change of the data or of SATURATION_SLOPE does not make it jump a grid
+    step, as a first-step-below-a-threshold rule does."""
+    x, y = np.asarray(offered, dtype=float), np.asarray(accepted, dtype=float)
+    if x.size < 4:
+        return None
+    k = np.linspace(x[1], x[-2], KNEE_STEPS + 1)[:, None]
+    u, v = np.minimum(x, k), np.maximum(x - k, 0.0)
+    uu, uv, vv = (u * u).sum(1), (u * v).sum(1), (v * v).sum(1)
+    uy, vy = (u * y).sum(1), (v * y).sum(1)
+    det = uu * vv - uv * uv
+    s1, s2 = (uy * vv - vy * uv) / det, (vy * uu - uy * uv) / det
+    best = int(np.argmax(s1 * uy + s2 * vy))  # least squares: the largest explained sum
+    at = float(k[best, 0])
+    return at, float(s1[best]) * at, float(s2[best] / s1[best])
+
+
 def _saturation(table: pl.DataFrame) -> pl.DataFrame:
     """Per configuration swept over offered load (rows of `table` sharing
-    SATURATION_KEYS): where the mean accepted load stops rising, i.e. the first offered
-    load after which it rises by less than SATURATION_SLOPE times the offered load's
-    step, the accepted and offered loads there (null when it never stops within the
-    sweep), and the highest of the sweep; `n` sums the sweep's runs."""
+    SATURATION_KEYS): the `knee` of its mean accepted load, the offered and fitted
+    accepted loads there (null when the slope past the knee is not below SATURATION_SLOPE
+    times the slope before it), and the highest of the sweep; `n` sums the sweep's runs."""
     swept = table.filter(pl.col("offered_load").is_not_null()
                          & pl.col("accepted_load_mean").is_not_null())
     keys = list(SATURATION_KEYS)
@@ -374,11 +402,11 @@ def _saturation(table: pl.DataFrame) -> pl.DataFrame:
     rows = []
     for key, group in swept.sort([*keys, "offered_load"]).group_by(keys, maintain_order=True):
         load, accepted = group["offered_load"].to_list(), group["accepted_load_mean"].to_list()
-        stop = next((i for i in range(len(load) - 1) if accepted[i + 1] - accepted[i]
-                     < SATURATION_SLOPE * (load[i + 1] - load[i])), None)
+        found = knee(load, accepted)
+        stops = found is not None and found[2] < SATURATION_SLOPE
         rows.append({**dict(zip(keys, key, strict=True)), "n": int(group["n"].sum()),
-                     "saturation_load": None if stop is None else accepted[stop],
-                     "at_offered_load": None if stop is None else load[stop],
+                     "saturation_load": found[1] if stops else None,
+                     "at_offered_load": found[0] if stops else None,
                      "max_accepted_load": max(accepted), "max_offered_load": load[-1]})
     return pl.DataFrame(rows, schema=schema).sort(keys)
 
