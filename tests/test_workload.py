@@ -83,6 +83,20 @@ def test_slim_jobs_sized_as_fat_differ_in_shape_only(sizes, p_fat):
     assert tuple(slim[0]) == (1, 1, 8)
 
 
+def test_f_model_estimates(trace_excerpt):
+    """estimate_factor f draws each requested time as run x U(1, f) after the run times
+    are scaled: never below the run, spread over [1, f], the same for the same seed."""
+    table = clean(read_swf(trace_excerpt("CTC-SP2-1996-3.1-cln")))
+    flat = MachineSpec.parse("flat:512")
+    spec = WorkloadSpec(first_jobs=3000, runtime_scale=1.5, estimate_factor=4.0)
+    jobs = prepare(table, spec, flat, seed=2)
+    ratio = jobs.requested_s / jobs.run_s
+    assert ratio.min() >= 1.0 and ratio.max() <= 4.0
+    assert abs(ratio.mean() - 2.5) < 0.1, "uniform over [1, 4]"
+    assert (prepare(table, spec, flat, seed=2).requested_s == jobs.requested_s).all()
+    assert not (prepare(table, spec, flat, seed=3).requested_s == jobs.requested_s).all()
+
+
 def test_prepare_span_scaling_and_load(trace_excerpt):
     table = clean(read_swf(trace_excerpt("CTC-SP2-1996-3.1-cln")))
     bgl = MachineSpec.parse("bgl:8x4x4")

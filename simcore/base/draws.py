@@ -25,6 +25,7 @@ STREAMS: dict[str, int] = {
     "failure_up": 9,  # failures: times between a unit's failures
     "failure_hit": 10,  # failures: which unit of a domain a trace's failure hits
     "leung_noise": 11,  # leung2002: run-time variation of the Table 1 stream
+    "estimate": 12,  # workload/transforms: a requested time of the f-model
 }
 
 

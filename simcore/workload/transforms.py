@@ -25,7 +25,8 @@ In order:
    run's seed, so that seeds give the distribution of a result a single trace can only
    sample once;
 5. load: run and requested times multiplied by `runtime_scale` (Krevat's c, Leung et al.'s
-   work multiple), and/or
+   work multiple), requested times drawn from the f-model when `estimate_factor` is set,
+   and/or
    arrival times rescaled from the first arrival so that the offered load
    sum(size x run) / (units x arrival span) equals `offered_load` (Aridor);
 6. shapes, on machines that need them: slim/fat shapes with probability `p_fat`, torus
@@ -71,6 +72,7 @@ from simcore.workload.synthetic import declared_load
 FIXED, GRID = "transforms", "grid"
 REPLICA_STREAM = STREAMS["replica"]
 SHAKE_STREAM = STREAMS["shake"]
+ESTIMATE_STREAM = STREAMS["estimate"]
 INSERT_STREAM = STREAMS["insert"]
 
 
@@ -122,6 +124,10 @@ class WorkloadSpec:
         "runtime_scale", float, 1.0, "run and requested times multiplied by this (Krevat's "
         "c, Leung et al.'s work multiple)", unit="factor", minimum=0.0,
         exclusive_minimum=True))
+    estimate_factor: float | None = _transform(Parameter(
+        "estimate_factor", float, None, "requested times drawn as run x U(1, f), the f-model "
+        "of user estimates (Mu'alem and Feitelson 2001), after runtime scaling; null: the "
+        "source's own (or none)", unit="factor", minimum=1.0, optional=True), draws=True)
     offered_load: float | None = _transform(Parameter(
         "offered_load", float, None, "arrivals rescaled so that sum(size x run) / (units x "
         "arrival span) is this (Aridor); null: arrivals kept", unit="fraction", minimum=0.0,
@@ -298,6 +304,9 @@ def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int
         submit = np.maximum(submit + move, 0.0)
     run = run * spec.runtime_scale
     requested = np.where(requested > 0, requested * spec.runtime_scale, requested)
+    if spec.estimate_factor is not None:
+        spread = (spec.estimate_factor - 1.0) * job_uniforms(seed, ESTIMATE_STREAM, job_id)
+        requested = run * (1.0 + spread)
     shape = torus = requested_units = None
     if machine.wiring is not None:
         shape, torus = synthesize(job_id, size, machine.dims3, spec.p_fat, spec.p_torus, seed,
