@@ -8,7 +8,14 @@ import pytest
 import yaml
 
 from simcore.base.errors import ConfigError
-from simcore.report.reproduction import copy_figures, evaluate, load_published, report
+from simcore.report.reproduction import (
+    copy_figures,
+    evaluate,
+    evaluate_seeds,
+    has_runs,
+    load_published,
+    report,
+)
 from simcore.sweep.store import read_summaries
 from tests.conftest import ROOT
 from tests.test_tables import build_store
@@ -39,6 +46,35 @@ def test_queries_reduce_the_store(runs):
     assert evaluate(runs, {"metric": "utilization", "where": {"workload": "none"}}) is None
     with pytest.raises(ConfigError, match="no column 'nope'"):
         evaluate(runs, {"metric": "utilization", "where": {"nope": 1}})
+
+
+def test_queries_per_seed(runs):
+    """The same queries on each seed alone: utilization 0.5 + 0.03125 (seed - 2) for
+    torus/fcfs at c = 1.0 and 0.5625 + 0.03125 (seed - 2) for migration; migration succeeds
+    3 + seed of 5 + seed attempts."""
+    where = {**TORUS, "runtime_scale": 1.0}
+    assert evaluate_seeds(runs, {"metric": "utilization", "where": {**where, "policy": "fcfs"}}
+                          ) == [0.46875, 0.5, 0.53125]
+    change = {"change": "utilization", "of": {"policy": "migration"},
+              "over": {"policy": "fcfs"}, "where": where}
+    assert evaluate_seeds(runs, change) == pytest.approx(
+        [(0.5625 + d) / (0.5 + d) - 1 for d in (-0.03125, 0.0, 0.03125)])
+    ratio = {"ratio": ["migrations_successful", "migrations_attempted"],
+             "where": {**where, "policy": "migration"}}
+    assert evaluate_seeds(runs, ratio) == pytest.approx([4 / 6, 5 / 7, 6 / 8])
+    assert evaluate_seeds(runs, {"max": "utilization", "where": {**TORUS, "policy": "fcfs"}}
+                          ) == [0.59375, 0.625, 0.65625]  # c = 1.2 for each seed
+    assert evaluate_seeds(runs, {"metric": "utilization", "where": {"workload": "none"}}) == []
+
+
+def test_a_query_has_runs_only_if_every_selection_has(runs):
+    change = {"change": "utilization", "of": {"policy": "migration"},
+              "over": {"policy": "fcfs"}, "where": TORUS}
+    assert has_runs(runs, change)
+    assert not has_runs(runs, {**change, "of": {"policy": "gang"}})
+    assert not has_runs(runs, {**change, "where": {**TORUS, "workload": "sdsc"}})
+    assert has_runs(runs, {"metric": "utilization", "where": TORUS})
+    assert not has_runs(runs, {"metric": "utilization", "where": {"workload": "none"}})
 
 
 def test_report_sections(tmp_path, runs):

@@ -20,6 +20,9 @@ averaging over seeds first:
 - `{saturation: C}`: column C (`saturation_load` or `at_offered_load`) of the saturation
   table (`simcore.report.tables`) of the selected runs, which must be one configuration swept
   over offered load (e.g. where a scheduler's accepted load stops rising).
+
+`evaluate_seeds` gives the same query on each seed's runs alone, whose spread widens a
+claim's tolerance.
 """
 
 from __future__ import annotations
@@ -114,6 +117,27 @@ def evaluate(runs: pl.DataFrame, query: Mapping[str, Any]) -> float | None:
         return None
     base = float(over[metric].mean())
     return float(of[metric].mean()) / base - 1.0 if base else None
+
+
+def evaluate_seeds(runs: pl.DataFrame, query: Mapping[str, Any]) -> list[float]:
+    """The query's value on each seed's runs alone, for the seeds of its selected runs
+    (those where it is defined), in seed order."""
+    selected = _select(runs, query.get("where", {}))
+    values = []
+    for seed in sorted(selected["seed"].drop_nulls().unique().to_list()):
+        value = evaluate(selected.filter(pl.col("seed") == seed), query)
+        if value is not None and not math.isnan(value):
+            values.append(value)
+    return values
+
+
+def has_runs(runs: pl.DataFrame, query: Mapping[str, Any]) -> bool:
+    """Whether the store has runs for every selection of the query."""
+    selected = _select(runs, query.get("where", {}))
+    if "change" in query:
+        return _select(selected, query["of"]).height > 0 and _select(
+            selected, query["over"]).height > 0
+    return selected.height > 0
 
 
 def report(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
