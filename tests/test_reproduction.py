@@ -78,17 +78,55 @@ def test_a_query_has_runs_only_if_every_selection_has(runs):
 
 
 def test_report_sections(tmp_path, runs):
+    """A section per seed with its verdicts; the counts open the report. Torus/fcfs
+    saturates at 0.625 (seeds: 0.59375, 0.625, 0.65625, a 95% half-width of
+    4.303 x 0.03125 / sqrt(3) = 0.078); migration gains 12.5% over it at c = 1.0."""
+    fcfs = {**TORUS, "policy": "fcfs"}
+    gain = {"change": "utilization", "of": {"policy": "migration"}, "over": {"policy": "fcfs"},
+            "where": {**TORUS, "runtime_scale": 1.0}}
+    claims = [
+        {"what": "saturation", "source": "p. 1", "paper": "60%", "why": "Because.",
+         "query": {"max": "utilization", "where": fcfs}},
+        {"what": "gain", "source": "p. 2", "paper": "+20%", "why": "Less.", "query": gain},
+        {"what": "bound", "source": "p. 3", "paper": "no more than 50%", "why": "Above.",
+         "query": {"max": "utilization", "where": fcfs}},
+        {"what": "order", "source": "p. 4", "paper": None, "direction": "lower", "why": "So.",
+         "query": {**gain, "of": {"policy": "fcfs"}, "over": {"policy": "migration"}}},
+        {"what": "fitted", "source": "p. 5", "paper": "0.5", "why": "Fitted.",
+         "calibrated": "the constant k, fitted to this row",
+         "query": {"metric": "utilization", "where": {**fcfs, "runtime_scale": 1.0}}},
+        {"what": "ours only", "source": "p. 6: no number", "paper": None, "why": "Ours.",
+         "extension": "a run the paper did not make", "query": gain},
+        {"what": "elsewhere", "source": "p. 7", "paper": "50%", "why": "Not run.",
+         "query": {"metric": "utilization", "where": {**fcfs, "workload": "sdsc"}}}]
     published = {"x": {
         "title": "A study", "did": "It did things.", "ours": "We did them too.",
-        "experiments": ["krevat"], "figures": ["krevat/capacity.png"],
-        "claims": [{"what": "saturation", "source": "p. 1", "paper": 0.6, "why": "Because.",
-                    "query": {"max": "utilization", "where": {**TORUS, "policy": "fcfs"}}}]},
+        "experiments": ["krevat"], "figures": ["krevat/capacity.png"], "claims": claims},
         "y": {"title": "Another", "did": "d", "ours": "o", "experiments": ["later"],
               "claims": []}}
     store = build_store(tmp_path)
     text = report(published, store)
     assert "## A study" in text and "**Our configuration.** We did them too." in text
-    assert "| saturation | 0.600 (p. 1) | 0.625 | +0.025 (+4%) | Because. |" in text
+    assert ("| saturation | 60% ± 0.5 + 7.8 (our CI) (p. 1) | 62.5% | +2.5 pt | reproduced "
+            "| Because. |") in text
+    assert "| gain | +20% ± 0.5 + 1.9 (our CI) (p. 2) | +12.5% | -7.5 pt | partly | Less. |" in text
+    assert ("| bound | no more than 50% ± 0.5 + 7.8 (our CI) (p. 3) | 62.5% | +12.5 pt "
+            "| not reproduced | Above. |") in text
+    assert "| order | lower, no number (p. 4) | -11.1% |  | reproduced | So. |" in text
+    assert ("| fitted | 0.5 ± 0.05 (p. 5) | 0.50 | +0.00 | calibrated | *Calibrated: the "
+            "constant k, fitted to this row.* Fitted. |") in text
+    assert "| elsewhere | 50% ± 0.5 (p. 7) | n/a |  | not run | Not run. |" in text
+    assert "| ours only |" not in text.split("**Our own results")[0]
+    assert ("| ours only | +12.5% ± 1.9% (95% CI) | p. 6: no number | A run the paper did not "
+            "make. Ours. |") in text.split("**Our own results")[1]
+    counts = text.index("| study | scored | reproduced | partly | not reproduced | calibrated "
+                        "| extension | not run |")
+    assert counts < text.index("## A study")
+    assert "| A study | 4 | 2 | 1 | 1 | 1 | 1 | 1 |" in text
+    assert "| **all** | 4 | 2 | 1 | 1 | 1 | 1 | 1 |" in text
+    for name in ("reproduced", "partly", "not reproduced", "calibrated", "extension",
+                 "not run"):
+        assert f"- *{name}*: " in text[:counts]
     assert "![krevat/capacity.png](figures/krevat/capacity.png)" in text
     assert "*Not in this dataset (no section below): Another.*" in text
     assert "## Another" not in text
@@ -130,3 +168,41 @@ def test_published_file_is_complete_and_checked(tmp_path):
     path.write_text(yaml.safe_dump(broken))
     with pytest.raises(ConfigError, match=r"seeds.krevat2003.claims\[0\]: missing 'source'"):
         load_published(path)
+
+
+@pytest.mark.parametrize(("seed", "index", "change", "key", "message"), [
+    ("krevat2003", 0, {"paper": "sixty-three"}, "paper", "cannot read 'sixty-three'"),
+    ("krevat2003", 0, {"paper": float("nan")}, "paper", "not a printed value"),
+    ("chu1995", 20, {"direction": None}, "paper", "no published value and no 'direction'"),
+    ("frachtenberg2003", 2, {"calibrated": " "}, "calibrated", "a sentence naming"),
+    ("krevat2003-scale", 1, {"paper": "-44%"}, "paper", "an extension has no published"),
+    ("krevat2003", 5, {"direction": "lower"}, "direction", "contradicts the paper's '+15%'"),
+    ("aridor2005", 4, {"tolerance": "five points"}, "tolerance", "expected a number >= 0"),
+])
+def test_a_claim_without_what_its_verdict_needs_names_file_seed_claim_and_key(
+        tmp_path, seed, index, change, key, message):
+    broken = yaml.safe_load((ROOT / "config/published.yaml").read_text())
+    broken["seeds"][seed]["claims"][index].update(change)
+    path = Path(tmp_path) / "p.yaml"
+    path.write_text(yaml.safe_dump(broken))
+    with pytest.raises(ConfigError) as refused:
+        load_published(path)
+    assert str(refused.value).startswith(f"{path}: seeds.{seed}.claims[{index}].{key}: ")
+    assert message in str(refused.value)
+
+
+def test_rows_fixed_by_their_input_or_fitted_to_the_paper_are_not_scored():
+    """Frachtenberg's FCFS scenario rows restate the run times they are given, and gang's
+    and spin-block's rows of scenario 1 (and spin-block's of scenario 3) the costs fitted to
+    them; the node-level rows of the scale section have no published value."""
+    seeds = load_published(ROOT / "config/published.yaml")
+    for claim in seeds["frachtenberg2003"]["claims"]:
+        where = claim["query"].get("where", {})
+        if where.get("experiment") != "frachtenberg2003-scenarios":
+            continue
+        fitted = where.get("policy") == "batch" or (where.get("workload"),
+                                                    where.get("policy")) in {
+            ("fcs-scenario1", "gang"), ("fcs-scenario1", "spin-block"),
+            ("fcs-scenario3", "spin-block")}
+        assert ("calibrated" in claim) == fitted, claim["what"]
+    assert all("extension" in c for c in seeds["krevat2003-scale"]["claims"])

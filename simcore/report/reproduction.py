@@ -1,12 +1,15 @@
 """The reproduction report: each seed's published numbers beside ours, from the result store.
 
-The papers' numbers are typed in once, in a data file (`config/published.yaml`), each with
-where it comes from (page, figure or table), a query saying which of our runs answer it,
-and a sentence on why the two differ. `report` evaluates every query on a dataset's store
-and writes one Markdown section per seed: what the paper did, our configuration, a table
-of paper / ours / difference / why, and the figures of the seed's experiments. A seed whose
-experiments are not in the store says so. Editing a published number and running again
-changes only the report.
+The papers' numbers are typed in once, in a data file (`config/published.yaml`), each as
+the paper printed it, with where it comes from (page, figure or table), a query saying
+which of our runs answer it, and a sentence on why the two differ. `report` evaluates
+every query on a dataset's store, gives each claim its verdict (`simcore.report.verdicts`:
+reproduced, partly, not reproduced, calibrated, extension, not run) and writes the
+verdicts counted per seed, then one Markdown section per seed: what the paper did, our
+configuration, a table of paper (with its tolerance) / ours / difference / verdict / why,
+our own results without a published value apart, and the figures of the seed's
+experiments. A seed whose experiments are not in the store says so. Editing a published
+number and running again changes only the report.
 
 A query selects store rows by column values (`where`) and reduces a metric over them,
 averaging over seeds first:
@@ -40,6 +43,17 @@ from simcore.base.atomic import atomic_write_bytes
 from simcore.base.errors import ConfigError
 from simcore.base.yamlfiles import read_yaml
 from simcore.report.tables import CONFIG_KEYS, saturation
+from simcore.report.verdicts import (
+    RULE,
+    RULE_READING,
+    SCORED,
+    VERDICTS,
+    Printed,
+    Verdict,
+    check_claim,
+    half_width,
+    judge,
+)
 from simcore.sweep.store import read_summaries
 
 QUERY_KINDS = ("metric", "max", "change", "ratio", "saturation")
@@ -47,7 +61,8 @@ QUERY_KINDS = ("metric", "max", "change", "ratio", "saturation")
 
 def load_published(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The published numbers, checked: every seed has a title and claims, every claim a
-    source, a paper value and one query."""
+    source, a paper value (or null), one query, and what its verdict needs
+    (`simcore.report.verdicts.check_claim`)."""
     document = read_yaml(path, ConfigError)
     seeds = document.get("seeds") if isinstance(document, Mapping) else None
     if not isinstance(seeds, Mapping) or not seeds:
@@ -71,6 +86,7 @@ def load_published(path: str | os.PathLike[str]) -> dict[str, Any]:
             kinds = [k for k in QUERY_KINDS if k in claim["query"]]
             if len(kinds) != 1:
                 raise ConfigError(f"{at}.query: expected exactly one of {QUERY_KINDS}")
+            check_claim(claim, at)
     return dict(seeds)
 
 
@@ -151,12 +167,18 @@ def report(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
     lines = ["# Reproduction of the seed studies", ""]
     if len(absent) == len(published):
         return "\n".join([*lines, _holds(sorted(present), absent, True), ""])
-    lines += ["Each section puts a study's published numbers beside ours, computed from this "
-              "dataset's result store. Differences are ours minus the paper's (fractions in "
-              "points); the last column says why they differ.", ""]
+    judged = {name: _judged(seed, runs, present) for name, seed in published.items()}
+    lines += ["Each section puts a study's published numbers, as printed, beside ours, "
+              "computed from this dataset's result store, and gives each a verdict. "
+              "Differences are ours minus the nearest printed value, in the paper's unit "
+              "(percentages in points); the last column says why they differ.", "",
+              RULE_READING, "",
+              *(f"- *{name}*: {meaning};" for name, meaning in RULE[:-1]),
+              f"- *{RULE[-1][0]}*: {RULE[-1][1]}.", "",
+              *_counts(published, judged), ""]
     if absent:
         lines += [_holds(sorted(present), absent, False), ""]
-    for seed in published.values():
+    for name, seed in published.items():
         if any(seed is a for a in absent):
             continue
         lines += [f"## {seed['title']}", "", seed["did"].strip(), "",
@@ -165,16 +187,137 @@ def report(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
         if missing:
             lines += [f"*Not in this dataset yet: experiment(s) {', '.join(missing)}.*", ""]
             continue
-        lines += ["| what | paper (source) | ours | difference | why |", "|---|---|---|---|---|"]
-        for claim in seed["claims"]:
-            ours = evaluate(runs, claim["query"])
-            lines.append(f"| {claim['what']} | {_number(claim['paper'])} ({claim['source']}) "
-                         f"| {_number(ours)} | {_difference(claim['paper'], ours)} "
-                         f"| {' '.join(claim['why'].split())} |")
-        lines.append("")
+        rows = [(c, ours, spread, v) for c, ours, spread, v in judged[name]
+                if v.name != "extension"]
+        extensions = [(c, ours, spread) for c, ours, spread, v in judged[name]
+                      if v.name == "extension"]
+        if rows:
+            lines += ["| what | paper ± tolerance (source) | ours | difference | verdict "
+                      "| why |", "|---|---|---|---|---|---|"]
+            lines += [_row(*row) for row in rows]
+            lines.append("")
+        if extensions:
+            lines += ["**Our own results, with no published value** (not scored):", "",
+                      "| what | ours | the paper (source) | what it shows |",
+                      "|---|---|---|---|"]
+            lines += [_extension_row(*row) for row in extensions]
+            lines.append("")
         for figure in seed.get("figures", []):
             lines += [f"![{figure}]({figures}/{figure})", ""]
     return "\n".join(lines)
+
+
+def _judged(seed: Mapping[str, Any], runs: pl.DataFrame, present: set[str]
+            ) -> list[tuple[Mapping[str, Any], float | None, float, Verdict]]:
+    """Each claim of the seed with our value, the half-width of its 95% confidence
+    interval over seeds and its verdict (every claim is not run while any of the seed's
+    experiments is missing)."""
+    out = []
+    complete = not _missing(seed, present)
+    for claim in seed["claims"]:
+        ran = complete and has_runs(runs, claim["query"])
+        ours = evaluate(runs, claim["query"]) if ran else None
+        spread = half_width(evaluate_seeds(runs, claim["query"])) if ran else 0.0
+        verdict = judge(claim, ours, spread, ran) if complete else Verdict("not run")
+        out.append((claim, ours, spread, verdict))
+    return out
+
+
+def _counts(published: Mapping[str, Any], judged: Mapping[str, list[Any]]) -> list[str]:
+    """The verdicts counted per seed, and in all."""
+    head = ["study", "scored", *VERDICTS]
+    lines = [f"| {' | '.join(head)} |", f"|{'---|' * len(head)}"]
+    total = dict.fromkeys(VERDICTS, 0)
+    for name, seed in published.items():
+        counts = dict.fromkeys(VERDICTS, 0)
+        for *_, verdict in judged[name]:
+            counts[verdict.name] += 1
+            total[verdict.name] += 1
+        lines.append(_count_row(seed["title"], counts))
+    lines.append(_count_row("**all**", total))
+    return lines
+
+
+def _count_row(label: str, counts: Mapping[str, int]) -> str:
+    scored = sum(counts[v] for v in SCORED)
+    return f"| {label} | {scored} | {' | '.join(str(counts[v]) for v in VERDICTS)} |"
+
+
+def _row(claim: Mapping[str, Any], ours: float | None, spread: float, verdict: Verdict
+         ) -> str:
+    """A claim's table row: what, paper ± tolerance (source), ours, difference, verdict,
+    why (a calibrated claim's why opens with what was calibrated)."""
+    why = " ".join(claim["why"].split())
+    if verdict.name == "calibrated":
+        why = f"*Calibrated: {_sentence(claim['calibrated'])}* {why}"
+    return (f"| {claim['what']} | {_paper(claim, verdict)} ({claim['source']}) "
+            f"| {_shown(ours, claim, verdict.printed)} | {_difference(ours, verdict)} "
+            f"| {verdict.name} | {why} |")
+
+
+def _extension_row(claim: Mapping[str, Any], ours: float | None, spread: float) -> str:
+    note = claim["extension"]
+    why = " ".join(claim["why"].split())
+    if isinstance(note, str):
+        note = _sentence(note)
+        why = f"{note[:1].upper()}{note[1:]} {why}"
+    shown = _shown(ours, claim, None)
+    if ours is not None and spread:
+        shown += f" ± {_shown(spread, claim, None, spread=True)} (95% CI)"
+    return f"| {claim['what']} | {shown} | {claim['source']} | {why} |"
+
+
+def _sentence(text: str) -> str:
+    """Text on one line, ending with a full stop."""
+    text = " ".join(text.split())
+    return text if text.endswith(".") else f"{text}."
+
+
+def _paper(claim: Mapping[str, Any], verdict: Verdict) -> str:
+    """The printed value with its tolerance (and our CI's widening) in the printed unit,
+    or the direction a claim without a number states."""
+    printed = verdict.printed
+    if printed is None:
+        return f"{verdict.direction}, no number"
+    text = f"{printed.text} ± {_short((verdict.tolerance or 0.0) / printed.scale)}"
+    if verdict.widening:
+        text += f" + {_short(verdict.widening / printed.scale)} (our CI)"
+    return text
+
+
+def _shown(value: float | None, claim: Mapping[str, Any], printed: Printed | None,
+           spread: bool = False) -> str:
+    """Our value (with `spread`, a half-width) in the printed value's unit with one decimal
+    more; without a printed value, a relative change as a percentage."""
+    if value is None or math.isnan(value):
+        return "n/a"
+    change = "change" in claim["query"]
+    if printed is None:
+        return f"{100 * value:{'' if spread else '+'}.1f}%" if change else _number(value)
+    decimals = printed.decimals + 1
+    if printed.unit == "x":  # a factor, compared with a relative change as r - 1
+        return f"{value + 1 if change and not spread else value:.{decimals + 1}f}x"
+    sign = "+" if not spread and (change or printed.text[:1] in "+-") else ""
+    text = f"{value / printed.scale:{sign},.{decimals}f}"
+    return f"{text}%" if printed.unit == "%" else f"{text} {printed.unit}".rstrip()
+
+
+def _difference(ours: float | None, verdict: Verdict) -> str:
+    """Ours minus the nearest printed value, in the printed unit (points for a
+    percentage)."""
+    delta = verdict.difference(ours)
+    printed = verdict.printed
+    if delta is None or printed is None:
+        return ""
+    if printed.unit == "x":
+        return f"{delta:+.{printed.decimals + 2}f}"
+    unit = {"%": " pt", "": ""}.get(printed.unit, f" {printed.unit}")
+    return f"{delta / printed.scale:+,.{printed.decimals + 1}f}{unit}"
+
+
+def _short(value: float) -> str:
+    """A tolerance in two significant digits (whole numbers from 100)."""
+    return f"{value:.0f}" if value >= 100 else f"{value:.2g}"
 
 
 def _holds(present: list[str], absent: list[Mapping[str, Any]], none: bool) -> str:
@@ -231,11 +374,3 @@ def _number(value: float | None) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
     return f"{value:.3g}" if abs(value) >= 10 else f"{value:.3f}"
-
-
-def _difference(paper: float, ours: float | None) -> str:
-    if ours is None or math.isnan(paper):
-        return "n/a"
-    delta = ours - paper
-    relative = f" ({100 * delta / paper:+.0f}%)" if paper else ""
-    return f"{delta:+.3f}{relative}"

@@ -232,13 +232,13 @@ def check_claim(claim: Mapping[str, Any], at: str) -> None:
                                   "compare with")
         return
     tolerance = claim.get("tolerance")
-    if "tolerance" in claim and (isinstance(tolerance, bool)
+    if tolerance is not None and (isinstance(tolerance, bool)
                                  or not isinstance(tolerance, int | float)
                                  or not 0 <= tolerance < math.inf):
         raise ConfigError(f"{at}.tolerance: {tolerance!r}; expected a number >= 0 in the "
                           "store's units (fractions for percentages)")
     direction = claim.get("direction")
-    if "direction" in claim:
+    if direction is not None:
         if direction not in DIRECTIONS:
             raise ConfigError(f"{at}.direction: {direction!r}; expected one of {DIRECTIONS}")
         if "change" not in claim["query"]:
@@ -251,7 +251,7 @@ def check_claim(claim: Mapping[str, Any], at: str) -> None:
         if direction is None:
             raise ConfigError(f"{at}.paper: no published value and no 'direction': a "
                               "scored claim needs one (or mark it 'extension')")
-        if "tolerance" in claim:
+        if tolerance is not None:
             raise ConfigError(f"{at}.tolerance: no published value to be tolerant of")
         return
     try:
@@ -282,7 +282,9 @@ def judge(claim: Mapping[str, Any], ours: float | None, spread: float = 0.0,
     direction = claim.get("direction")
     if direction is None and low is not None and high is not None and "change" in claim["query"]:
         direction = "higher" if low > 0 else "lower" if high < 0 else None
-    tolerance = None if printed is None else float(claim.get("tolerance", printed.tolerance))
+    stated = claim.get("tolerance")
+    tolerance = None if printed is None else float(
+        printed.tolerance if stated is None else stated)
     facts = {"printed": printed, "low": low, "high": high, "tolerance": tolerance,
              "direction": direction}
     if "extension" in claim:
