@@ -90,6 +90,8 @@ def test_report_sections(tmp_path, runs):
         {"what": "gain", "source": "p. 2", "paper": "+20%", "why": "Less.", "query": gain},
         {"what": "bound", "source": "p. 3", "paper": "no more than 50%", "why": "Above.",
          "query": {"max": "utilization", "where": fcfs}},
+        {"what": "range", "source": "p. 3", "paper": "60-70%", "why": "In.",
+         "query": {"max": "utilization", "where": fcfs}},
         {"what": "order", "source": "p. 4", "paper": None, "direction": "lower", "why": "So.",
          "query": {**gain, "of": {"policy": "fcfs"}, "over": {"policy": "migration"}}},
         {"what": "fitted", "source": "p. 5", "paper": "0.5", "why": "Fitted.",
@@ -112,18 +114,21 @@ def test_report_sections(tmp_path, runs):
     assert "| gain | +20% ± 0.5 + 1.9 (our CI) (p. 2) | +12.5% | -7.5 pt | partly | Less. |" in text
     assert ("| bound | no more than 50% ± 0.5 + 7.8 (our CI) (p. 3) | 62.5% | +12.5 pt "
             "| not reproduced | Above. |") in text
+    assert ("| range | 60-70% ± 0.5 + 7.8 (our CI) (p. 3) | 62.5% | inside | reproduced "
+            "| In. |") in text
     assert "| order | lower, no number (p. 4) | -11.1% |  | reproduced | So. |" in text
-    assert ("| fitted | 0.5 ± 0.05 (p. 5) | 0.50 | +0.00 | calibrated | *Calibrated: the "
-            "constant k, fitted to this row.* Fitted. |") in text
+    assert ("| fitted | 0.5 ± 0.05 (p. 5) | 0.50 | 0.00 | calibrated | *The constant k, "
+            "fitted to this row.* Fitted. |") in text
     assert "| elsewhere | 50% ± 0.5 (p. 7) | n/a |  | not run | Not run. |" in text
-    assert "| ours only |" not in text.split("**Our own results")[0]
+    assert "| ours only |" not in text.split("**Our own results**")[0]
     assert ("| ours only | +12.5% ± 1.9% (95% CI) | p. 6: no number | A run the paper did not "
-            "make. Ours. |") in text.split("**Our own results")[1]
+            "make. Ours. |") in text.split("**Our own results**")[1]
     counts = text.index("| study | scored | reproduced | partly | not reproduced | calibrated "
                         "| extension | not run |")
     assert counts < text.index("## A study")
-    assert "| A study | 4 | 2 | 1 | 1 | 1 | 1 | 1 |" in text
-    assert "| **all** | 4 | 2 | 1 | 1 | 1 | 1 | 1 |" in text
+    assert "| A study | 5 | 3 | 1 | 1 | 1 | 1 | 1 |" in text
+    assert "| Another | 0 | 0 | 0 | 0 | 0 | 0 | 0 |" in text
+    assert "| **all** | 5 | 3 | 1 | 1 | 1 | 1 | 1 |" in text
     for name in ("reproduced", "partly", "not reproduced", "calibrated", "extension",
                  "not run"):
         assert f"- *{name}*: " in text[:counts]

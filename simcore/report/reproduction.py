@@ -197,7 +197,8 @@ def report(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
             lines += [_row(*row) for row in rows]
             lines.append("")
         if extensions:
-            lines += ["**Our own results, with no published value** (not scored):", "",
+            lines += ["**Our own results**: runs the paper did not make, beside what it says; "
+                      "not scored.", "",
                       "| what | ours | the paper (source) | what it shows |",
                       "|---|---|---|---|"]
             lines += [_extension_row(*row) for row in extensions]
@@ -249,9 +250,9 @@ def _row(claim: Mapping[str, Any], ours: float | None, spread: float, verdict: V
     why (a calibrated claim's why opens with what was calibrated)."""
     why = " ".join(claim["why"].split())
     if verdict.name == "calibrated":
-        why = f"*Calibrated: {_sentence(claim['calibrated'])}* {why}"
-    return (f"| {claim['what']} | {_paper(claim, verdict)} ({claim['source']}) "
-            f"| {_shown(ours, claim, verdict.printed)} | {_difference(ours, verdict)} "
+        why = f"*{_sentence(claim['calibrated'])}* {why}"
+    return (f"| {claim['what']} | {_paper(verdict)} ({claim['source']}) "
+            f"| {_shown(ours, claim, verdict)} | {_difference(ours, verdict)} "
             f"| {verdict.name} | {why} |")
 
 
@@ -259,8 +260,7 @@ def _extension_row(claim: Mapping[str, Any], ours: float | None, spread: float) 
     note = claim["extension"]
     why = " ".join(claim["why"].split())
     if isinstance(note, str):
-        note = _sentence(note)
-        why = f"{note[:1].upper()}{note[1:]} {why}"
+        why = f"{_sentence(note)} {why}"
     shown = _shown(ours, claim, None)
     if ours is not None and spread:
         shown += f" ± {_shown(spread, claim, None, spread=True)} (95% CI)"
@@ -268,12 +268,13 @@ def _extension_row(claim: Mapping[str, Any], ours: float | None, spread: float) 
 
 
 def _sentence(text: str) -> str:
-    """Text on one line, ending with a full stop."""
+    """Text on one line, opening with a capital and ending with a full stop."""
     text = " ".join(text.split())
+    text = text[:1].upper() + text[1:]
     return text if text.endswith(".") else f"{text}."
 
 
-def _paper(claim: Mapping[str, Any], verdict: Verdict) -> str:
+def _paper(verdict: Verdict) -> str:
     """The printed value with its tolerance (and our CI's widening) in the printed unit,
     or the direction a claim without a number states."""
     printed = verdict.printed
@@ -285,18 +286,30 @@ def _paper(claim: Mapping[str, Any], verdict: Verdict) -> str:
     return text
 
 
-def _shown(value: float | None, claim: Mapping[str, Any], printed: Printed | None,
+def _decimals(printed: Printed, verdict: Verdict) -> int:
+    """Decimals to show a value beside the printed one: one more than printed, and more
+    (up to three) while they are coarser than the tolerance, so that what decides the
+    verdict shows."""
+    decimals = printed.decimals + 1 + (printed.unit == "x")
+    margin = ((verdict.tolerance or 0.0) + verdict.widening) / printed.scale
+    while margin and 10.0**-decimals > margin and decimals < printed.decimals + 4:
+        decimals += 1
+    return decimals
+
+
+def _shown(value: float | None, claim: Mapping[str, Any], verdict: Verdict | None,
            spread: bool = False) -> str:
-    """Our value (with `spread`, a half-width) in the printed value's unit with one decimal
-    more; without a printed value, a relative change as a percentage."""
+    """Our value (with `spread`, a half-width) in the printed value's unit (`_decimals`);
+    without a printed value, a relative change as a percentage."""
     if value is None or math.isnan(value):
         return "n/a"
     change = "change" in claim["query"]
-    if printed is None:
+    printed = None if verdict is None else verdict.printed
+    if verdict is None or printed is None:
         return f"{100 * value:{'' if spread else '+'}.1f}%" if change else _number(value)
-    decimals = printed.decimals + 1
+    decimals = _decimals(printed, verdict)
     if printed.unit == "x":  # a factor, compared with a relative change as r - 1
-        return f"{value + 1 if change and not spread else value:.{decimals + 1}f}x"
+        return f"{value + 1 if change and not spread else value:.{decimals}f}x"
     sign = "+" if not spread and (change or printed.text[:1] in "+-") else ""
     text = f"{value / printed.scale:{sign},.{decimals}f}"
     return f"{text}%" if printed.unit == "%" else f"{text} {printed.unit}".rstrip()
@@ -304,15 +317,20 @@ def _shown(value: float | None, claim: Mapping[str, Any], printed: Printed | Non
 
 def _difference(ours: float | None, verdict: Verdict) -> str:
     """Ours minus the nearest printed value, in the printed unit (points for a
-    percentage)."""
+    percentage); `inside` a range or bound."""
     delta = verdict.difference(ours)
     printed = verdict.printed
     if delta is None or printed is None:
         return ""
-    if printed.unit == "x":
-        return f"{delta:+.{printed.decimals + 2}f}"
-    unit = {"%": " pt", "": ""}.get(printed.unit, f" {printed.unit}")
-    return f"{delta / printed.scale:+,.{printed.decimals + 1}f}{unit}"
+    if delta == 0 and verdict.low != verdict.high:
+        return "inside"
+    decimals = _decimals(printed, verdict)
+    unit = {"%": " pt", "": "", "x": ""}.get(printed.unit, f" {printed.unit}")
+    number = delta / printed.scale
+    text = f"{number:+,.{decimals}f}"
+    if float(text.replace(",", "")) == 0:
+        text = f"{0:.{decimals}f}"
+    return text + unit
 
 
 def _short(value: float) -> str:
