@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from simcore.base.errors import ConfigError, SpecError, SWFValueError, TraceError
+from simcore.base.jsontext import json_text
 from simcore.base.patterns import NAME
 from simcore.base.yamlfiles import parse_yaml
-from simcore.cli.common import json_text
 from simcore.cli.main import main
 from simcore.jobs.swf import MAX_TIME_S, read_swf
 from simcore.machines.bgl.wiring import load_wiring

@@ -1,11 +1,10 @@
 """What the command groups share: a handler run with the command line's error handling,
-strict JSON output, conversions and checks of argument values, and the memory limit."""
+conversions and checks of argument values, and the memory limit."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import sys
 from pathlib import Path
@@ -35,21 +34,6 @@ def run_handler(args: argparse.Namespace) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"simcore: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
-
-
-def json_text(value: object) -> str:
-    """Strict JSON: a value that is not a finite number (NaN, infinity) is written as null,
-    since JSON has no such numbers."""
-    def clean(v: object) -> object:
-        if isinstance(v, float) and not math.isfinite(v):
-            return None
-        if isinstance(v, dict):
-            return {k: clean(x) for k, x in v.items()}
-        if isinstance(v, list | tuple):
-            return [clean(x) for x in v]
-        return v
-
-    return json.dumps(clean(value), indent=2, allow_nan=False)
 
 
 def json_argument(option: str, text: str) -> dict:

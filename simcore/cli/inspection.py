@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 
 from simcore.base.errors import SpecError
+from simcore.base.jsontext import json_text
 from simcore.base.patterns import RESULTS
-from simcore.cli.common import json_text
 from simcore.report.listing import REGISTRIES
 
 

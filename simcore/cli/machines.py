@@ -6,13 +6,13 @@ from __future__ import annotations
 import argparse
 
 from simcore.base.errors import SpecError
+from simcore.base.jsontext import json_text
 from simcore.cli.common import (
     check_memory,
     check_name,
     check_store,
     flag,
     flag_value,
-    json_text,
     memory_flag,
 )
 from simcore.workload.sources import describe_choices

@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 from simcore.base.errors import SpecError
+from simcore.base.jsontext import json_text
 from simcore.cli.common import (
     check_memory,
     check_output,
     flag,
     flag_value,
     json_argument,
-    json_text,
     key_value,
     memory_flag,
 )

@@ -7,8 +7,9 @@ import argparse
 from pathlib import Path
 
 from simcore.base.errors import SpecError
+from simcore.base.jsontext import json_text
 from simcore.base.patterns import CATALOGUE
-from simcore.cli.common import check_store, json_text
+from simcore.cli.common import check_store
 from simcore.sweep.limits import Limits
 
 

@@ -9,8 +9,9 @@ import time
 from pathlib import Path
 
 from simcore.base.errors import SpecError
+from simcore.base.jsontext import json_text
 from simcore.base.patterns import PUBLISHED
-from simcore.cli.common import check_store, json_argument, json_text
+from simcore.cli.common import check_store, json_argument
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from simcore.base.jsontext import json_text
 from simcore.base.patterns import CATALOGUE
-from simcore.cli.common import json_argument, json_text
+from simcore.cli.common import json_argument
 from simcore.workload.traces import MIRROR_ENV
 
 
