@@ -24,7 +24,7 @@ from simcore.core.metrics import (
     span_s,
     with_absent,
 )
-from simcore.core.placements import PlacementLog
+from simcore.core.placements import OutageEvents, PlacementLog
 from simcore.core.result import SimulationResult, schedule_metrics, schedule_table
 from simcore.core.state import (
     ABORTED,
@@ -38,6 +38,7 @@ from simcore.core.state import (
     MIGRATIONS_ATTEMPTED,
     MIGRATIONS_SUCCESSFUL,
     OUTAGE_HORIZON,
+    OUTAGE_POS,
     STARTS,
     STATUS,
     T_PREV,
@@ -141,8 +142,18 @@ def simulate(
         return result
     n = state.ctr[LOG_LEN]
     log = PlacementLog(state.out.log_s[:n].copy(), jobs.job_id[state.out.log_job[:n]],
-                       state.out.log_mask[:n].copy())
+                       state.out.log_mask[:n].copy(), _applied_outages(spec, state))
     return dataclasses.replace(result, placements=log)
+
+
+def _applied_outages(spec: MachineSpec, state: Any) -> OutageEvents | None:
+    """The outage events the run applied (None on a machine that never fails)."""
+    if not spec.fails():
+        return None
+    o, n = state.outages, int(state.ctr[OUTAGE_POS])
+    domain = o.domain[:n]
+    return OutageEvents(o.time[:n].copy(), o.repair[:n].copy(), o.draw[:n].copy(),
+                        o.masks[domain].copy(), o.units[domain].copy())
 
 
 def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int, log_capacity: int,

@@ -3,7 +3,10 @@
 With `simulate(..., record_placements=True)` every start and every migration move is
 logged: from `time_s` on, job `job_id` holds the resources of that row of `masks` (a
 bitset: unit bits, then on wired machines each line's cable slot), until its next entry
-or its end. Usage over time needs no extra work in the kernel: it is a replay of the log.
+or its end. On a machine that fails, a run a failure cuts short ends at that failure
+instead; the log keeps the outage events the run applied (`OutageEvents`), so that a
+replay finds which run each failure cut short. Usage over time needs no extra work in the
+kernel: it is a replay of the log.
 """
 
 from __future__ import annotations
@@ -14,10 +17,25 @@ import numpy as np
 
 
 @dataclass(frozen=True, eq=False)
+class OutageEvents:
+    """The outage events a run applied, in the order it applied them (`simcore.core.failures`):
+    at `time_s` a failure domain fails or, where `repair`, comes back; `masks` and `units`
+    are that domain's resources and units, `draw` the uniform number that picks the run a
+    failure hits where units have no bits (flat machines)."""
+
+    time_s: np.ndarray  # (events,) float64
+    repair: np.ndarray  # (events,) bool
+    draw: np.ndarray  # (events,) float64
+    masks: np.ndarray  # (events, words) uint64
+    units: np.ndarray  # (events,) int64
+
+
+@dataclass(frozen=True, eq=False)
 class PlacementLog:
     time_s: np.ndarray  # (entries,) float64
     job_id: np.ndarray  # (entries,) int64
     masks: np.ndarray  # (entries, words) uint64
+    outages: OutageEvents | None = None  # None: the machine never fails
 
     def held_until(self, job_ids: np.ndarray, end_s: np.ndarray) -> np.ndarray:
         """When each entry's resources are released: the job's next entry, else its end."""
