@@ -32,6 +32,7 @@ LAYERS = (
     ("simcore.simulate",),
     ("simcore.sweep",),
     ("simcore.report",),
+    ("simcore.schedules",),
     ("simcore.tools",),
     ("simcore.cli",),
     ("simcore", "simcore.__main__"),

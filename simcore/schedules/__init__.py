@@ -1,0 +1,1 @@
+"""Schedules of one run: where and when every job ran, exported and drawn."""
