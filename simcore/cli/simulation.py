@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -79,6 +80,10 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--cleaning", default="{}", metavar="JSON",
                      help="cleaning options of an SWF trace, e.g. '{\"oversize\": \"drop\"}'")
     run.add_argument("--jobs-out", help="write the per-job schedule to this .parquet")
+    run.add_argument("--export", metavar="DIR",
+                     help="write the schedule (jobs.csv, placements.csv, machine_states.csv, "
+                          "schedule.swf, resources.csv, run.json) to this directory, made if "
+                          "missing; `simcore show DIR` draws it")
     memory_flag(run)
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.set_defaults(handler=_run)
@@ -126,6 +131,7 @@ def _run(args: argparse.Namespace) -> int:
     check_memory(args, spec.span_jobs(table.num_rows), spec.replication)
     if args.jobs_out:
         check_output(args.jobs_out, "--jobs-out")
+    export = _export_directory(args.export, policy)
     work = prepare(table, spec, machine, seed)
     meter = (Progress("simulating", len(work), "jobs started", sys.stderr, delay_s=2.0)
              if sys.stderr.isatty() and not args.json else None)
@@ -133,17 +139,38 @@ def _run(args: argparse.Namespace) -> int:
     def progress(started: int, jobs: int, simulated_s: float) -> None:
         meter.show(started, f", {simulated_s / 86400:.1f} days simulated")
 
-    result = simulate(work, machine, policy, seed, progress=progress if meter else None)
+    result = simulate(work, machine, policy, seed, record_placements=export is not None,
+                      progress=progress if meter else None)
     if meter is not None:
         meter.close()
     if args.jobs_out:
         write_schedule(result, args.jobs_out)
+    if export is not None:
+        from simcore.schedules.export import Schedule, write_exports
+
+        write_exports(Schedule.of(result, work, machine,
+                                  {"source": args.workload, **json.loads(spec.key())}), export)
     if args.json:
         print(json_text(run_report(result, args.workload, spec)))
         return 0
     _print_run(result.summary, result.timing,
                policy.describe(machine.capabilities))
+    if export is not None:
+        print(f"  schedule exported to {export} (simcore show {export} draws it)")
     return 0
+
+
+def _export_directory(path: str | None, policy: PolicySpec) -> Path | None:
+    """The --export directory (made if missing), checked before the run: schedulers that
+    time-share the machine keep no placement log, so their schedules are refused."""
+    if path is None:
+        return None
+    if policy.implementation.engine:
+        raise SpecError(f"--export: scheduler {policy.scheduler} time-shares the machine and "
+                        "keeps no placement log; expected a space-sharing scheduler")
+    from simcore.schedules.export import check_directory
+
+    return check_directory(path, "--export")
 
 
 def _machine_and_policy(args: argparse.Namespace) -> tuple[MachineSpec, PolicySpec]:
