@@ -1,12 +1,47 @@
-"""`simcore run --export DIR`: its files, and its refusals, each one line with exit
-status 2."""
+"""`simcore run --export DIR` and `simcore export` (a stored run simulated again): their
+files, and their refusals, each one line with exit status 2."""
 
 from __future__ import annotations
 
 import csv
+import dataclasses
+import io
 
+import pytest
+import yaml
+
+from simcore.base.errors import SimcoreError
 from simcore.cli.main import main
 from simcore.schedules.export import FILES
+from simcore.schedules.stored import find_run, resimulate
+from simcore.sweep.experiments import plan
+from simcore.sweep.runner import run_shard
+from simcore.workload.io import write_workload
+from simcore.workload.synthetic import synthesize
+from tests.conftest import ROOT
+
+STORE = "torus-sweep-test/store"
+SHARD = {"experiment": "heavy", "workload": "lublin16", "machine": "torus", "policy": "bm"}
+NAMES = [text for name, value in SHARD.items() for text in (f"--{name}", value)]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """A B+M shard of four runs (two loads, two seeds) on torus:2x2x4, run once."""
+    root = tmp_path_factory.mktemp("results")
+    config = yaml.safe_load((ROOT / "config/test/small.yaml").read_text())
+    config["workloads"] = {"lublin16": {"synthetic": {"model": "lublin", "jobs": 200,
+                                                      "max_procs": 16}}}
+    config["experiments"] = {"heavy": {"workloads": ["lublin16"], "machines": ["torus"],
+                                       "policies": ["bm"], "grid": {"offered_load": [0.6, 0.8]},
+                                       "seeds": [1, 2]}}
+    shard = plan(config)[0]
+    for run in shard.runs:
+        path = root / shard.source.path(run.seed)
+        if not path.exists():
+            write_workload(synthesize(shard.source.synthetic, run.seed), path)
+    run_shard(shard, root, log=io.StringIO())
+    return root / STORE
 
 
 def refusal(capsys, *argv: str) -> str:
@@ -19,6 +54,50 @@ def refusal(capsys, *argv: str) -> str:
 def rows(path) -> list[dict[str, str]]:
     with path.open(newline="") as handle:
         return list(csv.DictReader(handle))
+
+
+def test_export_by_names_and_params_matches_the_stored_run(store, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["export", "--store", str(store), *NAMES, "--param", "seed=2",
+                 "--param", "offered_load=0.8", "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+    stored = find_run(store, names=SHARD, params={"seed": "2", "offered_load": "0.8"})
+    jobs = rows(out / "jobs.csv")
+    assert len(jobs) == 200 and {j["final_state"] for j in jobs} == {"COMPLETED_SUCCESSFULLY"}
+    waits = [float(j["waiting_time"]) for j in jobs if j["warmup"] == "0"]
+    assert sum(waits) / len(waits) == pytest.approx(stored.row["mean_wait_s"], rel=1e-12)
+    again = tmp_path / "again"
+    assert main(["export", "--store", str(store), "--run-key", stored.key[:16],
+                 "--out", str(again)]) == 0
+    assert (again / "jobs.csv").read_text() == (out / "jobs.csv").read_text()
+    assert stored.key[:12] in capsys.readouterr().out
+
+
+def test_export_refusals(store, tmp_path, capsys):
+    err = refusal(capsys, "export", "--store", str(store), "--run-key", "feedbeef",
+                  "--out", str(tmp_path / "o"))
+    assert "no run of the store" in err
+    err = refusal(capsys, "export", "--store", str(store), *NAMES, "--param",
+                  "offered_load=0.6", "--out", str(tmp_path / "o"))
+    assert "2 runs of the store match" in err and "seed=1" in err and "seed=2" in err
+    a_file = tmp_path / "file"
+    a_file.write_text("")
+    err = refusal(capsys, "export", "--store", str(store), *NAMES, "--param", "seed=1",
+                  "--param", "offered_load=0.6", "--out", str(a_file))
+    assert "is a file; expected a directory" in err
+    err = refusal(capsys, "export", "--store", str(store), "--experiment", "heavy",
+                  "--out", str(tmp_path / "o"))
+    assert "--workload" in err
+    err = refusal(capsys, "export", "--store", str(store), *NAMES, "--param", "nothing=1",
+                  "--out", str(tmp_path / "o"))
+    assert "no such column" in err
+
+
+def test_a_summary_that_differs_is_refused(store):
+    stored = find_run(store, names=SHARD, params={"seed": "1", "offered_load": "0.6"})
+    changed = dataclasses.replace(stored, row={**stored.row, "mean_wait_s": -1.0})
+    with pytest.raises(SimcoreError, match="differs from the stored one in mean_wait_s"):
+        resimulate(changed, store)
 
 
 def test_run_export_writes_every_file_and_refuses_what_it_cannot(tmp_path, capsys):

@@ -7,11 +7,11 @@ import gc
 import signal
 from collections.abc import Sequence
 
-from simcore.cli import inspection, machines, simulation, studies, sweep, traces
+from simcore.cli import inspection, machines, schedules, simulation, studies, sweep, traces
 from simcore.cli.common import run_handler
 
 #: The command groups, each adding its commands, in the order `simcore --help` lists them.
-GROUPS = (traces, simulation, sweep, inspection, machines, studies)
+GROUPS = (traces, simulation, schedules, sweep, inspection, machines, studies)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
