@@ -209,7 +209,7 @@ def _dodge_note() -> str:
     return f"series offset sideways by up to {DODGE / 2:.1%} of the axis to stay visible"
 
 
-def _new(width: float, height: float) -> Figure:
+def new_figure(width: float, height: float) -> Figure:
     """A constrained-layout figure on an Agg canvas, at least MIN_WIDTH_IN wide so that
     titles and legends fit."""
     fig = Figure(figsize=(max(width, MIN_WIDTH_IN), height), layout="constrained")
@@ -217,7 +217,7 @@ def _new(width: float, height: float) -> Figure:
     return fig
 
 
-def _title(fig: Figure, *lines: str) -> None:
+def figure_title(fig: Figure, *lines: str) -> None:
     """The figure title, each line wrapped to the figure's width."""
     chars = int(fig.get_figwidth() * 10)
     fig.suptitle("\n".join(textwrap.fill(line, chars) for line in lines))
@@ -228,7 +228,7 @@ def _figure(n_panels: int, width: float, height: float, ncols: int = 3,
     """A figure with n_panels axes of width x height inches each, ncols to a row."""
     ncols = min(ncols, n_panels)
     nrows = math.ceil(n_panels / ncols)
-    fig = _new(width * ncols, height * nrows)
+    fig = new_figure(width * ncols, height * nrows)
     axes = fig.subplots(nrows, ncols, squeeze=False, sharey=sharey).ravel().tolist()
     for ax in axes[n_panels:]:
         ax.set_visible(False)
@@ -311,7 +311,7 @@ def utilization_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
         ax.set_xlabel(_AXIS_LABELS[axis])
         ax.set_ylim(0.0, 1.0)
     axes[0].set_ylabel(_UTILIZATION)
-    _title(fig, f"Utilization vs {_AXIS_NAMES[axis]} — experiment {experiment}",
+    figure_title(fig, f"Utilization vs {_AXIS_NAMES[axis]} — experiment {experiment}",
            f"({bar_note}; {_dodge_note()})")
     return fig
 
@@ -403,7 +403,7 @@ def _vs_utilization(experiment: str, rows: pl.DataFrame, column: str, scale: flo
         _log_y(ax)
         ax.set_xlabel(_UTILIZATION)
     axes[0].set_ylabel(ylabel)
-    _title(fig, f"{what} vs utilization — experiment {experiment}",
+    figure_title(fig, f"{what} vs utilization — experiment {experiment}",
            f"(one point per {_AXIS_NAMES[axis]}, means over runs; {runs_note(rows)})")
     return fig
 
@@ -440,7 +440,7 @@ def migrations_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     span = float(rows[axis].max() - rows[axis].min()) or 1.0
     gaps = rows["mean_time_between_migrations_s_mean"].drop_nulls().len() > 0
     ncols = len(panels)
-    fig = _new(4.4 * ncols, 3.4 * (1 + gaps))
+    fig = new_figure(4.4 * ncols, 3.4 * (1 + gaps))
     grid = fig.subplots(1 + gaps, ncols, squeeze=False, sharex="col")
     drawn: dict[int, object] = {}  # series index: colour
     metrics: set[str] = set()
@@ -479,7 +479,7 @@ def migrations_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     labels = [_label(keys[i]) for i in order] + [label for _, label, _, _ in shown]
     _legend(fig, handles, labels)
     maximum = f"; max successful = {always}'s successful" if always else ""
-    _title(fig, f"Migrations vs {_AXIS_NAMES[axis]} — experiment {experiment}",
+    figure_title(fig, f"Migrations vs {_AXIS_NAMES[axis]} — experiment {experiment}",
            f"(means over runs, {runs_note(rows)}; zero counts are not drawn on the log "
            f"scale{maximum}; {_dodge_note()})")
     return fig
@@ -507,7 +507,7 @@ def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
     labels = [_label(k) for k in keys]
     height = 0.9 + 0.28 * len(keys)
     label_in = 0.07 * max(len(label) for label in labels)
-    fig = _new(label_in + 2.3 * len(loads), height * len(panels))
+    fig = new_figure(label_in + 2.3 * len(loads), height * len(panels))
     grid = fig.subplots(len(panels), len(loads), squeeze=False, sharex=True, sharey=True)
     fig.get_layout_engine().set(wspace=0.06)
     grid[0][0].set_xlim(0.0, 1.0)
@@ -536,7 +536,7 @@ def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
     _legend(fig, [Patch(color=color) for _, _, color in shares],
             [label for _, label, _ in shares])
     what = ", ".join(label for _, label, _ in shares[:-1]) + f" and {shares[-1][1]}"
-    _title(fig, f"Capacity {what} — experiment {experiment}",
+    figure_title(fig, f"Capacity {what} — experiment {experiment}",
            f"(means over runs, {runs_note(rows)})")
     return fig
 
@@ -555,7 +555,7 @@ def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     keys = _series(rows)
     styles = _styles(keys)
     span = float(rows[axis].max() - rows[axis].min()) or 1.0
-    fig = _new(4.4 * len(metrics), 3.2 * len(panels))
+    fig = new_figure(4.4 * len(metrics), 3.2 * len(panels))
     grid = fig.subplots(len(panels), len(metrics), squeeze=False)
     drawn: dict[int, Line2D] = {}
     for r, (title, panel) in enumerate(panels):
@@ -573,7 +573,7 @@ def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
             ax.set_xlabel(_AXIS_LABELS[axis])
     order = sorted(drawn)
     _legend(fig, [drawn[i] for i in order], [_label(keys[i]) for i in order])
-    _title(fig, f"Response time vs {_AXIS_NAMES[axis]} — experiment "
+    figure_title(fig, f"Response time vs {_AXIS_NAMES[axis]} — experiment "
                 f"{experiment}", f"(means over runs, {runs_note(rows)}; no error bars; "
                 f"{_dodge_note()})")
     return fig
@@ -630,7 +630,7 @@ def response_ci_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
         ax.set_xlabel(_AXIS_LABELS[axis])
         ax.set_ylim(bottom=0)
     axes[0].set_ylabel(_RESPONSE_LABEL)
-    _title(fig, f"Mean response time vs offered load — experiment {experiment}",
+    figure_title(fig, f"Mean response time vs offered load — experiment {experiment}",
            f"({_bars_note(rows, bars)}; hollow: the {_levels(rows)} confidence half-width is "
            f"above {RESPONSE_TARGET:.0%} of the mean; {_dodge_note()})")
     return fig
@@ -671,7 +671,7 @@ def response_vs_queues(experiment: str, rows: pl.DataFrame) -> Figure | None:
     _legend(fig, [drawn[i] for i in order],
             [", ".join([keys[i]["machine"], *(_value(c, v) for c, v in keys[i].items()
                                              if c != "machine")]) for i in order])
-    _title(fig, f"Multiple Queues: mean response time vs Q — experiment {experiment}",
+    figure_title(fig, f"Multiple Queues: mean response time vs Q — experiment {experiment}",
            f"({_bars_note(rows, bars)})")
     return fig
 
@@ -749,7 +749,7 @@ def locality_vs_work_multiple(rows: pl.DataFrame) -> Figure | None:
     if not rows.height:
         return None
     panels = rows.select("workload", "policy").unique().sort(["workload", "policy"])
-    fig = _new(4.6 * panels.height, 6.4)
+    fig = new_figure(4.6 * panels.height, 6.4)
     grid = fig.subplots(2, panels.height, squeeze=False, sharex="col")
     handles, labels = [], []
     for col, (workload, policy) in enumerate(panels.iter_rows()):
@@ -775,7 +775,7 @@ def locality_vs_work_multiple(rows: pl.DataFrame) -> Figure | None:
         top.set_ylim(bottom=1)
         bottom.set_ylim(bottom=0)
     _legend(fig, handles, labels)
-    _title(fig, "Locality vs work multiple (Leung et al. 2002, Figure 1)",
+    figure_title(fig, "Locality vs work multiple (Leung et al. 2002, Figure 1)",
            "span depends on the allocator only: orderings of one allocator coincide below")
     return fig
 
@@ -787,7 +787,7 @@ def table1_makespans(summary: pl.DataFrame) -> Figure | None:
         return None
     strategies = list(dict.fromkeys(summary["strategy"].to_list()))
     groups = ["paper", *(f"dilation {d:g}" for d in sorted(set(summary["dilation"])))]
-    fig = _new(1.1 * len(groups) + 2.0, 3.8)
+    fig = new_figure(1.1 * len(groups) + 2.0, 3.8)
     ax = fig.subplots()
     width = 0.8 / len(strategies)
     palette = mpl.colormaps["tab10"]
@@ -805,7 +805,7 @@ def table1_makespans(summary: pl.DataFrame) -> Figure | None:
     ax.grid(axis="x", visible=False)
     handles, labels = ax.get_legend_handles_labels()
     _legend(fig, handles, labels)
-    _title(fig, "Makespan of the test stream by allocation strategy (Leung et al. 2002, "
+    figure_title(fig, "Makespan of the test stream by allocation strategy (Leung et al. 2002, "
                 "Table 1): the paper's Cplant runs and the dilation model")
     return fig
 
