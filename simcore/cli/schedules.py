@@ -26,6 +26,19 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     export.add_argument("--out", required=True, help="directory of the files (made if missing)")
     export.set_defaults(handler=_export)
 
+    show = commands.add_parser(
+        "show", help="pictures of an exported schedule (Gantt chart, snapshots, series, "
+                     "by size), or of two side by side")
+    show.add_argument("directories", nargs="+", metavar="DIR",
+                      help="an export directory (simcore run --export, simcore export); "
+                           "a second one is drawn beside it")
+    show.add_argument("--out", help="directory of the pictures (default: the first DIR)")
+    show.add_argument("--at", action="append", type=float, default=[], metavar="T",
+                      help="a snapshot at T seconds after the first arrival (as on the "
+                           "pictures' time axes; repeatable; default: moments found in the "
+                           "run)")
+    show.set_defaults(handler=_show)
+
 
 def _export(args: argparse.Namespace) -> int:
     from simcore.schedules.export import check_directory, write_exports
@@ -43,4 +56,17 @@ def _export(args: argparse.Namespace) -> int:
                       dict(key_value(p) for p in args.param))
     paths = write_exports(resimulate(stored, args.store), out)
     print(f"run {stored.key[:12]}: {len(paths)} files in {out}")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from simcore.schedules.export import check_directory
+    from simcore.schedules.pictures import write_pictures
+
+    if len(args.directories) > 2:
+        raise SpecError(f"show: {len(args.directories)} directories; expected one, or two "
+                        "side by side")
+    out = check_directory(args.out or args.directories[0], "--out")
+    for path in write_pictures(args.directories, out, args.at):
+        print(path)
     return 0

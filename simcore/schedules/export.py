@@ -247,6 +247,7 @@ def run_json(schedule: Schedule) -> dict[str, Any]:
                    else "x fastest: id = x + X*(y + Y*z)" + (
                        ", torus by torus" if units.torus is not None else ""),
             "packing": units.packing,
+            "wraps": units.wraps,
             "curve_rank": units.curve_rank is not None,
             "cables": "not units: a wired machine's cables are left out"
             if schedule.machine.row.wired else None,
