@@ -49,12 +49,25 @@ GHOST = 0.35  # opacity of a torus plane's wrapped-around border
 RUN_COLORS = ("#4c72b0", "#dd8452")
 
 
+def _palette() -> tuple[tuple[float, ...], ...]:
+    """47 qualitative colours: tab20's dark shades, then the darkest of tab20b's and
+    tab20c's hues (greys left out), then lighter shades of each in turn."""
+    tab20, b, c = (colormaps[name] for name in ("tab20", "tab20b", "tab20c"))
+    shades = [tab20(k) for k in range(0, 20, 2)]
+    for shade in range(3):
+        shades += [b(4 * hue + shade) for hue in range(5)]
+        shades += [c(4 * hue + shade) for hue in range(4)]
+        if shade == 0:
+            shades += [tab20(k) for k in range(1, 20, 2)]
+    return tuple(shades)
+
+
+PALETTE = _palette()
+
+
 def job_colors(exported: Exported) -> dict[int, tuple[float, ...]]:
-    """A colour per job id, in job order along a qualitative palette (neighbours in time
-    differ)."""
-    palette = colormaps["tab20"]
-    order = (list(range(0, 20, 2)) + list(range(1, 20, 2)))  # strong colours first
-    return {int(j): palette(order[k % 20]) for k, j in enumerate(exported.jobs["job_id"])}
+    """A colour per job id, in job order along PALETTE (jobs close in time differ)."""
+    return {int(j): PALETTE[k % len(PALETTE)] for k, j in enumerate(exported.jobs["job_id"])}
 
 
 def _time_unit(span_s: float) -> tuple[float, str]:
@@ -151,8 +164,7 @@ def draw_gantt(ax: Axes, exported: Exported, colors: dict[int, tuple[float, ...]
         ax.plot([p[0] for link in links for p in link], [p[1] for link in links for p in link],
                 "k.", markersize=2)
     for x, y, text in labels:
-        ax.text(x, y, text, ha="center", va="center", fontsize=6)
-    ax.set_xlim(0, (end - t0) / scale)
+        ax.text(x, y, text, ha="center", va="center", fontsize=6, clip_on=True)
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylim(0, rows.shape[0])
     ax.set_ylabel(f"unit ({how})")
@@ -172,11 +184,20 @@ def gantt(runs: Sequence[Exported]) -> Figure:
     for ax, exported in zip(axes, runs, strict=True):
         order = row_order(runs if same else [exported])
         draw_gantt(ax, exported, job_colors(exported), scale, order)
+        ax.set_xlim(0, span / scale)
         ax.set_title(exported.label)
         ax.set_xlabel(f"time since the first arrival ({unit})")
     figure_title(fig, "Where and when each job ran: a colour per job; hatched: start delay; "
                       "black lines: migrations")
     return fig
+
+
+def run_names(runs: Sequence[Exported]) -> list[str]:
+    """Short names that tell the runs apart: their schedulers, else their machines."""
+    for names in ([e.run["policy"]["scheduler"] for e in runs], [e.run["machine"] for e in runs]):
+        if len(set(names)) == len(names):
+            return names
+    return [e.label for e in runs]
 
 
 def occupancy(exported: Exported, t: float) -> dict[int, int]:
@@ -280,12 +301,16 @@ def snapshots(runs: Sequence[Exported], at: Sequence[float] = ()) -> Figure | No
     sides = drawable[0].run["units"]["sides"]
     planes = sides[2] if len(sides) > 2 else 1
     ratio = (sides[1] if len(sides) > 1 else 1) / sides[0]
-    panel = max(0.9, min(2.2, 9.0 / planes))
-    fig = new_figure(panel * planes + 0.4,
-                     ((panel * ratio + 0.3) * len(drawable) + 0.3) * len(chosen) + 0.8)
+    names = run_names(drawable)
+    flat = planes == 1  # a 2D machine: the runs side by side, else a row of planes each
+    across, down = (len(drawable), 1) if flat else (planes, len(drawable))
+    panel = max(0.9, min(3.2 if flat else 2.2, 9.0 / across))
+    fig = new_figure(panel * across + 0.4,
+                     ((panel * ratio + 0.3) * down + 0.3) * len(chosen) + 0.8)
     for row, (what, t) in zip(fig.subfigures(len(chosen), 1, squeeze=False).ravel(), chosen,
                               strict=True):
-        axes = row.subplots(len(drawable), planes, squeeze=False)
+        grid = row.subplots(down, across, squeeze=False)
+        axes = grid.T if flat else grid  # axes[run, plane]
         for k, exported in enumerate(drawable):
             held = occupancy(exported, t)
             colors = job_colors(exported)
@@ -308,8 +333,10 @@ def snapshots(runs: Sequence[Exported], at: Sequence[float] = ()) -> Figure | No
                 ax.grid(False)
                 if k == 0 and planes > 1:
                     ax.set_title(f"z = {z}", fontsize=7)
-            if len(drawable) > 1 or planes == 1:
-                axes[k, 0].set_ylabel(exported.run["policy"]["scheduler"], fontsize=7)
+            if flat:
+                axes[k, 0].set_title(names[k], fontsize=7)
+            elif len(drawable) > 1:
+                axes[k, 0].set_ylabel(names[k], fontsize=7)
         scale, unit = _time_unit(t - _origin(drawable[0]))
         moment = f"t = {(t - _origin(drawable[0])) / scale:.4g} {unit}"
         row.suptitle(f"{moment}: {what}" if what else moment, fontsize=8)
