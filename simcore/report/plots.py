@@ -312,7 +312,7 @@ def utilization_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
         ax.set_ylim(0.0, 1.0)
     axes[0].set_ylabel(_UTILIZATION)
     figure_title(fig, f"Utilization vs {_AXIS_NAMES[axis]} — experiment {experiment}",
-           f"({bar_note}; {_dodge_note()})")
+                 f"({bar_note}; {_dodge_note()})")
     return fig
 
 
@@ -353,9 +353,9 @@ def accepted_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
         ax.set_xlabel(_AXIS_LABELS[axis])
         ax.set_ylim(0.9 * bottom, 1.02 * high)
     axes[0].set_ylabel("accepted load (carried, fraction of capacity)")
-    _title(fig, f"Accepted vs offered load — experiment {experiment}",
-           f"(means over runs, {runs_note(rows)}; dotted: accepted = offered; bar: the "
-           "knee, where the accepted load stops following the offered load)")
+    figure_title(fig, f"Accepted vs offered load — experiment {experiment}",
+                 f"(means over runs, {runs_note(rows)}; dotted: accepted = offered; bar: the "
+                 "knee, where the accepted load stops following the offered load)")
     return fig
 
 
@@ -404,7 +404,7 @@ def _vs_utilization(experiment: str, rows: pl.DataFrame, column: str, scale: flo
         ax.set_xlabel(_UTILIZATION)
     axes[0].set_ylabel(ylabel)
     figure_title(fig, f"{what} vs utilization — experiment {experiment}",
-           f"(one point per {_AXIS_NAMES[axis]}, means over runs; {runs_note(rows)})")
+                 f"(one point per {_AXIS_NAMES[axis]}, means over runs; {runs_note(rows)})")
     return fig
 
 
@@ -480,8 +480,8 @@ def migrations_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     _legend(fig, handles, labels)
     maximum = f"; max successful = {always}'s successful" if always else ""
     figure_title(fig, f"Migrations vs {_AXIS_NAMES[axis]} — experiment {experiment}",
-           f"(means over runs, {runs_note(rows)}; zero counts are not drawn on the log "
-           f"scale{maximum}; {_dodge_note()})")
+                 f"(means over runs, {runs_note(rows)}; zero counts are not drawn on the log "
+                 f"scale{maximum}; {_dodge_note()})")
     return fig
 
 
@@ -537,7 +537,7 @@ def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
             [label for _, label, _ in shares])
     what = ", ".join(label for _, label, _ in shares[:-1]) + f" and {shares[-1][1]}"
     figure_title(fig, f"Capacity {what} — experiment {experiment}",
-           f"(means over runs, {runs_note(rows)})")
+                 f"(means over runs, {runs_note(rows)})")
     return fig
 
 
@@ -574,8 +574,8 @@ def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     order = sorted(drawn)
     _legend(fig, [drawn[i] for i in order], [_label(keys[i]) for i in order])
     figure_title(fig, f"Response time vs {_AXIS_NAMES[axis]} — experiment "
-                f"{experiment}", f"(means over runs, {runs_note(rows)}; no error bars; "
-                f"{_dodge_note()})")
+                 f"{experiment}", f"(means over runs, {runs_note(rows)}; no error bars; "
+                 f"{_dodge_note()})")
     return fig
 
 
@@ -631,8 +631,8 @@ def response_ci_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
         ax.set_ylim(bottom=0)
     axes[0].set_ylabel(_RESPONSE_LABEL)
     figure_title(fig, f"Mean response time vs offered load — experiment {experiment}",
-           f"({_bars_note(rows, bars)}; hollow: the {_levels(rows)} confidence half-width is "
-           f"above {RESPONSE_TARGET:.0%} of the mean; {_dodge_note()})")
+                 f"({_bars_note(rows, bars)}; hollow: the {_levels(rows)} confidence half-width is "
+                 f"above {RESPONSE_TARGET:.0%} of the mean; {_dodge_note()})")
     return fig
 
 
@@ -672,7 +672,7 @@ def response_vs_queues(experiment: str, rows: pl.DataFrame) -> Figure | None:
             [", ".join([keys[i]["machine"], *(_value(c, v) for c, v in keys[i].items()
                                              if c != "machine")]) for i in order])
     figure_title(fig, f"Multiple Queues: mean response time vs Q — experiment {experiment}",
-           f"({_bars_note(rows, bars)})")
+                 f"({_bars_note(rows, bars)})")
     return fig
 
 
@@ -776,7 +776,7 @@ def locality_vs_work_multiple(rows: pl.DataFrame) -> Figure | None:
         bottom.set_ylim(bottom=0)
     _legend(fig, handles, labels)
     figure_title(fig, "Locality vs work multiple (Leung et al. 2002, Figure 1)",
-           "span depends on the allocator only: orderings of one allocator coincide below")
+                 "span depends on the allocator only: orderings of one allocator coincide below")
     return fig
 
 
@@ -806,7 +806,7 @@ def table1_makespans(summary: pl.DataFrame) -> Figure | None:
     handles, labels = ax.get_legend_handles_labels()
     _legend(fig, handles, labels)
     figure_title(fig, "Makespan of the test stream by allocation strategy (Leung et al. 2002, "
-                "Table 1): the paper's Cplant runs and the dilation model")
+                 "Table 1): the paper's Cplant runs and the dilation model")
     return fig
 
 
