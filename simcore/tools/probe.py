@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import heapq
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -49,11 +50,12 @@ def _hold(m, st, jobs, j, t, x, y, w, h, out):
 class Probe:
     """An allocator on a 2D mesh (`allocator` on `machine`, e.g. "bl", "mesh:8x8") for jobs
     asking for `shapes` (w, h); `estimates` are their estimated run times (EET), run times
-    `runs` (default: 1 s each)."""
+    `runs` (default: 1 s each); `options` the allocator's options (`--machine-param`)."""
 
     def __init__(self, allocator: str, machine: str, shapes: Sequence[tuple[int, int]],
                  estimates: Sequence[float] | None = None,
-                 runs: Sequence[float] | None = None) -> None:
+                 runs: Sequence[float] | None = None,
+                 options: Mapping[str, Any] | None = None) -> None:
         n = len(shapes)
         sides = np.array(shapes, dtype=np.int64).reshape(n, 2)
         run = np.ones(n) if runs is None else np.asarray(runs, dtype=np.float64)
@@ -62,7 +64,7 @@ class Probe:
                                 sides.prod(axis=1),
                                 shape=np.column_stack([sides, np.ones(n, dtype=np.int64)]),
                                 torus=np.zeros(n, dtype=bool))
-        self.spec = MachineSpec.parse(machine, allocator)
+        self.spec = MachineSpec.parse(machine, allocator, options=options)
         self.machine, self.size, _ = self.spec.implementation.build(self.spec, self.jobs)
         self.kernel_jobs = KernelJobs(self.jobs.submit_s, self.jobs.run_s, estimate, self.size,
                                       self.jobs.size, np.zeros(n, dtype=np.int64), 1)
