@@ -114,31 +114,58 @@ def frame_sliding(running, W, H, w, h):
     return None
 
 
-def boundary(busy, W, H, x, y, w, h) -> int:
-    """Busy neighbours of a candidate, nodes beyond the edge counting as busy."""
+def boundary(busy, W, H, x, y, w, h, edges=True) -> int:
+    """Busy neighbours of a candidate, nodes beyond the edge counting as busy (`edges`)."""
     around = [(x - 1, j) for j in range(y, y + h)] + [(x + w, j) for j in range(y, y + h)] \
         + [(i, y - 1) for i in range(x, x + w)] + [(i, y + h) for i in range(x, x + w)]
-    return sum(not (0 <= i < W and 0 <= j < H) or (i, j) in busy for i, j in around)
+    return sum((edges and not (0 <= i < W and 0 <= j < H)) or (i, j) in busy
+               for i, j in around)
 
 
-def busy_list_modified(running, W, H, w, h):
-    busy = nodes(running)
+def _highest(busy, W, H, candidates, edges):
+    """The first candidate of the highest boundary value."""
     best, value = None, -1
-    for cw, ch in turns(w, h, True):
-        for x, y in bases(busy, W, H, cw, ch):
-            v = boundary(busy, W, H, x, y, cw, ch)
-            if v > value:
-                best, value = (x, y, cw, ch), v
+    for c in candidates:
+        v = boundary(busy, W, H, *c, edges=edges)
+        if v > value:
+            best, value = c, v
     return best
 
 
-def busy_list(running, W, H, w, h):
+def _mesh_corners(busy, W, H, w, h):
+    return [(x, y, cw, ch) for cw, ch in turns(w, h, True)
+            for x, y in ((0, 0), (W - cw, 0), (0, H - ch), (W - cw, H - ch))
+            if free(busy, W, H, x, y, cw, ch)]
+
+
+def busy_list_anywhere(running, W, H, w, h, edges=True):
+    """BL-mod with `positions: anywhere`: every free position, (w, h) first, x, then y."""
+    busy = nodes(running)
+    return _highest(busy, W, H, [(x, y, cw, ch) for cw, ch in turns(w, h, True)
+                                 for x, y in bases(busy, W, H, cw, ch)], edges)
+
+
+def busy_list_modified(running, W, H, w, h, edges=True, corners_last=False):
+    """BL-mod: the mesh corners, then every free position touching a listed submesh's
+    east, north, west and south side, in list order."""
     busy = nodes(running)
     candidates = []
-    for cw, ch in turns(w, h, True):
-        for x, y in ((0, 0), (W - cw, 0), (0, H - ch), (W - cw, H - ch)):
-            if free(busy, W, H, x, y, cw, ch):
-                candidates.append((x, y, cw, ch))
+    for x1, y1, bw, bh, *_ in running:
+        x2, y2 = x1 + bw - 1, y1 + bh - 1
+        for cw, ch in turns(w, h, True):
+            around = [(x2 + 1, y) for y in range(y1 - ch + 1, y2 + 1)] \
+                + [(x, y2 + 1) for x in range(x1 - cw + 1, x2 + 1)] \
+                + [(x1 - cw, y) for y in range(y1 - ch + 1, y2 + 1)] \
+                + [(x, y1 - ch) for x in range(x1 - cw + 1, x2 + 1)]
+            candidates += [(x, y, cw, ch) for x, y in around if free(busy, W, H, x, y, cw, ch)]
+    corners = _mesh_corners(busy, W, H, w, h)
+    order = candidates + corners if corners_last else corners + candidates
+    return _highest(busy, W, H, order, edges)
+
+
+def busy_list(running, W, H, w, h, edges=True, corners_last=False):
+    busy = nodes(running)
+    candidates = []
     for x1, y1, bw, bh, *_ in running:
         x2, y2 = x1 + bw - 1, y1 + bh - 1
         for cw, ch in turns(w, h, True):
@@ -160,12 +187,9 @@ def busy_list(running, W, H, w, h):
                     if free(busy, W, H, x, y, cw, ch):
                         candidates.append((x, y, cw, ch))
                         break
-    best, value = None, -1
-    for c in candidates:
-        v = boundary(busy, W, H, *c)
-        if v > value:
-            best, value = c, v
-    return best
+    corners = _mesh_corners(busy, W, H, w, h)
+    order = candidates + corners if corners_last else corners + candidates
+    return _highest(busy, W, H, order, edges)
 
 
 def regions(running, W, H, w, h) -> list[Rect]:

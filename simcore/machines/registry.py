@@ -148,6 +148,19 @@ SEGMENTS = Parameter(
     "segments", bool, False, "a job larger than the largest placement runs as segments of "
     "that size, each placed by the rule (Slurm's --segment; with unlisted=refuse only if "
     "the size divides the job)")
+_BUSY_LIST_OPTIONS = (
+    Parameter("edges", bool, True, "nodes beyond a mesh edge count as busy neighbours in "
+              "a candidate's boundary value"),
+    Parameter("mesh_corners", str, "first", "where the candidates at the mesh's corners "
+              "come among the busy list's (ties go to the first candidate)",
+              choices=("first", "last")),
+)
+_BL_MOD_OPTIONS = (*_BUSY_LIST_OPTIONS, Parameter(
+    "positions", str, "sides", "candidates: 'sides' (every position along the busy "
+    "submeshes' sides and the mesh corners, in busy-list order) or 'anywhere' (every free "
+    "position; ties: smallest x, then smallest y)", choices=("sides", "anywhere")))
+#: Options of the 2D-mesh rows that read the thesis in more than one way (docs/chu.md).
+_MESH2D_OPTIONS = {"bl": _BUSY_LIST_OPTIONS, "bl-mod": _BL_MOD_OPTIONS}
 _CURVES = "simcore.machines.curves.allocator"
 _ORDERINGS = "simcore.machines.curves.orderings"
 _CUBES = "simcore.machines.cubes.allocator"
@@ -200,7 +213,7 @@ ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
               (WIRED,), "simcore.machines.bgl.allocator", frozenset()),
     *(Allocator(name, summary, ("mesh",), f"simcore.machines.mesh2d.{module}",
                 frozenset({"submeshes", "partitions"} if complete else {"submeshes"}),
-                example="mesh:32x32", variant=variant)
+                _MESH2D_OPTIONS.get(name, ()), example="mesh:32x32", variant=variant)
       for name, module, variant, complete, summary in (
         ("2dbs", "buddy2d", {}, False, "Li and Cheng's 2D buddy system: the job gets a "
          "2^k x 2^k block from free block lists (square power-of-two meshes)"),
@@ -216,11 +229,12 @@ ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
          "orientations (Chu's modified BF)"),
         ("as", "adaptive_scan", {}, True, "Ding and Bhuyan's adaptive scan: bottom-up, left "
          "to right with strides over coverage submeshes, then the job rotated"),
-        ("bl", "busy_list", {"anywhere": False}, True, "Das Sharma and Pradhan's busy list: "
+        ("bl", "busy_list", {"modified": False}, True, "Das Sharma and Pradhan's busy list: "
          "candidates at the corners of allocated submeshes, slid until free; most busy "
          "neighbours wins"),
-        ("bl-mod", "busy_list", {"anywhere": True}, True, "the busy list over every free "
-         "position: the true maximum of busy neighbours (Chu's chapter 7)"),
+        ("bl-mod", "busy_list", {"modified": True}, True, "the busy list over every "
+         "position along busy submeshes: the true maximum of busy neighbours (Chu's "
+         "chapter 7)"),
         ("la-ff", "lookahead", {"rule": "first"}, True, "Bhattacharya and Tsai's free "
          "regions: the region with the least-x base"),
         ("la-bf", "lookahead", {"rule": "best"}, True, "free regions: the smallest region"),
