@@ -250,27 +250,36 @@ def _distance(busy, W, H, x, y, dx, dy) -> int:
         d += 1
 
 
-def bdi_value(busy, W, H, x, y, w, h) -> float:
+def _plane_distance(busy, W, H, x, y, dx, dy) -> int:
+    """Hops to the nearest busy node on the (dx, dy) side of <x, y>, or to the boundary
+    straight that way, whichever is nearer."""
+    edge = _distance(set(), W, H, x, y, dx, dy)
+    return min([edge] + [abs(i - x) + abs(j - y) for i, j in busy
+                         if (i - x) * dx > 0 or (j - y) * dy > 0])
+
+
+def bdi_value(busy, W, H, x, y, w, h, distance="line") -> float:
     x2, y2 = x + w - 1, y + h - 1
     walks = [(x, y, 0, -1), (x, y, -1, 0), (x2, y, 0, -1), (x2, y, 1, 0),
              (x, y2, 0, 1), (x, y2, -1, 0), (x2, y2, 0, 1), (x2, y2, 1, 0)]
-    return sum(1.0 / _distance(busy, W, H, *walk) for walk in walks)
+    hops = _distance if distance == "line" else _plane_distance
+    return sum(1.0 / hops(busy, W, H, *walk) for walk in walks)
 
 
-def bdi(running, W, H, w, h):
+def bdi(running, W, H, w, h, rotation="on-failure", distance="line"):
     busy = nodes(running)
     if not running and w <= W and h <= H:
         return 0, 0, w, h
+    best, value = None, -1.0
     for cw, ch in turns(w, h, True):
-        best, value = None, -1.0
+        if best is not None and rotation == "on-failure":
+            break
         for x1, y1, x2, y2 in regions(running, W, H, cw, ch):
             for x, y in ((x1, y1), (x2, y1), (x1, y2), (x2, y2)):
-                v = bdi_value(busy, W, H, x, y, cw, ch)
+                v = bdi_value(busy, W, H, x, y, cw, ch, distance)
                 if v > value:
                     best, value = (x, y, cw, ch), v
-        if best is not None:
-            return best
-    return None
+    return best
 
 
 def tectd(running, W, H, x, y, w, h, now, estimate) -> float:

@@ -152,6 +152,33 @@ def test_the_tie_rule_among_equal_boundary_values_decides_the_placement():
         == (0, 3, 2, 2)
 
 
+def test_bdi_readings_of_rotation_and_distance():
+    """Two readings of chapter 8 against Fig. 8.3's. 4x4 with a wall A = <1,0,1,3>:
+    J(2,1) fits only right of it, at <2,0> (BDI 1 + 1 + 1 + 1 + 1/4 + 1 + 1/4 + 1 = 6.5,
+    tied with <2,3>; the first wins). Scoring J(1,2) too (`rotation: both`): <0,0,0,1>
+    between the west edge and the wall has 1 + 1 + 1 + 1 + 1/3 + 1 + 1/3 + 1 = 6.67 and
+    wins, leaving columns 2-3 whole.
+    4x4 with B = <0,2,2,3> busy, J(1,2): along rows and columns, <3,2,3,3> (its corners
+    touch B, the east and north edges; 1/3 twice down column 3) has 6.67 and beats
+    <0,0,0,1> (6 + 1/4 + 1/4 east along rows 0 and 1). Counting the nearest busy node of
+    each half-plane (`distance: half-plane`), <0,0>'s east distances shrink to 3 (to
+    <1,2>) and 2: 6 + 1/3 + 1/2 = 6.83, and it wins."""
+    wall = [(1, 0, 1, 4, 5.0)]
+    assert probe("bdi", "mesh:4x4", wall, (2, 1)) == (2, 0, 2, 1)
+    assert probe("bdi", "mesh:4x4", wall, (2, 1), options={"rotation": "both"}) == (0, 0, 1, 2)
+    busy = ref.nodes(wall)
+    assert ref.bdi_value(busy, 4, 4, 2, 0, 2, 1) == 6.5
+    assert round(ref.bdi_value(busy, 4, 4, 0, 0, 1, 2), 2) == 6.67
+    block = [(0, 2, 3, 2, 5.0)]
+    busy = ref.nodes(block)
+    assert round(ref.bdi_value(busy, 4, 4, 3, 2, 1, 2), 2) == 6.67
+    assert ref.bdi_value(busy, 4, 4, 0, 0, 1, 2) == 6.5
+    assert round(ref.bdi_value(busy, 4, 4, 0, 0, 1, 2, "half-plane"), 2) == 6.83
+    assert probe("bdi", "mesh:4x4", block, (1, 2)) == (3, 2, 1, 2)
+    assert probe("bdi", "mesh:4x4", block, (1, 2), options={"distance": "half-plane"}) == \
+        (0, 0, 1, 2)
+
+
 def test_lookahead_policies_pick_regions_by_base_area_and_the_largest_waiting_job():
     """5x5 with a wall <1,0,1,4>. J(1,2)'s free regions: <0,0,0,3> (area 4) and <2,0,4,3>
     (area 12): first fit and best fit take the left one, worst fit the right. A waiting
@@ -299,6 +326,8 @@ READINGS = [
     ("bl-mod", {"positions": "anywhere"}, ref.busy_list_anywhere),
     ("bl-mod", {"positions": "anywhere", "edges": False},
      lambda *a: ref.busy_list_anywhere(*a, edges=False)),
+    ("bdi", {"rotation": "both"}, lambda *a: ref.bdi(*a, rotation="both")),
+    ("bdi", {"distance": "half-plane"}, lambda *a: ref.bdi(*a, distance="half-plane")),
 ]
 
 

@@ -159,8 +159,17 @@ _BL_MOD_OPTIONS = (*_BUSY_LIST_OPTIONS, Parameter(
     "positions", str, "sides", "candidates: 'sides' (every position along the busy "
     "submeshes' sides and the mesh corners, in busy-list order) or 'anywhere' (every free "
     "position; ties: smallest x, then smallest y)", choices=("sides", "anywhere")))
+_BDI_OPTIONS = (
+    Parameter("rotation", str, "on-failure", "J(h, w) is tried only when J(w, h) finds no "
+              "free region (Fig. 8.3), or 'both' orientations are scored together",
+              choices=("on-failure", "both")),
+    Parameter("distance", str, "line", "a busy distance: hops along the corner's row or "
+              "column ('line'), or to the nearest busy node of the half-plane that way "
+              "('half-plane'); the boundary counts as busy just outside the mesh either way",
+              choices=("line", "half-plane")),
+)
 #: Options of the 2D-mesh rows that read the thesis in more than one way (docs/chu.md).
-_MESH2D_OPTIONS = {"bl": _BUSY_LIST_OPTIONS, "bl-mod": _BL_MOD_OPTIONS}
+_MESH2D_OPTIONS = {"bl": _BUSY_LIST_OPTIONS, "bl-mod": _BL_MOD_OPTIONS, "bdi": _BDI_OPTIONS}
 _CURVES = "simcore.machines.curves.allocator"
 _ORDERINGS = "simcore.machines.curves.orderings"
 _CUBES = "simcore.machines.cubes.allocator"

@@ -18,6 +18,14 @@ lookahead strategies' regions; Chu found their lower-left corners alone did poor
 there are none and w != h, the same for J(h, w); else the job waits. Ties go to the first
 candidate (regions in list order, corners LL, LR, UL, UR) [Inf: the thesis gives no
 tie-break]. O(N_A^2).
+
+Two options read the chapter otherwise (docs/chu.md measures both): `rotation: both`
+scores the corners of the free regions of J(w, h) and then of J(h, w) together, as BL does
+(the thesis says BF was made to rotate "as in the BL and BDI strategies"), instead of
+Fig. 8.3's rotation only on failure; `distance: half-plane` takes each busy distance as
+the hops to the nearest busy node anywhere on that side of the corner (south of LL for
+LLS), not only along its row or column. Fig. 8.1 fits no occupancy under the second (the
+BDI values 6 and 5.64 leave <6, 4, 8, 6> no boundary value of 7).
 """
 
 from __future__ import annotations
@@ -50,11 +58,14 @@ class BDIMachine(NamedTuple):
     words: int
     counts_only: bool
     mesh: Mesh
+    both: bool  # rotation: both orientations scored together
+    halfplane: bool  # distance: nearest busy node of the half-plane
 
 
 def build(spec: MachineSpec, jobs: Jobs) -> tuple[BDIMachine, np.ndarray, np.ndarray]:
     """The struct, each job's units (w x h) and its placement class (its shape)."""
-    return build_struct(BDIMachine, spec, jobs, True)
+    return build_struct(BDIMachine, spec, jobs, True, spec.option("rotation") == "both",
+                        spec.option("distance") == "half-plane")
 
 
 @implements(place, BDIMachine)
@@ -66,20 +77,25 @@ def place_bdi(m, st, j, units, busy, growth, forbidden, out):
     n = busy_list(mesh, st, busy, forbidden)
     if n == 0 and w <= mesh.width and h <= mesh.height:
         return assign(mesh, j, 0, 0, w, h, out)
+    best, bx, by, bw = -1.0, -1, -1, w
     for turn in range(1 if w == h else 2):
+        if bx >= 0 and not m.both:
+            break  # Fig. 8.3: J(h, w) only when J(w, h) has no free region
         cw, ch = (w, h) if turn == 0 else (h, w)
         buf, count = free_regions(mesh, n, cw, ch)
         regions = mesh.regions
-        best, bx, by = -1.0, -1, -1
         for r in range(count):
             for corner in range(4):
                 x = regions[buf, r, 0] if corner % 2 == 0 else regions[buf, r, 2]
                 y = regions[buf, r, 1] if corner < 2 else regions[buf, r, 3]
-                value = inverse_distances(mesh, n, x, y, x + cw - 1, y + ch - 1)
+                if m.halfplane:
+                    value = plane_distances(mesh, n, x, y, x + cw - 1, y + ch - 1)
+                else:
+                    value = inverse_distances(mesh, n, x, y, x + cw - 1, y + ch - 1)
                 if value > best:
-                    best, bx, by = value, x, y
-        if bx >= 0:
-            return assign(mesh, j, bx, by, cw, ch, out)
+                    best, bx, by, bw = value, x, y, cw
+    if bx >= 0:
+        return assign(mesh, j, bx, by, bw, w * h // bw, out)
     return -1
 
 
@@ -111,6 +127,41 @@ def inverse_distances(mesh, n, x1, y1, x2, y2):
                 lre = min(lre, bx1 - x2)
             if by1 <= y2 <= by2:
                 ure = min(ure, bx1 - x2)
+    return (1.0 / lls + 1.0 / llw + 1.0 / lrs + 1.0 / lre + 1.0 / uln + 1.0 / ulw
+            + 1.0 / urn + 1.0 / ure)
+
+
+@kernel
+def _gap(a, b1, b2):
+    """Hops from coordinate a to the nearest of b1..b2."""
+    return max(0, b1 - a, a - b2)
+
+
+@kernel
+def plane_distances(mesh, n, x1, y1, x2, y2):
+    """BDI with each busy distance the hops to the nearest busy node in the corner's
+    half-plane of that direction (the boundary as for `inverse_distances`)."""
+    blist = mesh.blist
+    lls, llw, ulw, uln = y1 + 1, x1 + 1, x1 + 1, mesh.height - y2
+    lrs, lre, ure, urn = y1 + 1, mesh.width - x2, mesh.width - x2, mesh.height - y2
+    for k in range(n):
+        bx1, by1, bx2, by2 = blist[k, 0], blist[k, 1], blist[k, 2], blist[k, 3]
+        if by1 < y1:  # reaches below the candidate's bottom row
+            dy = y1 - min(by2, y1 - 1)
+            lls = min(lls, dy + _gap(x1, bx1, bx2))
+            lrs = min(lrs, dy + _gap(x2, bx1, bx2))
+        if by2 > y2:
+            dy = max(by1, y2 + 1) - y2
+            uln = min(uln, dy + _gap(x1, bx1, bx2))
+            urn = min(urn, dy + _gap(x2, bx1, bx2))
+        if bx1 < x1:
+            dx = x1 - min(bx2, x1 - 1)
+            llw = min(llw, dx + _gap(y1, by1, by2))
+            ulw = min(ulw, dx + _gap(y2, by1, by2))
+        if bx2 > x2:
+            dx = max(bx1, x2 + 1) - x2
+            lre = min(lre, dx + _gap(y1, by1, by2))
+            ure = min(ure, dx + _gap(y2, by1, by2))
     return (1.0 / lls + 1.0 / llw + 1.0 / lrs + 1.0 / lre + 1.0 / uln + 1.0 / ulw
             + 1.0 / urn + 1.0 / ure)
 
