@@ -137,8 +137,8 @@ def test_the_tie_rule_among_equal_boundary_values_decides_the_placement():
     after the busy list's candidates (`mesh_corners: last`), A's north side comes first
     and gives a; so does BL-mod scanning every position by x, then y (`positions:
     anywhere`). a leaves <0,5,1,5>, a 2 x 1 strip between it and the north edge, that only
-    jobs of height 1 can use; c leaves none. Over Chu's workloads this choice moves BL's
-    mean response time by a third (docs/chu.md)."""
+    jobs of height 1 can use; c leaves none. Over Chu's uniform workload at load 0.5,
+    putting the mesh corners last raises BL's mean response by a third (docs/chu.md)."""
     running = [(0, 0, 3, 3, 5.0), (4, 0, 2, 2, 6.0)]
     busy = ref.nodes(running)
     values = {(x, y): ref.boundary(busy, 6, 6, x, y, 2, 2) for x, y in ref.bases(busy, 6, 6, 2, 2)}
