@@ -262,8 +262,10 @@ def _draw_lines(fig: Figure, axes: Sequence[Axes], panels: Sequence[tuple[str, p
             drawn.add(first)
             if len(group) > 1:
                 same.append(" = ".join(_label(keys[i]) for i in group))
-        if same:
-            ax.text(0.02, 0.98, "\n".join(f"{text} (equal)" for text in same),
+        if same:  # wrapped to the panel: about 14 characters an inch at this size
+            chars = int(14 * fig.get_figwidth() / ax.get_subplotspec().get_gridspec().ncols)
+            ax.text(0.02, 0.98, "\n".join(textwrap.fill(f"{text} (equal)", chars)
+                                          for text in same),
                     transform=ax.transAxes, va="top", fontsize=7)
     order = sorted(drawn)
     _legend(fig, [Line2D([], [], markersize=5, **styles[i]) for i in order],
