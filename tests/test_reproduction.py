@@ -67,6 +67,28 @@ def test_queries_per_seed(runs):
     assert evaluate_seeds(runs, {"metric": "utilization", "where": {"workload": "none"}}) == []
 
 
+def test_knee_queries_and_list_selections():
+    """Utilization 0.5 c up to c = 1.6, then 0.8 + 0.05 (c - 1.6): the knee is at c = 1.6,
+    level 0.8, found across two experiments listed in one selection; a curve that keeps
+    rising at the same slope has no knee."""
+    import polars as pl
+
+    scales = [0.8, 1.0, 1.2, 1.4, 1.6, 2.0, 2.5, 3.0]
+    rows = pl.DataFrame({
+        "experiment": ["low"] * 4 + ["high"] * 4, "policy": ["bf"] * 8, "seed": [1] * 8,
+        "runtime_scale": scales,
+        "utilization": [0.5 * c if c <= 1.6 else 0.8 + 0.05 * (c - 1.6) for c in scales],
+        "straight": [0.3 * c for c in scales]})
+    both = {"experiment": ["low", "high"], "policy": "bf"}
+    query = {"knee": "utilization", "along": "runtime_scale", "where": both}
+    assert evaluate(rows, query) == pytest.approx(0.8, abs=1e-3)
+    assert evaluate(rows, {**query, "knee": "straight"}) is None
+    assert evaluate(rows, {**query, "where": {**both, "experiment": ["low"]}}) is None, \
+        "the first experiment alone stops before the knee"
+    assert evaluate(rows, {"metric": "utilization", "where": both}) == pytest.approx(
+        sum(rows["utilization"]) / 8)
+
+
 def test_a_query_has_runs_only_if_every_selection_has(runs):
     change = {"change": "utilization", "of": {"policy": "migration"},
               "over": {"policy": "fcfs"}, "where": TORUS}
@@ -103,11 +125,15 @@ def test_report_sections(tmp_path, runs):
          "query": {"metric": "utilization", "where": {**fcfs, "workload": "sdsc"}}}]
     published = {"x": {
         "title": "A study", "did": "It did things.", "ours": "We did them too.",
+        "departures": ["A stand-in trace,\n  a lighter load."],
         "experiments": ["krevat"], "figures": ["krevat/capacity.png"], "claims": claims},
         "y": {"title": "Another", "did": "d", "ours": "o", "experiments": ["later"],
               "claims": []}}
     store = build_store(tmp_path)
     text = report(published, store)
+    assert "**Departures from the paper**" in text and "- A stand-in trace, a lighter load." \
+        in text
+    assert text.count("**Departures from the paper**") == 1, "only the seed that has them"
     assert "## A study" in text and "**Our configuration.** We did them too." in text
     assert ("| saturation | 60% ± 0.5 + 7.8 (our CI) (p. 1) | 62.5% | +2.5 pt | reproduced "
             "| Because. |") in text
@@ -175,14 +201,23 @@ def test_published_file_is_complete_and_checked(tmp_path):
         load_published(path)
 
 
+def test_departures_are_sentences(tmp_path):
+    broken = yaml.safe_load((ROOT / "config/published.yaml").read_text())
+    broken["seeds"]["leung2002"]["departures"] = "one long string"
+    path = Path(tmp_path) / "p.yaml"
+    path.write_text(yaml.safe_dump(broken))
+    with pytest.raises(ConfigError, match=r"seeds.leung2002.departures: expected a list"):
+        load_published(path)
+
+
 @pytest.mark.parametrize(("seed", "index", "change", "key", "message"), [
     ("krevat2003", 0, {"paper": "sixty-three"}, "paper", "cannot read 'sixty-three'"),
     ("krevat2003", 0, {"paper": float("nan")}, "paper", "not a printed value"),
-    ("chu1995", 20, {"direction": None}, "paper", "no published value and no 'direction'"),
+    ("chu1995", 22, {"direction": None}, "paper", "no published value and no 'direction'"),
     ("frachtenberg2003", 2, {"calibrated": " "}, "calibrated", "a sentence naming"),
     ("krevat2003-scale", 1, {"paper": "-44%"}, "paper", "an extension has no published"),
-    ("krevat2003", 5, {"direction": "lower"}, "direction", "contradicts the paper's '+15%'"),
-    ("aridor2005", 4, {"tolerance": "five points"}, "tolerance", "expected a number >= 0"),
+    ("krevat2003", 7, {"direction": "lower"}, "direction", "contradicts the paper's '+15%'"),
+    ("aridor2005", 6, {"tolerance": "five points"}, "tolerance", "expected a number >= 0"),
 ])
 def test_a_claim_without_what_its_verdict_needs_names_file_seed_claim_and_key(
         tmp_path, seed, index, change, key, message):

@@ -6,7 +6,8 @@ which of our runs answer it, and a sentence on why the two differ. `report` eval
 every query on a dataset's store, gives each claim its verdict (`simcore.report.verdicts`:
 reproduced, partly, not reproduced, calibrated, extension, not run) and writes the
 verdicts counted per seed, then one Markdown section per seed: what the paper did, our
-configuration, a table of paper (with its tolerance) / ours / difference / verdict / why,
+configuration, every way it departs from the paper's (`departures`), a table of paper
+(with its tolerance) / ours / difference / verdict / why,
 our own results without a published value apart, and the figures of the seed's
 experiments. A seed whose experiments are not in the store says so. Editing a published
 number and running again changes only the report.
@@ -22,7 +23,13 @@ averaging over seeds first:
 - `{ratio: [A, B]}`: mean of A over mean of B (e.g. successful / attempted migrations);
 - `{saturation: C}`: column C (`saturation_load` or `at_offered_load`) of the saturation
   table (`simcore.report.tables`) of the selected runs, which must be one configuration swept
-  over offered load (e.g. where a scheduler's accepted load stops rising).
+  over offered load (e.g. where a scheduler's accepted load stops rising);
+- `{knee: M, along: A}`: the level of M at the knee of its mean per value of column A
+  (`simcore.report.tables.knee`; none where M does not bend), e.g. the utilization where it
+  stops rising with Krevat's runtime scale c.
+
+A `where` value may be a list: any of its values (e.g. two experiments sweeping one
+policy over two ranges of c).
 
 `evaluate_seeds` gives the same query on each seed's runs alone, whose spread widens a
 claim's tolerance.
@@ -42,7 +49,7 @@ import polars as pl
 from simcore.base.atomic import atomic_write_bytes
 from simcore.base.errors import ConfigError
 from simcore.base.yamlfiles import read_yaml
-from simcore.report.tables import CONFIG_KEYS, saturation
+from simcore.report.tables import CONFIG_KEYS, SATURATION_SLOPE, knee, saturation
 from simcore.report.verdicts import (
     RULE,
     RULE_READING,
@@ -56,7 +63,7 @@ from simcore.report.verdicts import (
 )
 from simcore.sweep.store import read_summaries
 
-QUERY_KINDS = ("metric", "max", "change", "ratio", "saturation")
+QUERY_KINDS = ("metric", "max", "change", "ratio", "saturation", "knee")
 
 
 def load_published(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -76,6 +83,11 @@ def load_published(path: str | os.PathLike[str]) -> dict[str, Any]:
         if not isinstance(seed["claims"], list):
             raise ConfigError(f"{where}.claims: {type(seed['claims']).__name__}; expected a "
                               "list of claims")
+        departures = seed.get("departures", [])
+        if not isinstance(departures, list) or not all(
+                isinstance(d, str) and d.strip() for d in departures):
+            raise ConfigError(f"{where}.departures: expected a list of sentences, each a way "
+                              "the model or its inputs depart from the paper's")
         for i, claim in enumerate(seed["claims"]):
             at = f"{where}.claims[{i}]"
             _mapping(claim, at)
@@ -86,6 +98,9 @@ def load_published(path: str | os.PathLike[str]) -> dict[str, Any]:
             kinds = [k for k in QUERY_KINDS if k in claim["query"]]
             if len(kinds) != 1:
                 raise ConfigError(f"{at}.query: expected exactly one of {QUERY_KINDS}")
+            if kinds == ["knee"] and "along" not in claim["query"]:
+                raise ConfigError(f"{at}.query.along: missing; a knee query names the column "
+                                  "its metric bends along (e.g. runtime_scale)")
             check_claim(claim, at)
     return dict(seeds)
 
@@ -99,7 +114,10 @@ def _select(runs: pl.DataFrame, where: Mapping[str, Any]) -> pl.DataFrame:
     for column, value in where.items():
         if column not in runs.columns:
             raise ConfigError(f"query: no column {column!r} in the store")
-        runs = runs.filter(pl.col(column).eq_missing(pl.lit(value)))
+        if isinstance(value, list):
+            runs = runs.filter(pl.col(column).is_in(value))
+        else:
+            runs = runs.filter(pl.col(column).eq_missing(pl.lit(value)))
     return runs
 
 
@@ -127,6 +145,11 @@ def evaluate(runs: pl.DataFrame, query: Mapping[str, Any]) -> float | None:
                               f"swept over offered load, found {table.height}")
         value = table[query["saturation"]][0]
         return None if value is None else float(value)
+    if "knee" in query:
+        curve = selected.group_by(query["along"]).agg(pl.col(query["knee"]).mean()).sort(
+            query["along"])
+        found = knee(curve[query["along"]].to_list(), curve[query["knee"]].to_list())
+        return found[1] if found is not None and found[2] < SATURATION_SLOPE else None
     metric = query["change"]
     of, over = _select(selected, query["of"]), _select(selected, query["over"])
     if not of.height or not over.height:
@@ -183,6 +206,11 @@ def report(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
             continue
         lines += [f"## {seed['title']}", "", seed["did"].strip(), "",
                   f"**Our configuration.** {seed['ours'].strip()}", ""]
+        if seed.get("departures"):
+            lines += ["**Departures from the paper**, with their measured effect where one "
+                      "was measured:", ""]
+            lines += [f"- {' '.join(d.split())}" for d in seed["departures"]]
+            lines.append("")
         missing = _missing(seed, present)
         if missing:
             lines += [f"*Not in this dataset yet: experiment(s) {', '.join(missing)}.*", ""]
