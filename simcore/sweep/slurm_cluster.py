@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from simcore.base.errors import ConfigError
@@ -48,6 +49,8 @@ def slurm_cluster(options: Mapping[str, Any]) -> Iterator[Any]:
     if lifetime:
         settings["worker_extra_args"] = ["--lifetime", str(lifetime),
                                          "--lifetime-stagger", "2m", "--lifetime-restart"]
+    if settings.get("log_directory"):  # dask-jobqueue checks, then makes it: shards race
+        Path(settings["log_directory"]).mkdir(parents=True, exist_ok=True)
     cluster = SLURMCluster(scheduler_options={"dashboard_address": None}, **settings)
     try:
         cluster.adapt(minimum_jobs=minimum, maximum_jobs=maximum)
