@@ -52,6 +52,7 @@ from simcore.machines.mesh2d.grid import (
     build_struct,
     busy_list,
     contact,
+    edge_contact,
     fill_grid,
     inside,
     memory_bytes,
@@ -219,23 +220,8 @@ def _slide(mesh, n, best, x, y, cw, ch, dx, dy, end, edges):
 def _better(mesh, n, best, x, y, cw, ch, edges):
     value = contact(mesh, n, x, y, x + cw - 1, y + ch - 1)
     if not edges:
-        value -= _edge_contact(mesh, x, y, x + cw - 1, y + ch - 1)
+        value -= edge_contact(mesh, x, y, x + cw - 1, y + ch - 1)
     return (x, y, cw, value) if value > best[3] else best
-
-
-@kernel
-def _edge_contact(mesh, x1, y1, x2, y2):
-    """The part of a candidate's boundary value that mesh edges give."""
-    value = 0
-    if x1 == 0:
-        value += y2 - y1 + 1
-    if x2 == mesh.width - 1:
-        value += y2 - y1 + 1
-    if y1 == 0:
-        value += x2 - x1 + 1
-    if y2 == mesh.height - 1:
-        value += x2 - x1 + 1
-    return value
 
 
 @kernel

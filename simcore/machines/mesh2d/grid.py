@@ -299,10 +299,9 @@ def shared(a1, a2, b1, b2):
 
 
 @kernel
-def contact(mesh, n, x1, y1, x2, y2):
-    """Boundary value of a free candidate <x1, y1, x2, y2>: its busy neighbours, counting
-    the nodes beyond a mesh edge as busy (Das Sharma and Pradhan; see `busy_list`)."""
-    blist = mesh.blist
+def edge_contact(mesh, x1, y1, x2, y2):
+    """The part of a candidate's boundary value the mesh edges give: its sides that lie on
+    one."""
     value = 0
     if x1 == 0:
         value += y2 - y1 + 1
@@ -312,6 +311,15 @@ def contact(mesh, n, x1, y1, x2, y2):
         value += x2 - x1 + 1
     if y2 == mesh.height - 1:
         value += x2 - x1 + 1
+    return value
+
+
+@kernel
+def contact(mesh, n, x1, y1, x2, y2):
+    """Boundary value of a free candidate <x1, y1, x2, y2>: its busy neighbours, counting
+    the nodes beyond a mesh edge as busy (Das Sharma and Pradhan; see `busy_list`)."""
+    blist = mesh.blist
+    value = edge_contact(mesh, x1, y1, x2, y2)
     for k in range(n):
         if blist[k, 2] == x1 - 1 or blist[k, 0] == x2 + 1:
             value += shared(y1, y2, blist[k, 1], blist[k, 3])
