@@ -291,7 +291,7 @@ def _std(values: Sequence[float | None]) -> float | None:
     return math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (len(xs) - 1))
 
 
-def _half_width(values: Sequence[float | None], level: float) -> float | None:
+def half_width(values: Sequence[float | None], level: float) -> float | None:
     """Half-width of the `level` confidence interval of the mean; null below two values."""
     std = _std(values)
     if std is None:
@@ -302,7 +302,7 @@ def _half_width(values: Sequence[float | None], level: float) -> float | None:
 
 def _ci95(values: Sequence[float | None]) -> float | None:
     """Half-width of the 95% confidence interval of the mean; null below two values."""
-    return _half_width(values, 0.95)
+    return half_width(values, 0.95)
 
 
 _REDUCERS = {"mean": _mean, "std": _std, "ci95": _ci95}
@@ -319,7 +319,7 @@ def _reduce(runs: pl.DataFrame, keys: Sequence[str],
     levels = [_LEVELS[s] for s in grouped["scheduler"].to_list()] if any(
         how == "ci" for _, _, how in stats) else []
     return out.with_columns(
-        pl.Series(name, [_half_width(v, level) for v, level in zip(
+        pl.Series(name, [half_width(v, level) for v, level in zip(
             grouped[column].to_list(), levels, strict=True)] if how == "ci" else
             [_REDUCERS[how](v) for v in grouped[column].to_list()], dtype=pl.Float64)
         for name, column, how in stats
@@ -388,6 +388,13 @@ def knee(offered: Sequence[float], accepted: Sequence[float]
     return at, float(s1[best]) * at, float(s2[best] / s1[best])
 
 
+def bend(offered: Sequence[float], accepted: Sequence[float]) -> tuple[float, float] | None:
+    """The `knee` (offered load, fitted level) where the curve saturates: its slope past
+    the knee below SATURATION_SLOPE times the slope before; None where it does not."""
+    found = knee(offered, accepted)
+    return found[:2] if found is not None and found[2] < SATURATION_SLOPE else None
+
+
 def _saturation(table: pl.DataFrame) -> pl.DataFrame:
     """Per configuration swept over offered load (rows of `table` sharing
     SATURATION_KEYS): the `knee` of its mean accepted load, the offered and fitted
@@ -402,11 +409,10 @@ def _saturation(table: pl.DataFrame) -> pl.DataFrame:
     rows = []
     for key, group in swept.sort([*keys, "offered_load"]).group_by(keys, maintain_order=True):
         load, accepted = group["offered_load"].to_list(), group["accepted_load_mean"].to_list()
-        found = knee(load, accepted)
-        stops = found is not None and found[2] < SATURATION_SLOPE
+        found = bend(load, accepted)
         rows.append({**dict(zip(keys, key, strict=True)), "n": int(group["n"].sum()),
-                     "saturation_load": found[1] if stops else None,
-                     "at_offered_load": found[0] if stops else None,
+                     "saturation_load": None if found is None else found[1],
+                     "at_offered_load": None if found is None else found[0],
                      "max_accepted_load": max(accepted), "max_offered_load": load[-1]})
     return pl.DataFrame(rows, schema=schema).sort(keys)
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from simcore.base.errors import ConfigError
-from simcore.report.tables import t_quantile
+from simcore.report.tables import half_width as confidence_half_width
 
 #: The verdicts, in the order the report counts them.
 VERDICTS = ("reproduced", "partly", "not reproduced", "calibrated", "extension", "not run")
@@ -180,14 +180,9 @@ def _half_digit(numeral: str) -> float:
 
 
 def half_width(values: Sequence[float]) -> float:
-    """Half-width of the 95% confidence interval of the mean of `values` (Student t);
-    0 below two values."""
-    n = len(values)
-    if n < 2:
-        return 0.0
-    mean = math.fsum(values) / n
-    std = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / (n - 1))
-    return t_quantile(0.975, n - 1) * std / math.sqrt(n)
+    """Half-width of the 95% confidence interval of the mean of `values` (Student t, as the
+    tables give it); 0 below two values."""
+    return confidence_half_width(values, 0.95) or 0.0
 
 
 @dataclass(frozen=True)
