@@ -56,8 +56,7 @@ from simcore.report.tables import (
     CONFIG_KEYS,
     MAX_SUCCESSFUL,
     RESPONSE_TARGET,
-    SATURATION_SLOPE,
-    knee,
+    bend,
 )
 from simcore.sweep.store import read_verified
 
@@ -336,13 +335,12 @@ def accepted_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
              count: int) -> None:
         load, accepted = part[axis].to_list(), part["accepted_load_mean"].to_list()
         ax.plot(load, accepted, markersize=4, **style)
-        found = knee(load, accepted)
-        stops = found is not None and found[2] < SATURATION_SLOPE
-        if stops:
+        found = bend(load, accepted)
+        if found is not None:
             ax.plot([found[0]], [found[1]], marker="|", markersize=16, linestyle="none",
                     color=style["color"], markeredgewidth=2)
         knees.setdefault(id(ax), []).append(
-            f"{_label(keys[index])}: " + (f"{found[0]:.3f}" if stops else "none"))
+            f"{_label(keys[index])}: " + ("none" if found is None else f"{found[0]:.3f}"))
 
     _draw_lines(fig, axes, panels, keys, axis, ["accepted_load_mean"], plot)
     low, high = float(rows[axis].min()), float(rows[axis].max())

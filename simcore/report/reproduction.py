@@ -49,7 +49,7 @@ import polars as pl
 from simcore.base.atomic import atomic_write_bytes
 from simcore.base.errors import ConfigError
 from simcore.base.yamlfiles import read_yaml
-from simcore.report.tables import CONFIG_KEYS, SATURATION_SLOPE, knee, saturation
+from simcore.report.tables import CONFIG_KEYS, bend, saturation
 from simcore.report.verdicts import (
     RULE,
     RULE_READING,
@@ -148,8 +148,8 @@ def evaluate(runs: pl.DataFrame, query: Mapping[str, Any]) -> float | None:
     if "knee" in query:
         curve = selected.group_by(query["along"]).agg(pl.col(query["knee"]).mean()).sort(
             query["along"])
-        found = knee(curve[query["along"]].to_list(), curve[query["knee"]].to_list())
-        return found[1] if found is not None and found[2] < SATURATION_SLOPE else None
+        found = bend(curve[query["along"]].to_list(), curve[query["knee"]].to_list())
+        return None if found is None else found[1]
     metric = query["change"]
     of, over = _select(selected, query["of"]), _select(selected, query["over"])
     if not of.height or not over.height:
