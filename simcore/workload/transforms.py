@@ -159,7 +159,7 @@ class WorkloadSpec:
         "source's own, if any", choices=tuple(BSP_MODELS), optional=True), draws=True)
 
     def __post_init__(self) -> None:
-        for f in fields(self):  # 1 and 1.0 must be one run: one canonical type
+        for f in _FIELDS:  # 1 and 1.0 must be one run: one canonical type
             try:
                 object.__setattr__(self, f.name, f.metadata["parameter"].convert(
                     getattr(self, f.name)))
@@ -168,11 +168,11 @@ class WorkloadSpec:
 
     def to_dict(self) -> dict[str, Any]:
         """Every transform parameter by name (all plain values)."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {f.name: getattr(self, f.name) for f in _FIELDS}
 
     def changes(self) -> dict[str, Any]:
         """The transform parameters whose values differ from their defaults."""
-        return {f.name: value for f in fields(self)
+        return {f.name: value for f in _FIELDS
                 if (value := getattr(self, f.name)) != f.metadata["parameter"].default}
 
     def span_jobs(self, rows: int) -> int:
@@ -191,14 +191,19 @@ class WorkloadSpec:
         return any((f.metadata["shaped"] and isinstance(getattr(self, f.name), float)
                     and 0.0 < getattr(self, f.name) < 1.0)
                    or (f.metadata["draws"] and getattr(self, f.name) is not None)
-                   for f in fields(self)) or self.arrival_shake_s > 0 or (
+                   for f in _FIELDS) or self.arrival_shake_s > 0 or (
                        self.insert_per_h > 0) or (
                        self.replication > 1 and self.replication_jitter_s > 0)
 
 
+#: WorkloadSpec's fields, looked up once: planning a large configuration builds and
+#: compares thousands of specs.
+_FIELDS: tuple[Field, ...] = fields(WorkloadSpec)
+
+
 def transforms() -> dict[str, Field]:
     """WorkloadSpec's fields by name."""
-    return {f.name: f for f in fields(WorkloadSpec)}
+    return {f.name: f for f in _FIELDS}
 
 
 def offered_load(size: np.ndarray, run_s: np.ndarray, submit_s: np.ndarray, units: int) -> float:

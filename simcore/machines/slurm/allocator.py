@@ -80,7 +80,7 @@ def menu_tables(menu: Menu) -> MenuTables:
             size.append(placement.size)
             torus.append(ti)
             first.append(len(masks))
-            count.append(len(placement.anchors))
+            count.append(placement.count)
             later = [base + q for q in range(k + 1, len(tor.placements))
                      if tor.placements[q].size > placement.size]
             larger.append(later[0] if later else -1)
@@ -108,7 +108,7 @@ def _set(mask: np.ndarray, units: np.ndarray) -> None:
 def memory_bytes(spec: MachineSpec) -> int:
     """Bytes of the anchor bitsets."""
     menu = load_menu(spec.argument)
-    anchors = sum(len(p.anchors) for t in menu.toruses for p in t.placements)
+    anchors = sum(p.count for t in menu.toruses for p in t.placements)
     return anchors * (n_words(menu.units) * 8 + 25)
 
 

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,14 +53,25 @@ MENU_DIR = "torus3d"
 
 @dataclass(frozen=True)
 class Placement:
-    """A placement shape: its dims, anchor seed and spacing, and anchors (x, y, z) in the
-    plugin's order; `line` is its position in its torus's list in the file."""
+    """A placement shape: its dims, anchor seed and spacing, and each axis's anchor
+    positions; `line` is its position in its torus's list in the file."""
 
     line: int
     dims: tuple[int, int, int]
     seed: tuple[int, int, int]
     spacing: tuple[int, int, int]
-    anchors: tuple[tuple[int, int, int], ...]
+    positions: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+
+    @functools.cached_property
+    def anchors(self) -> tuple[tuple[int, int, int], ...]:
+        """Every anchor (x, y, z) in the plugin's order: x slowest, z fastest. Made when an
+        allocator is built, not when a sweep is planned (a large torus has thousands)."""
+        return tuple(itertools.product(*self.positions))  # type: ignore[arg-type]
+
+    @property
+    def count(self) -> int:
+        """How many anchors it has."""
+        return math.prod(map(len, self.positions))
 
     @property
     def size(self) -> int:
@@ -100,7 +113,8 @@ class Menu:
         """The sizes a job can get: of placements with an anchor whose cells all hold
         nodes, ascending."""
         return sorted({p.size for t in self.toruses for p in t.placements
-                       if any((t.cells(p, a) >= 0).all() for a in p.anchors)})
+                       if any((t.cells(p, a) >= 0).all()
+                              for a in itertools.product(*p.positions))})
 
 
 def menu_path(argument: str) -> Path:
@@ -282,9 +296,8 @@ def _placement(value: Any, where: str, line: int, dims: tuple[int, int, int]) ->
     if any(spacing[a] > dims[a] for a in range(3)):
         raise SpecError(f"{where}.anchor_spacing: {spacing} must lie within the torus "
                         f"{'x'.join(map(str, dims))}")
-    per_axis = [axis_positions(dims[a], spacing[a], seed[a]) for a in range(3)]
-    anchors = tuple((x, y, z) for x in per_axis[0] for y in per_axis[1] for z in per_axis[2])
-    return Placement(line, shape, seed, spacing, anchors)  # type: ignore[arg-type]
+    positions = tuple(tuple(axis_positions(dims[a], spacing[a], seed[a])) for a in range(3))
+    return Placement(line, shape, seed, spacing, positions)  # type: ignore[arg-type]
 
 
 def axis_positions(length: int, spacing: int, seed: int) -> list[int]:
