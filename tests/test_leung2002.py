@@ -4,6 +4,7 @@ figures."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import polars as pl
@@ -12,6 +13,7 @@ import pytest
 from simcore.machines.curves.orderings import read_ordering_file
 from simcore.report.plots import locality_vs_work_multiple, table1_makespans, write_figure
 from simcore.tools import leung2002 as study
+from simcore.workload import cplant_stream
 
 
 def test_stream_is_built_as_the_paper_describes():
@@ -29,8 +31,8 @@ def test_stream_is_built_as_the_paper_describes():
 
 
 def test_evenly_spreads_each_list():
-    assert study.evenly([1, 1], [0, 0, 0, 0]) == [0, 1, 0, 0, 1, 0]
-    small = study.stream_sizes()[4:]
+    assert cplant_stream.evenly([1, 1], [0, 0, 0, 0]) == [0, 1, 0, 0, 1, 0]
+    small = cplant_stream.stream_sizes()[4:]
     large_at = [i for i, s in enumerate(small) if s >= 25]
     assert max(np.diff(large_at)) <= 4 and len(large_at) == 60
 
@@ -49,6 +51,28 @@ def test_switch_hilbert_keeps_each_switch_together(tmp_path):
     assert (np.minimum(step, 8 - step) + np.abs(np.diff(row)) == 1).all()
     assert (step == 7).sum() == 1
     assert (order.reshape(32, 4) % 4 == np.arange(4)).all()
+
+
+def test_the_papers_config_runs_table1_on_the_committed_switch_curve(tmp_path):
+    """Experiment leung2002-table1 reads the curve from the repository: it must be the one
+    `switch_hilbert` builds, on the machine the stream's model names, with the stream of
+    `table1_stream` (the study and the sweep run one stream)."""
+    from simcore.sweep.planning import load_plan
+    from simcore.workload.sources import load_workload
+    from simcore.workload.transforms import WorkloadSpec, prepare
+
+    shards = [s for s in load_plan("config/papers.yaml") if s.experiment == "leung2002-table1"]
+    assert len(shards) == 12 and {len(s.runs) for s in shards} == {10}
+    curves = {s.machine_spec.ordering for s in shards} - {"row-major"}
+    assert len(curves) == 1
+    committed = Path(curves.pop()).read_text()
+    assert committed == study.switch_hilbert(tmp_path / "c.txt").read_text()
+    assert {str(s.machine_spec.head) for s in shards} == {cplant_stream.MACHINE}
+    jobs = prepare(load_workload("cplant-stream:0.05", seed=3), WorkloadSpec(),
+                   shards[0].machine_spec, 3)
+    reference = study.table1_stream(3)
+    for column in ("submit_s", "run_s", "requested_s", "size"):
+        assert np.array_equal(getattr(jobs, column), getattr(reference, column)), column
 
 
 def test_table1_without_dilation_is_one_schedule(tmp_path):

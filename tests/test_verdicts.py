@@ -39,6 +39,9 @@ CHANGE = {"change": "utilization", "of": {"policy": "b"}, "over": {"policy": "a"
     ("about 1", 1, 1, 0.5),                 # ... but never narrower than the digit
     ("2x", 2, 2, 0.5),
     ("46% / 36%", 46 / 36, 46 / 36, 46 / 36 * (0.5 / 46 + 0.5 / 36)),
+    ("4:25:23", 15923, 15923, 0.5),         # h:mm:ss, to the second
+    ("5:46:31 / 4:25:23", 20791 / 15923, 20791 / 15923,
+     20791 / 15923 * (0.5 / 20791 + 0.5 / 15923)),
     (120, 120, 120, 0.5),
     (0.63, 0.63, 0.63, 0.005),
 ])
@@ -49,7 +52,8 @@ def test_printed_values_read_as_printed(text, low, high, tolerance):
 
 
 @pytest.mark.parametrize("text", ["", "x", "about", ">", "27-18%", "5% / 3 s", "0% / 5%",
-                                  "1,80 s", "1 furlong", "about > 5", "63%%", "5 % to 9 s"])
+                                  "1,80 s", "4:61:00", "1 furlong", "about > 5", "63%%",
+                                  "5 % to 9 s"])
 def test_what_is_not_a_printed_value_is_refused(text):
     with pytest.raises(ValueError, match=re.escape(repr(text))):
         read_printed(text)

@@ -2,13 +2,13 @@
 
 A claim's `paper` holds what the paper printed, as a string (or a plain number): `63%`,
 `about 80%`, `greater than 84%`, `< -48%`, `+15%`, `0.52`, `18-27%`, `-27% to -18%`,
-`1,800 s`, `about 90 min`, `2x` (a factor), `46% / 36%` (a quotient of two printed
-values). `read_printed` turns it into an interval of admissible values (a point, a range,
-or a one-sided bound) in the store's units, percentages as fractions and times in
-seconds, and a default tolerance:
+`1,800 s`, `about 90 min`, `4:25:23` (h:mm:ss), `2x` (a factor), `46% / 36%` (a quotient
+of two printed values). `read_printed` turns it into an interval of admissible values (a
+point, a range, or a one-sided bound) in the store's units, percentages as fractions and
+times in seconds, and a default tolerance:
 
 - half a unit of the last printed digit, in the printed unit (`63%`: 0.5 points, i.e.
-  0.005; `0.52`: 0.005; `1,800 s`: 0.5 s; `2x`: 0.5); for a quotient, the two halves
+  0.005; `0.52`: 0.005; `1,800 s` and `4:25:23`: 0.5 s; `2x`: 0.5); for a quotient, the two halves
   propagated (|a/b| (da/|a| + db/|b|));
 - for `about`, `approximately`, `around`, `roughly`, `nearly`, `almost`, `close(r) to`:
   5 points for a percentage, 5% of the value otherwise, if wider than the above.
@@ -96,6 +96,13 @@ def _term_pattern(name: str) -> str:
 _SINGLE = re.compile(rf"^{_term_pattern('a')}$")
 _RANGE = re.compile(rf"^{_term_pattern('a')}\s*(?:to|-|–)\s*{_term_pattern('b')}$")
 _QUOTIENT = re.compile(rf"^{_term_pattern('a')}\s*/\s*{_term_pattern('b')}$")
+_CLOCK = re.compile(r"\b(\d+):([0-5]\d):([0-5]\d)\b")
+
+
+def _seconds(match: re.Match[str]) -> str:
+    """A printed h:mm:ss as seconds, printed to the second."""
+    hours, minutes, seconds = (int(g) for g in match.groups())
+    return f"{3600 * hours + 60 * minutes + seconds} s"
 
 
 @dataclass(frozen=True)
@@ -121,7 +128,7 @@ def read_printed(value: object) -> Printed:
     if isinstance(value, float) and not math.isfinite(value):
         raise ValueError(f"{value!r} is not a printed value")
     text = " ".join(str(value).replace("−", "-").split())
-    body, approximate, bound = text.lower(), False, None
+    body, approximate, bound = _CLOCK.sub(_seconds, text.lower()), False, None
     for word in _APPROXIMATE_WORDS:
         if body.startswith(word + " "):
             body, approximate = body[len(word):].strip(), True
@@ -155,7 +162,7 @@ def read_printed(value: object) -> Printed:
         unit, scale = "x", 1.0
     else:
         raise ValueError(f"cannot read {text!r} as a printed value: a number with an "
-                         "optional unit (%, s, min, h, x), a range (18-27%), a quotient "
+                         "optional unit (%, s, min, h, x) or h:mm:ss, a range (18-27%), a quotient "
                          "(46% / 36%), after 'about' or a bound (greater than, <, ...)")
     if approximate:
         size = APPROXIMATE if unit == "%" else APPROXIMATE * max(abs(low), abs(high))

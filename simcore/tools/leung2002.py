@@ -5,19 +5,10 @@ allocator, from the store of the `leung2002` experiment (config/papers.yaml):
 `figure1_rows` reduces the runs, `simcore.report.plots.locality_vs_work_multiple` draws them.
 
 Table 1 (the paper's measurements on a 128-processor Cplant): the makespan of one job
-stream under six strategies. The stream (`table1_stream`) is built as the paper describes
-it, with the arrivals and run times it does not state chosen here:
-
-- jobs: 91 of 2, 33 of 5, 31 of 25 and 33 of 30 processors. The large jobs (25, 30) are
-  mixed evenly, as are the small ones (2, 5); the first four large jobs (30, 25, 30, 25:
-  110 processors) fill the machine, then the other 60 large and the 124 small jobs are
-  interspersed evenly ("evenly": each list's k-th of n items sits at (k + 1/2) / n, the two
-  lists merged by that position), which makes the last job a small one;
-- releases: one job every `release_s` seconds (60);
-- run times: the test suite (all-to-all broadcast, all-pairs ping-pong, ring) takes time
-  proportional to the job's size, `seconds_per_processor` x p (36 s), times a seeded
-  factor uniform in 1 +- `noise` (5%), standing in for the run-to-run variation the paper
-  reports (4-16% per job type); requested times are the size's run time x (1 + noise).
+stream under six strategies. The stream is the `cplant-stream` workload model
+(`simcore.workload.cplant_stream`, which says what the paper states and what is chosen
+here); experiment `leung2002-table1` of config/papers.yaml runs it at dilation 0 and 1.5,
+and `table1` sweeps the dilation.
 
 The machine (`TABLE1_MACHINE`): an 8x8 torus of switches whose four compute rows hold 4
 processors per switch, modelled as torus:4x8x4 (x: the processor's slot in its switch,
@@ -42,18 +33,15 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from simcore.base.draws import STREAMS, job_uniforms
 from simcore.jobs.jobs import Jobs
 from simcore.machines.curves.orderings import hilbert, write_ordering_file
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
+from simcore.workload import cplant_stream
 
-TABLE1_MACHINE = "torus:4x8x4"
+TABLE1_MACHINE = cplant_stream.MACHINE
 SWITCH_GRID = (8, 4)  # switch columns x compute rows
 SLOTS = 4  # processors per switch
-SIZES = {2: 91, 5: 33, 25: 31, 30: 33}
-FILLING = 4  # large jobs released first
-NOISE_STREAM = STREAMS["leung_noise"]
 #: The paper's Table 1: average makespan (h:mm:ss) and standard deviation per strategy.
 PAPER = {
     "Free List (no curve)": ("5:46:31", "0:10:10"),
@@ -74,29 +62,14 @@ STRATEGIES = {
 }
 
 
-def evenly(first: Sequence[int], second: Sequence[int]) -> list[int]:
-    """The two lists merged so that each is spread evenly over the result: the k-th of n
-    items sits at (k + 1/2) / n; ties go to `first`."""
-    keyed = [((k + 0.5) / len(first), 0, k, v) for k, v in enumerate(first)]
-    keyed += [((k + 0.5) / len(second), 1, k, v) for k, v in enumerate(second)]
-    return [v for *_, v in sorted(keyed)]
-
-
-def stream_sizes() -> list[int]:
-    """Job sizes in release order (module docstring)."""
-    large = evenly([30] * SIZES[30], [25] * SIZES[25])
-    small = evenly([2] * SIZES[2], [5] * SIZES[5])
-    return large[:FILLING] + evenly(large[FILLING:], small)
-
-
 def table1_stream(seed: int, noise: float = 0.05, release_s: float = 60.0,
                   seconds_per_processor: float = 36.0) -> Jobs:
-    """The test stream (module docstring); `seed` draws the run-time variation."""
-    size = np.array(stream_sizes(), dtype=np.int64)
-    ids = np.arange(1, size.shape[0] + 1)
-    base = seconds_per_processor * size
-    run = base * (1 + noise * (2 * job_uniforms(seed, NOISE_STREAM, ids) - 1))
-    return Jobs.create(ids, (ids - 1) * release_s, run, base * (1 + noise), size)
+    """The test stream (`simcore.workload.cplant_stream`); `seed` draws the run-time
+    variation."""
+    columns, _ = cplant_stream.sample({"noise": noise, "release_s": release_s,
+                                       "seconds_per_processor": seconds_per_processor}, seed)
+    return Jobs.create(columns["job_number"], columns["submit_time"], columns["run_time"],
+                       columns["requested_time"], columns["allocated_processors"])
 
 
 def switch_hilbert(path: str | Path) -> Path:

@@ -28,6 +28,7 @@ from simcore.base.params import Parameter, convert_all
 from simcore.jobs.bsp import COLUMNS as BSP_COLUMNS
 from simcore.jobs.submeshes import SHAPE_COLUMNS
 from simcore.jobs.swf import FIELDS, SWFHeader, from_columns
+from simcore.workload.cplant_stream import MACHINE as CPLANT_MACHINE
 from simcore.workload.io import SOURCE_METADATA_KEY, with_source
 from simcore.workload.scenarios import MACHINE as FCS_MACHINE
 from simcore.workload.scenarios import SCENARIOS as FCS_SCENARIOS
@@ -123,6 +124,17 @@ MODELS: dict[str, Model] = {row.name: row for row in (
           "3): 2 or 3 jobs of 128 processes arriving together", (
               Parameter("scenario", str, None, "which scenario", choices=FCS_SCENARIOS),
           ), "simcore.workload.scenarios", machine=FCS_MACHINE),
+    Model("cplant-stream", "Leung et al.'s Cplant test stream (Table 1): 188 jobs of 2, 5, "
+          "25 and 30 processors released at a fixed interval, run times proportional to "
+          "size", (
+              Parameter("noise", float, 0.05, "run times vary uniformly by +- this "
+                        "fraction, seeded", unit="fraction", minimum=0.0, maximum=0.5),
+              Parameter("release_s", float, 60.0, "time between releases", unit="s",
+                        minimum=0.0),
+              Parameter("seconds_per_processor", float, 36.0, "a job's run time per "
+                        "processor before the noise (calibrated: the best strategy's "
+                        "makespan)", unit="s", minimum=0.0, exclusive_minimum=True),
+          ), "simcore.workload.cplant_stream", machine=CPLANT_MACHINE),
 )}
 
 
