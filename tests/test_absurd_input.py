@@ -237,6 +237,27 @@ def test_a_config_with_a_million_seeds_is_refused_before_it_is_read_through(monk
     limits.check_runs(config)  # raised: accepted
 
 
+def test_a_config_found_valid_is_remembered_by_its_content_and_its_schema(monkeypatch,
+                                                                          tmp_path):
+    """Planning checks a large configuration on every call: a valid one is not read
+    through again, unless its content or the schema file's changed."""
+    config = small_config()
+    validate(config, SCHEMA)
+
+    def never(*args, **kwargs):
+        raise AssertionError("read through again")
+
+    monkeypatch.setattr("jsonschema.Draft202012Validator", never)
+    validate(config, SCHEMA)
+    edited = tmp_path / "schema.yaml"
+    edited.write_text(Path(SCHEMA).read_text() + "\n# edited\n")
+    with pytest.raises(AssertionError, match="read through again"):
+        validate(config, edited)
+    config["experiments"]["small"]["seeds"] = [1, 2, 3]
+    with pytest.raises(AssertionError, match="read through again"):
+        validate(config, SCHEMA)
+
+
 def test_a_trillion_jobs_in_a_config_are_refused_on_the_estimate():
     config = small_config()
     config["workloads"]["lublin16"]["synthetic"]["jobs"] = 10**12

@@ -23,7 +23,7 @@ PER_ITEM_RULES = {"simulate_shard", "synthesize_workload", "acquire_trace", "con
 def shard_params(dag) -> dict[str, tuple[str, str]]:
     """Each shard's summary path -> its (specification, code digest) parameters: what
     Snakemake's params trigger compares."""
-    return {str(job.output.summary): (job.params.spec, job.params.code)
+    return {str(job.output.summary): tuple(job.params.shard)
             for job in dag.jobs if job.rule.name == "simulate_shard"}
 
 

@@ -1,4 +1,5 @@
-"""On-disk caches: compiled numba kernels and BG/L link tables.
+"""On-disk caches: compiled numba kernels, BG/L link tables and values derived from the
+package's source.
 
 Numba invalidates a cached function only when its own file changes, not when a function it
 calls (in another module) does, and simcore's kernels call across modules. So the kernel
@@ -43,6 +44,12 @@ def sources_digest() -> str:
     from simcore.base.fingerprint import digest
 
     return _remembered({"kernels": lambda: digest(kernel_sources())})["kernels"]
+
+
+def remembered(name: str, compute: Callable[[], str]) -> str:
+    """`compute()`, remembered under `name` until the package's source changes: for a
+    result determined by the source and by what `name` states (e.g. a content hash)."""
+    return _remembered({name: compute})[name]
 
 
 def closure_digests(module_sets: Iterable[tuple[str, ...]]) -> dict[tuple[str, ...], str]:

@@ -11,10 +11,14 @@ cannot (names that refer to each other, machine sizes).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
+from simcore.base.caches import remembered
 from simcore.base.errors import ConfigError
 from simcore.base.patterns import NAME
 from simcore.base.yamlfiles import read_yaml
@@ -85,14 +89,23 @@ def validate(config: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
     """Check `config` against the schema at `path`; raise a ConfigError naming the key of
     the first problem (the most specific one where several alternatives fail). A
     configuration with more runs than its limit is refused first, before the schema reads
-    every value of its lists (`simcore.sweep.limits.check_runs`)."""
+    every value of its lists (`simcore.sweep.limits.check_runs`). A configuration found
+    valid is remembered by the hash of its content and of the schema file, until the
+    package's source changes (every planning of a large configuration checks it again)."""
+    check_runs(config)
+    content = json.dumps(config, sort_keys=True, default=str).encode() + Path(path).read_bytes()
+    remembered(f"valid-config:{hashlib.sha256(content).hexdigest()}",
+               lambda: _check(config, path))
+
+
+def _check(config: Mapping[str, Any], path: str | os.PathLike[str]) -> str:
+    """'valid', or the ConfigError of the first problem."""
     import jsonschema
 
-    check_runs(config)
     validator = jsonschema.Draft202012Validator(schema(path))
     errors = sorted(validator.iter_errors(dict(config)), key=lambda e: list(e.path))
     if not errors:
-        return
+        return "valid"
     error = _explained(jsonschema.exceptions.best_match(errors))
     where = ".".join(str(p) for p in error.absolute_path) or "(top level)"
     if error.validator == "oneOf" and isinstance(error.instance, Mapping):

@@ -105,10 +105,12 @@ def _shard_request(label, threads, attempt):
     return shard_request(".", SHARDS[label], threads, attempt)
 
 
-def shard_code(wildcards):
-    """The digest of the code a shard's runs can execute, as a parameter: editing a module
-    re-runs exactly the shards that can execute it (Snakemake's params trigger)."""
-    return CODE[code_modules(shard(wildcards))]
+def shard_parameter(wildcards):
+    """The shard's packed specification and the digest of the code its runs can execute:
+    editing a module re-runs exactly the shards that can execute it (Snakemake's params
+    trigger)."""
+    s = shard(wildcards)
+    return [s.packed(), CODE[code_modules(s)]]
 
 
 def synthetic_spec(wildcards):

@@ -52,11 +52,10 @@ rule simulate_shard:
         jobs=R(patterns.SHARD_JOBS),
     params:
         # the whole specification (compressed) and the digest of the code its runs can
-        # execute: a change of either re-runs exactly this shard
-        spec=lambda wildcards: shard(wildcards).packed(),
-        code=shard_code,
+        # execute, in one parameter (each is a function call per job): a change of either
+        # re-runs exactly this shard
+        shard=shard_parameter,
         root=patterns.RESULTS,
-        timing=lambda wildcards: patterns.SHARD_TIMING.format(**wildcards),
         dask=json.dumps(
             config.get("sweep", {}).get("dask", {"backend": "local"}), sort_keys=True
         ),
@@ -69,11 +68,13 @@ rule simulate_shard:
             wildcards, threads, attempt
         )["runtime"],
     log:
-        f"logs/simulate_shard/{patterns.SHARD_JOB}.log",
+        log=f"logs/simulate_shard/{patterns.SHARD_JOB}.log",
+        # the shard's own measurements (simulation seconds, runs): `simcore plan --timing`
+        timing=patterns.SHARD_TIMING,
     benchmark:
         benchmark("simulate_shard", patterns.SHARD_JOB)
     shell:
         # everything to the log; its last line (runs cached and simulated) to the console
-        "simcore sweep-shard --spec-packed {params.spec:q} --results {params.root:q}"
-        " --workers {threads} --dask {params.dask:q} --timing {params.timing:q}"
-        " 2>&1 | tee {log:q} | tail -n 1"
+        "simcore sweep-shard --spec-packed {params.shard[0]:q} --results {params.root:q}"
+        " --workers {threads} --dask {params.dask:q} --timing {log.timing:q}"
+        " 2>&1 | tee {log.log:q} | tail -n 1"
