@@ -163,6 +163,16 @@ def test_truncated_gzip(tmp_path, trace_excerpt):
         read_swf(path)
 
 
+def test_a_parquet_workload_is_named_as_such(tmp_path):
+    """The converted or synthesized form of a workload is not SWF: say so, not that its
+    first line has the wrong number of fields."""
+    path = tmp_path / "jobs.parquet"
+    path.write_bytes(b"PAR1" + bytes(range(256)) + b"PAR1")
+    with pytest.raises(SWFValueError, match=r"jobs.parquet: a Parquet file .*; expected SWF "
+                                            r"text"):
+        read_swf(path)
+
+
 def test_whitespace_variants(tmp_path):
     text = f";Version: 2\n\t{GOOD_LINE.replace(' ', chr(9) + '  ')}  \r\n\n  2{GOOD_LINE[1:]}"
     table = read_swf(_write(tmp_path, text))

@@ -173,6 +173,10 @@ def parse_swf(data: bytes, path: str = "<bytes>") -> pa.Table:
         if data.startswith(magic):
             raise SWFCompressionError(path, None, f"{name}-compressed data; expected SWF text, "
                                                   "plain or gzip-compressed")
+    if data.startswith(b"PAR1"):
+        raise SWFValueError(path, None, "a Parquet file (a converted or synthesized "
+                                        "workload); expected SWF text, plain or "
+                                        "gzip-compressed")
     data = data.removeprefix(b"\xef\xbb\xbf")
     if b"\r" in data:
         data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
