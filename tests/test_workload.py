@@ -13,9 +13,19 @@ from simcore.jobs.cleaning import clean
 from simcore.jobs.swf import read_swf
 from simcore.machines.spec import MachineSpec
 from simcore.workload.shapes import fat_shapes, slim_shapes, synthesize
-from simcore.workload.transforms import WorkloadSpec, offered_load, prepare
+from simcore.workload.transforms import WorkloadSpec, offered_load, prepare, transforms
 
 BGL = (8, 4, 4)
+
+
+def test_every_transform_default_is_already_canonical():
+    """A spec skips converting the transforms left at their defaults: each default must be
+    what converting it gives, value and type, so that 1 and 1.0 stay one run."""
+    for name, f in transforms().items():
+        converted = f.metadata["parameter"].convert(f.default)
+        assert converted == f.default and type(converted) is type(f.default), name
+    assert WorkloadSpec(runtime_scale=1) == WorkloadSpec() == WorkloadSpec(runtime_scale=1.0)
+    assert type(WorkloadSpec(runtime_scale=2).runtime_scale) is float
 
 
 @pytest.mark.parametrize(("size", "shape"), [(1, (1, 1, 1)), (6, (1, 1, 6)), (16, (1, 2, 8)),

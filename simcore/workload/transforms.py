@@ -160,9 +160,11 @@ class WorkloadSpec:
 
     def __post_init__(self) -> None:
         for f in _FIELDS:  # 1 and 1.0 must be one run: one canonical type
+            value = getattr(self, f.name)
+            if value is f.default:  # left out: the default is canonical already
+                continue
             try:
-                object.__setattr__(self, f.name, f.metadata["parameter"].convert(
-                    getattr(self, f.name)))
+                object.__setattr__(self, f.name, f.metadata["parameter"].convert(value))
             except SpecError as exc:
                 raise SpecError(f"workload transform {exc}") from None
 
