@@ -54,6 +54,9 @@ from simcore.policy import PolicySpec
 
 #: Event times per kernel call when progress is reported: a few milliseconds of work.
 PROGRESS_STEP = 20_000
+#: Room a recorded placement log of a migrating run starts with, per job, for moves; a run
+#: that moves more is simulated again with room for every placement it counted.
+MOVES_PER_JOB = 1
 
 
 def simulate(
@@ -107,18 +110,18 @@ def simulate(
                         "no size it runs")
     if refused.any():
         jobs = jobs.select(~refused)
-    log_capacity = len(jobs) if allocation.measures else 0
-    if record_placements:  # every start, plus at most every running job per migration
-        migrates = "migrates" in policy.row.needs
-        log_capacity = len(jobs) + ((2 * len(jobs) + 1) * spec.units if migrates else 0)
+    log_capacity = len(jobs) if allocation.measures or record_placements else 0
+    if record_placements and "migrates" in policy.row.needs:
+        log_capacity += len(jobs) * MOVES_PER_JOB  # grown below if that is short
     compile_s = 0.0
     while True:
         machine_struct, kernel_policy, kernel_jobs, state, elapsed, ready_s = _execute(
             jobs, spec, policy, seed, log_capacity, progress, progress_step)
         compile_s += ready_s
-        if not (spec.fails() and log_capacity and state.ctr[LOG_LEN] == log_capacity):
+        if state.ctr[LOG_LEN] <= log_capacity:
             break
-        log_capacity *= 2  # jobs cut short were placed again: the log may have overflowed
+        log_capacity = int(state.ctr[LOG_LEN])  # moves and runs a failure cut short placed
+        # jobs again: run again with room for every placement the log counted
     if state.ctr[STATUS]:
         raise SimcoreError(f"simulation of {spec} under {policy} stopped: jobs wait on an idle "
                            "machine that can never place them")
@@ -172,6 +175,9 @@ def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int, log_c
         n_classes=len(classes))
     kernel_policy = policy.implementation.kernel_policy(policy, len(jobs))
     outages = _outages(spec, machine_struct, jobs, seed)
+    if log_capacity:
+        check_memory(f"the placement log of machine {spec} ({log_capacity:,} placements)",
+                     log_capacity * (machine_struct.words * 8 + 16))
     state = new_state(len(jobs), spec.units, machine_struct.words, len(classes), log_capacity,
                       None if outages is None else outages.initial(machine_struct.words))
     step = progress_step if progress is not None else 1 << 62  # else all in one call

@@ -88,6 +88,34 @@ def test_deterministic_across_runs(trace_excerpt):
     assert all(same)
 
 
+def test_a_placement_log_without_room_for_every_move_is_recorded_again(monkeypatch,
+                                                                      trace_excerpt):
+    """A migrating run's log starts with room for one move per job; a run that counts more
+    placements is simulated again with room for all of them, and its log is whole."""
+    jobs = trace_span(str(trace_excerpt("SDSC-SP2-1998-4.2-cln")), "torus:4x4x8", 1.2)
+    roomy = simulate(jobs, "torus:4x4x8", "bm", record_placements=True).placements
+    moves = roomy.time_s.shape[0] - len(jobs)
+    assert moves > 0, "the span should make B+M move jobs"
+    monkeypatch.setattr("simcore.simulate.MOVES_PER_JOB", 0)
+    result = simulate(jobs, "torus:4x4x8", "bm", record_placements=True)
+    log = result.placements
+    assert np.array_equal(log.time_s, roomy.time_s) and np.array_equal(log.masks, roomy.masks)
+    assert check_exclusive(result) == len(jobs) + moves
+
+
+def test_a_placement_log_too_large_to_hold_is_refused_before_the_run():
+    """Recording the placements of a node-level torus keeps a bitset of 65,536 units per
+    placement: a log above the memory limit is refused before the run, naming its size."""
+    from simcore.base.errors import SpecError
+
+    n = 70_000
+    jobs = Jobs.create(np.arange(1, n + 1), np.arange(float(n)), np.full(n, 10.0),
+                       np.full(n, 10.0), np.ones(n, dtype=np.int64))
+    with pytest.raises(SpecError, match=r"the placement log of machine torus:64x32x32 "
+                                        r"\(70,000 placements\) would take 0\.5 GiB"):
+        simulate(jobs, "torus:64x32x32", "fcfs", record_placements=True)
+
+
 small_workloads = st.integers(1, 40).flatmap(lambda n: st.tuples(
     st.lists(st.integers(0, 50), min_size=n, max_size=n),    # submit
     st.lists(st.integers(0, 60), min_size=n, max_size=n),    # run

@@ -245,13 +245,15 @@ def start_job(st, jobs, delay, j, t, alloc, mask):
 
 @kernel
 def log_placement(st, t, j, mask):
-    """Append (t, j, mask) to the placement log when recording."""
+    """Append (t, j, mask) to the placement log when recording. A full log keeps counting
+    the placements it could not hold, so that its caller can run again with room."""
     out = st.out
     n = st.ctr[LOG_LEN]
     if n < out.log_s.shape[0]:
         out.log_s[n] = t
         out.log_job[n] = j
         copy_into(out.log_mask[n], mask)
+    if out.log_s.shape[0]:
         st.ctr[LOG_LEN] = n + 1
 
 
