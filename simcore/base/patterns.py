@@ -39,7 +39,8 @@ TRACE = "resources/traces/{trace}.swf.gz"
 #: timings, never part of a result.
 BENCHMARK = "benchmarks/{rule}/{job}.tsv"
 SHARD_JOB = "{dataset}/{experiment}/{workload}/{machine}/{policy}"
-SHARD_TIMING = "benchmarks/simulate_shard/" + SHARD_JOB + ".json"
+SHARD_TIMING_DIR = "benchmarks/simulate_shard"  # `simcore sweep-shard --timing-dir`
+SHARD_TIMING = SHARD_TIMING_DIR + "/" + SHARD_JOB + ".json"
 
 #: `variant`: a digest of what makes the file (`simcore.sweep.experiments.Source.path`)
 TRACE_WORKLOAD = "workloads/{trace}/{variant}/jobs.parquet"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
-from simcore.base.patterns import PUBLISHED
+from simcore.base.patterns import PUBLISHED, SHARD_JOB
 from simcore.cli.common import check_store, json_argument
 
 
@@ -33,8 +33,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     shard.add_argument("--workers", type=int, default=1, help="local Dask worker processes")
     shard.add_argument("--dask", default='{"backend": "local"}', metavar="JSON",
                        help="Dask backend: local, address or slurm, with options")
-    shard.add_argument("--timing", metavar="FILE",
-                       help="write the shard's wall and simulation seconds here (JSON)")
+    shard.add_argument("--timing-dir", metavar="DIR",
+                       help="write the shard's wall and simulation seconds (JSON) to "
+                            "DIR/<dataset>/<experiment>/<workload>/<machine>/<policy>.json")
     shard.set_defaults(handler=_sweep_shard)
     _add_results(commands)
     _add_archive(commands)
@@ -120,8 +121,10 @@ def _sweep_shard(args: argparse.Namespace) -> int:
     shard = (Shard.from_json(args.spec) if args.spec is not None
              else Shard.unpack(args.spec_packed))
     report = run_shard(shard, args.results, args.workers, dask)
-    if args.timing:
-        atomic_write_bytes(args.timing, json_text(report.timing(args.workers)).encode())
+    if args.timing_dir:
+        job = SHARD_JOB.format(dataset=shard.dataset, **shard.names)
+        atomic_write_bytes(Path(args.timing_dir) / f"{job}.json",
+                           json_text(report.timing(args.workers)).encode())
     return 0
 
 

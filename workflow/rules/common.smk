@@ -90,9 +90,13 @@ def shard_workloads(wildcards):
 
 
 def shard_threads(wildcards):
-    """A shard's Dask workers: one per RUNS_PER_WORKER runs (64 at most), so that a small
-    shard runs in its own process while others run beside it."""
-    return useful_workers(len(shard(wildcards).runs), 64)
+    """A shard's Dask workers. Where the configuration has at least as many shards as
+    cores, one: Snakemake runs shards side by side, each simulating in its own process (a
+    worker process costs about 1.5 core-seconds to start, more than most shards gain from
+    a second one). With fewer shards, one worker per RUNS_PER_WORKER runs, up to the cores
+    each shard would get."""
+    cores = max(1, (workflow.cores or 1) // len(SHARDS))
+    return useful_workers(len(shard(wildcards).runs), cores)
 
 
 def shard_resources(wildcards, threads, attempt):

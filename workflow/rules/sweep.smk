@@ -56,6 +56,8 @@ rule simulate_shard:
         # re-runs exactly this shard
         shard=shard_parameter,
         root=patterns.RESULTS,
+        # the shard's own measurements (simulation seconds, runs): `simcore plan --timing`
+        timing=patterns.SHARD_TIMING_DIR,
         dask=json.dumps(
             config.get("sweep", {}).get("dask", {"backend": "local"}), sort_keys=True
         ),
@@ -68,13 +70,11 @@ rule simulate_shard:
             wildcards, threads, attempt
         )["runtime"],
     log:
-        log=f"logs/simulate_shard/{patterns.SHARD_JOB}.log",
-        # the shard's own measurements (simulation seconds, runs): `simcore plan --timing`
-        timing=patterns.SHARD_TIMING,
+        f"logs/simulate_shard/{patterns.SHARD_JOB}.log",
     benchmark:
         benchmark("simulate_shard", patterns.SHARD_JOB)
     shell:
         # everything to the log; its last line (runs cached and simulated) to the console
         "simcore sweep-shard --spec-packed {params.shard[0]:q} --results {params.root:q}"
-        " --workers {threads} --dask {params.dask:q} --timing {log.timing:q}"
-        " 2>&1 | tee {log.log:q} | tail -n 1"
+        " --workers {threads} --dask {params.dask:q} --timing-dir {params.timing:q}"
+        " 2>&1 | tee {log:q} | tail -n 1"
