@@ -61,6 +61,18 @@ def test_png_and_svg_files(figures: list[Path]) -> None:
     assert "<dc:date>" not in text and text.lstrip().startswith("<?xml")
 
 
+def test_processes_draw_the_same_figures(tables_dir: Path, figures: list[Path],
+                                         tmp_path: Path) -> None:
+    """Two processes drawing experiments side by side write the same files, bytes and all,
+    and return them in the same order as one."""
+    experiments = {p.parts[-2] for p in figures}
+    assert len(experiments) >= 2, "the fixture should hold several experiments"
+    again = write_figures(tables_dir, tmp_path / "figures", jobs=2)
+    assert [p.parts[-2:] for p in again] == [p.parts[-2:] for p in figures]
+    for first, second in zip(figures, again, strict=True):
+        assert first.read_bytes() == second.read_bytes(), second
+
+
 def test_figures_are_deterministic(tables_dir: Path, figures: list[Path],
                                   tmp_path: Path) -> None:
     # aridor's utilization and capacity again (two figures keep the test fast; panels by

@@ -69,6 +69,8 @@ def _add_results(commands: argparse._SubParsersAction) -> None:
     figures = commands.add_parser("figures", help="plot the tables")
     figures.add_argument("--tables", required=True, help="directory of the tables")
     figures.add_argument("--out", required=True, help="directory of the figures")
+    figures.add_argument("--jobs", type=int, default=1,
+                         help="processes drawing experiments side by side (default 1)")
     figures.set_defaults(handler=_figures)
 
 
@@ -154,7 +156,9 @@ def _reproduction(args: argparse.Namespace) -> int:
 def _figures(args: argparse.Namespace) -> int:
     from simcore.report.plots import write_figures
 
-    for path in write_figures(args.tables, args.out):
+    if args.jobs < 1:
+        raise SpecError(f"--jobs {args.jobs}; expected at least 1")
+    for path in write_figures(args.tables, args.out, args.jobs):
         print(path)
     return 0
 

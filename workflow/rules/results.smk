@@ -37,12 +37,14 @@ rule figures:
             category="Figures",
             subcategory="{experiment}",
         ),
+    threads: workflow.cores
     log:
         "logs/figures/{dataset}.log",
     benchmark:
         benchmark("figures", "{dataset}")
     shell:
-        "simcore figures --tables {input:q} --out {output:q} > {log:q} 2>&1"
+        "simcore figures --tables {input:q} --out {output:q} --jobs {threads}"
+        " > {log:q} 2>&1"
 
 
 rule reproduction:
