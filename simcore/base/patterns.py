@@ -40,7 +40,8 @@ TRACE = "resources/traces/{trace}.swf.gz"
 BENCHMARK = "benchmarks/{rule}/{job}.tsv"
 SHARD_JOB = "{dataset}/{experiment}/{workload}/{machine}/{policy}"
 SHARD_TIMING_DIR = "benchmarks/simulate_shard"  # `simcore sweep-shard --timing-dir`
-SHARD_TIMING = SHARD_TIMING_DIR + "/" + SHARD_JOB + ".json"
+SHARD_TIMING_FILE = SHARD_JOB + ".json"  # under that directory
+SHARD_TIMING = SHARD_TIMING_DIR + "/" + SHARD_TIMING_FILE
 
 #: `variant`: a digest of what makes the file (`simcore.sweep.experiments.Source.path`)
 TRACE_WORKLOAD = "workloads/{trace}/{variant}/jobs.parquet"

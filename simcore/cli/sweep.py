@@ -10,7 +10,7 @@ from pathlib import Path
 
 from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
-from simcore.base.patterns import PUBLISHED, SHARD_JOB
+from simcore.base.patterns import PUBLISHED, SHARD_TIMING_FILE
 from simcore.cli.common import check_store, json_argument
 
 
@@ -124,8 +124,8 @@ def _sweep_shard(args: argparse.Namespace) -> int:
              else Shard.unpack(args.spec_packed))
     report = run_shard(shard, args.results, args.workers, dask)
     if args.timing_dir:
-        job = SHARD_JOB.format(dataset=shard.dataset, **shard.names)
-        atomic_write_bytes(Path(args.timing_dir) / f"{job}.json",
+        name = SHARD_TIMING_FILE.format(dataset=shard.dataset, **shard.names)
+        atomic_write_bytes(Path(args.timing_dir) / name,
                            json_text(report.timing(args.workers)).encode())
     return 0
 
