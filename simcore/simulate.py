@@ -34,6 +34,7 @@ from simcore.core.state import (
     DECISIONS,
     FAILED_AREA,
     FAILURES,
+    LOG_CODE_LEN,
     LOG_LEN,
     MIGRATIONS_ATTEMPTED,
     MIGRATIONS_SUCCESSFUL,
@@ -43,6 +44,10 @@ from simcore.core.state import (
     STATUS,
     T_PREV,
     UNUSED_AREA,
+    grown_log,
+    log_half_full,
+    log_short,
+    log_size,
     new_state,
 )
 from simcore.jobs.cleaning import clean, cleaning_report
@@ -54,9 +59,8 @@ from simcore.policy import PolicySpec
 
 #: Event times per kernel call when progress is reported: a few milliseconds of work.
 PROGRESS_STEP = 20_000
-#: Room a recorded placement log of a migrating run starts with, per job, for moves; a run
-#: that moves more is simulated again with room for every placement it counted.
-MOVES_PER_JOB = 1
+#: Code words per job a run's placement log starts with (it grows as the run needs).
+LOG_WORDS_PER_JOB = 8
 
 
 def simulate(
@@ -64,7 +68,6 @@ def simulate(
     machine: str | MachineSpec,
     policy: str | PolicySpec,
     seed: int = 0,
-    record_placements: bool = False,
     progress: Callable[[int, int, float], None] | None = None,
     progress_step: int = PROGRESS_STEP,
 ) -> SimulationResult:
@@ -74,11 +77,11 @@ def simulate(
     default rules first unless it already was (see `simcore.jobs.cleaning`). Deterministic: the same
     inputs give bit-identical results; `seed` is recorded in the summary (the engine itself
     draws no random numbers; seeded randomness lives in workload preparation).
-    `record_placements` keeps a log of every placement, for checking and for locality
-    studies (it costs memory: one bitset per placement). Allocators that measure their
+    The result keeps the placement log (`result.placements`): every start and migration
+    move, each as a few words (runs of the resources' bits). Allocators that measure their
     placements (a module function `job_metrics(struct, state, jobs)`, e.g. the curve
-    allocators' locality) always keep one entry per job and add per-job columns and run
-    metrics; `timing["metrics_s"]` is what measuring cost. Run metrics the allocator's and
+    allocators' locality) add per-job columns and run metrics from it;
+    `timing["metrics_s"]` is what measuring cost. Run metrics the allocator's and
     the scheduler's modules report (`observables`) join the summary; each must be a
     registered run metric (`simcore.core.metrics.RUN_METRICS`). `progress`, if given, is
     called every `progress_step` event times with (jobs started, jobs, simulated seconds so far);
@@ -99,9 +102,6 @@ def simulate(
                         f"has {spec.units} ({too_big.size} such jobs)")
     scheduling = policy.implementation
     if scheduling.engine:
-        if record_placements:
-            raise SpecError(f"scheduler {policy.scheduler} keeps no placement log; expected "
-                            "record_placements=False")
         return scheduling.simulate(jobs, spec, policy, seed)
     allocation = spec.implementation
     refused = allocation.refused(spec, jobs)
@@ -110,18 +110,16 @@ def simulate(
                         "no size it runs")
     if refused.any():
         jobs = jobs.select(~refused)
-    log_capacity = len(jobs) if allocation.measures or record_placements else 0
-    if record_placements and "migrates" in policy.row.needs:
-        log_capacity += len(jobs) * MOVES_PER_JOB  # grown below if that is short
+    log = (2 * len(jobs) + 2, LOG_WORDS_PER_JOB * len(jobs) + 64)
     compile_s = 0.0
     while True:
         machine_struct, kernel_policy, kernel_jobs, state, elapsed, ready_s = _execute(
-            jobs, spec, policy, seed, log_capacity, progress, progress_step)
+            jobs, spec, policy, seed, log, progress, progress_step)
         compile_s += ready_s
-        if state.ctr[LOG_LEN] <= log_capacity:
+        if not log_short(state):
             break
-        log_capacity = int(state.ctr[LOG_LEN])  # moves and runs a failure cut short placed
-        # jobs again: run again with room for every placement the log counted
+        # one decision placed more than half the log could hold: run again with room
+        log = (2 * int(state.ctr[LOG_LEN]), 2 * int(state.ctr[LOG_CODE_LEN]))
     if state.ctr[STATUS]:
         raise SimcoreError(f"simulation of {spec} under {policy} stopped: jobs wait on an idle "
                            "machine that can never place them")
@@ -140,13 +138,14 @@ def simulate(
     table = result.jobs
     for name, values in columns.items():
         table = table.append_column(name, values)
-    result = dataclasses.replace(result, jobs=table)
-    if not record_placements:
-        return result
-    n = state.ctr[LOG_LEN]
-    log = PlacementLog(state.out.log_s[:n].copy(), jobs.job_id[state.out.log_job[:n]],
-                       state.out.log_mask[:n].copy(), _applied_outages(spec, state))
-    return dataclasses.replace(result, placements=log)
+    n, used = int(state.ctr[LOG_LEN]), int(state.ctr[LOG_CODE_LEN])
+    out = state.out
+    log = PlacementLog(out.log_s[:n].copy(), jobs.job_id[out.log_job[:n]],
+                       out.log_at[:n + 1].copy(), out.log_code[:used].copy(),
+                       machine_struct.words, _applied_outages(spec, state))
+    for name, values in log.job_columns(out.log_job[:n], len(jobs)).items():
+        table = table.append_column(name, values)
+    return dataclasses.replace(result, jobs=table, placements=log)
 
 
 def _applied_outages(spec: MachineSpec, state: Any) -> OutageEvents | None:
@@ -159,11 +158,13 @@ def _applied_outages(spec: MachineSpec, state: Any) -> OutageEvents | None:
                         o.masks[domain].copy(), o.units[domain].copy())
 
 
-def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int, log_capacity: int,
-             progress: Callable[[int, int, float], None] | None,
+def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int,
+             log: tuple[int, int], progress: Callable[[int, int, float], None] | None,
              progress_step: int = PROGRESS_STEP) -> tuple[Any, ...]:
     """Build the machine, the policy and the state, and run the event loop to its end
-    (drawing the failure process further whenever the run outlasts it); returns the
+    (drawing the failure process further whenever the run outlasts it, growing the
+    placement log, of `log` entries and code words at first, as it fills; a log one
+    decision overfilled ends the loop early, `log_short`); returns the
     machine and policy structs, the kernel jobs, the state, the kernel's wall time and,
     apart from it, the time compiling the kernel or loading it from the cache took."""
     machine_struct, size, placement_class = spec.implementation.build(spec, jobs)
@@ -175,10 +176,8 @@ def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int, log_c
         n_classes=len(classes))
     kernel_policy = policy.implementation.kernel_policy(policy, len(jobs))
     outages = _outages(spec, machine_struct, jobs, seed)
-    if log_capacity:
-        check_memory(f"the placement log of machine {spec} ({log_capacity:,} placements)",
-                     log_capacity * (machine_struct.words * 8 + 16))
-    state = new_state(len(jobs), spec.units, machine_struct.words, len(classes), log_capacity,
+    _check_log(spec, *log)
+    state = new_state(len(jobs), spec.units, machine_struct.words, len(classes), *log,
                       None if outages is None else outages.initial(machine_struct.words))
     step = progress_step if progress is not None else 1 << 62  # else all in one call
     ready_s = kernel_ready(run_events, kernel_policy, machine_struct, state, kernel_jobs, step)
@@ -187,11 +186,23 @@ def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int, log_c
         if state.ctr[OUTAGE_HORIZON]:
             state.ctr[OUTAGE_HORIZON] = 0
             state = state._replace(outages=outages.extended(state.outages))
+        if log_short(state):
+            break  # made again by the caller
+        if log_half_full(state):
+            log = (2 * state.out.log_s.shape[0], 2 * state.out.log_code.shape[0])
+            _check_log(spec, *log)
+            state = grown_log(state, *log)
         if progress is not None:
             progress(int(state.ctr[STARTS]), len(jobs),
                      float(state.acc[T_PREV] - jobs.submit_s[0]))
     return (machine_struct, kernel_policy, kernel_jobs, state,
             time.perf_counter() - began, ready_s)
+
+
+def _check_log(spec: MachineSpec, capacity: int, room: int) -> None:
+    """Refuse a placement log above the memory limit before it is allocated."""
+    check_memory(f"the placement log of machine {spec} ({capacity:,} placements)",
+                 log_size(capacity, room))
 
 
 def _outages(spec: MachineSpec, struct: Any, jobs: Jobs, seed: int) -> OutagePlan | None:

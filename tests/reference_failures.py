@@ -96,7 +96,7 @@ def flat_failure_schedule(submit, run, estimate, size, units, easy, events, requ
 
 
 def check_outages(result, masks: np.ndarray, events) -> int:
-    """Replay the placement log of `result` (recorded with record_placements) against the
+    """Replay the placement log of `result` against the
     outage `events` = (time, domain, repair) arrays and the domains' resource `masks`:
     each placement lasts until the job's next placement (a migration move, or a new run
     after a failure of one of its resources cut it short) or its end; the last one ends

@@ -91,7 +91,7 @@ def ctc_span(path: str, machine_text: str, p_fat: float, p_torus: float):
                                        PolicySpec("backfill", reservation=False)])
 def test_real_trace_invariants_with_links(machine_text, scheduler, trace_excerpt):
     jobs = ctc_span(str(trace_excerpt("CTC-SP2-1996-3.1-cln")), machine_text, 0.5, 0.5)
-    result = simulate(jobs, machine_text, scheduler, record_placements=True)
+    result = simulate(jobs, machine_text, scheduler)
     check_timing(result)
     check_capacity(result, 128)
     assert check_exclusive(result) == len(jobs)  # midplanes and cables, no migration

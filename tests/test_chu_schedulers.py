@@ -154,8 +154,7 @@ def test_priority_reserves_the_submesh_with_the_fewest_free_processors():
     shapes = np.array([[2, 4, 1], [2, 2, 1], [2, 4, 1], [2, 2, 1]])
     jobs = Jobs.create([1, 2, 3, 4], [0, 0, 0.5, 1], [10, 20, 5, 5], [10, 20, 5, 5],
                        shapes[:, :2].prod(axis=1), shape=shapes, torus=np.zeros(4, bool))
-    result = simulate(jobs, MachineSpec.parse("mesh:4x4", "bl"), "priority",
-                      record_placements=True)
+    result = simulate(jobs, MachineSpec.parse("mesh:4x4", "bl"), "priority")
     assert starts(result) == {1: 0, 2: 0, 3: 10, 4: 1}
     assert result.jobs.column("reserved_s").to_pylist()[2] == 0.5
     assert check_exclusive(result) == 4
@@ -201,7 +200,7 @@ def test_invariants_on_long_runs(scheduler, allocator):
     table = synthesize(SyntheticSpec.create("chu", {"distribution": "decreasing", "jobs": 2000,
                                                     "side": 16, "estimate_cv": 0.5}), 3)
     jobs = prepare(table, WorkloadSpec(offered_load=0.7), machine, 3)
-    result = simulate(jobs, machine, scheduler, record_placements=True)
+    result = simulate(jobs, machine, scheduler)
     check_timing(result)
     assert check_exclusive(result) == len(jobs)
     index = {int(j): i for i, j in enumerate(jobs.job_id)}
@@ -235,7 +234,7 @@ def test_real_trace_invariants(scheduler, allocator, trace_excerpt):
     machine = MachineSpec.parse(f"mesh:{dims}", allocator)
     table = clean(read_swf(trace_excerpt("SDSC-SP2-1998-4.2-cln")))
     jobs = prepare(table, WorkloadSpec(first_jobs=2000, runtime_scale=1.2), machine)
-    result = simulate(jobs, machine, scheduler, record_placements=True)
+    result = simulate(jobs, machine, scheduler)
     check_timing(result)
     check_capacity(result, machine.units)
     assert check_exclusive(result) == len(jobs)

@@ -157,7 +157,7 @@ def test_a_failed_chip_takes_its_cube_out_of_service(tmp_path):
     spec = MachineSpec.parse(RING, options={"failure_trace": str(path)})
     jobs = Jobs.create([1, 2, 3], [0.0, 0.0, 20.0], [50.0, 50.0, 30.0], [50.0] * 3,
                        [8, 8, 16])
-    result = simulate(jobs, spec, "fcfs", record_placements=True)
+    result = simulate(jobs, spec, "fcfs")
     start = result.jobs.column("start_s").to_pylist()
     assert start == [0.0, 10.0, 50.0]
     assert result.jobs.column("failures_hit").to_pylist() == [0, 1, 0]
@@ -177,7 +177,7 @@ def test_invariants_on_a_real_trace_with_failures(trace_excerpt, allocator):
     spec = MachineSpec.parse("cubes:4x2x2:2", allocator,
                              options={"unit_mtbf_s": 2e6, "repair_s": 7200})
     jobs = prepare(table, WorkloadSpec(first_jobs=2000, offered_load=0.9), spec, seed=4)
-    result = simulate(jobs, spec, "backfill", seed=4, record_placements=True)
+    result = simulate(jobs, spec, "backfill", seed=4)
     s = result.summary
     assert s["failures"] > 5 and s["runs_cut_short"] > 0
     struct, size, _ = spec.implementation.build(spec, jobs)

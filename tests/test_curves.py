@@ -150,7 +150,7 @@ def test_curve_machines_schedule_as_flat_ones_and_measure_what_they_place(machin
     submit, run, size = (np.array(v) for v in case)
     jobs = Jobs.create(np.arange(1, len(submit) + 1), submit, run, run + 3,
                        (size - 1) % n + 1)
-    result = simulate(jobs, spec, scheduler, record_placements=True)
+    result = simulate(jobs, spec, scheduler)
     flat = simulate(jobs, f"flat:{n}", scheduler)
     assert np.array_equal(result.jobs.column("sched_s").to_numpy(),
                           flat.jobs.column("sched_s").to_numpy())
@@ -244,7 +244,7 @@ def test_dilation_stretches_scattered_jobs():
     but rank 2: 66 against 56. Jobs on compact placements (and single processors) keep
     their run times."""
     spec = MachineSpec.parse("mesh:8", "free-list", options={"dilation": 1.0})
-    result = simulate(dilated_jobs(DILATED), spec, "fcfs", record_placements=True)
+    result = simulate(dilated_jobs(DILATED), spec, "fcfs")
     check_exclusive(result)
     rows = result.jobs.to_pylist()
     assert [r["nodes"] for r in rows[:3]] == [[0, 1], [2], [0, 1, 3, 4, 5, 6]]
@@ -281,7 +281,7 @@ def test_ross_span_on_the_papers_mesh(trace_excerpt):
             spec = MachineSpec.parse("mesh:8x8x5", rule, ordering=ordering,
                                      options={} if rule == "free-list" else
                                      {"fallback_span": "ring"})
-            result = simulate(jobs, spec, PolicySpec(scheduler), record_placements=True)
+            result = simulate(jobs, spec, PolicySpec(scheduler))
             assert np.array_equal(result.jobs.column("sched_s").to_numpy(), flat)
             assert check_exclusive(result) == len(jobs)
             sizes = [len(nodes) for nodes in nodes_of(result)]

@@ -229,7 +229,7 @@ def test_invariants_with_drawn_failures_on_a_real_trace(trace_excerpt, text, sch
     table = clean(read_swf(trace_excerpt("SDSC-SP2-1998-4.2-cln")))
     spec = machine(text, unit_mtbf_s=2e6, repair_s=7200, on_failure=on_failure)
     jobs = prepare(table, WorkloadSpec(first_jobs=2000, p_torus=1.0), spec, seed=2)
-    result = simulate(jobs, spec, scheduler, seed=2, record_placements=True)
+    result = simulate(jobs, spec, scheduler, seed=2)
     s = result.summary
     assert s["failures"] > 20 and s["runs_cut_short"] > 5
     struct, _, _ = spec.implementation.build(spec, jobs)

@@ -58,7 +58,7 @@ CASES = [
 def test_real_trace_invariants(trace, machine, scheduler, params, trace_excerpt):
     jobs = trace_span(str(trace_excerpt(trace)), machine, 1.2)
     policy = PolicySpec.from_params(scheduler, params)
-    result = simulate(jobs, machine, policy, record_placements=True)
+    result = simulate(jobs, machine, policy)
     units = MachineSpec.parse(machine).units
     check_timing(result)
     check_capacity(result, units)
@@ -88,32 +88,48 @@ def test_deterministic_across_runs(trace_excerpt):
     assert all(same)
 
 
-def test_a_placement_log_without_room_for_every_move_is_recorded_again(monkeypatch,
-                                                                      trace_excerpt):
-    """A migrating run's log starts with room for one move per job; a run that counts more
-    placements is simulated again with room for all of them, and its log is whole."""
+def test_a_placement_log_grows_as_the_run_fills_it(monkeypatch, trace_excerpt):
+    """A log that starts with no room to speak of grows between events (and a decision
+    that overfills it makes the run again): the log comes out whole and the same."""
     jobs = trace_span(str(trace_excerpt("SDSC-SP2-1998-4.2-cln")), "torus:4x4x8", 1.2)
-    roomy = simulate(jobs, "torus:4x4x8", "bm", record_placements=True).placements
-    moves = roomy.time_s.shape[0] - len(jobs)
-    assert moves > 0, "the span should make B+M move jobs"
-    monkeypatch.setattr("simcore.simulate.MOVES_PER_JOB", 0)
-    result = simulate(jobs, "torus:4x4x8", "bm", record_placements=True)
+    roomy = simulate(jobs, "torus:4x4x8", "bm").placements
+    assert roomy.time_s.shape[0] > len(jobs), "the span should make B+M move jobs"
+    monkeypatch.setattr("simcore.simulate.LOG_WORDS_PER_JOB", 0)
+    result = simulate(jobs, "torus:4x4x8", "bm")
     log = result.placements
-    assert np.array_equal(log.time_s, roomy.time_s) and np.array_equal(log.masks, roomy.masks)
-    assert check_exclusive(result) == len(jobs) + moves
+    assert np.array_equal(log.time_s, roomy.time_s)
+    assert np.array_equal(log.masks, roomy.masks)
+    assert check_exclusive(result) == roomy.time_s.shape[0]
+    burst = Jobs.create(np.arange(1, 129), np.zeros(128), np.full(128, 10.0),
+                        np.full(128, 10.0), np.ones(128, dtype=np.int64))
+    at_once = simulate(burst, "torus:4x4x8", "fcfs").placements  # 128 starts, 384 words
+    assert at_once.code.shape[0] == 3 * 128
+    assert at_once.masks.sum(axis=0).tolist() == [2**64 - 1, 2**64 - 1]
 
 
-def test_a_placement_log_too_large_to_hold_is_refused_before_the_run():
-    """Recording the placements of a node-level torus keeps a bitset of 65,536 units per
-    placement: a log above the memory limit is refused before the run, naming its size."""
+def test_a_node_level_log_costs_words_per_placement_not_the_machine():
+    """A run on a torus of 65,536 nodes logs each single-node placement in three words
+    (its one run), not a 1,024-word bitset."""
+    n = 2_000
+    jobs = Jobs.create(np.arange(1, n + 1), np.arange(float(n)), np.full(n, 10.0),
+                       np.full(n, 10.0), np.ones(n, dtype=np.int64))
+    log = simulate(jobs, "torus:64x32x32", "fcfs").placements
+    assert log.code.shape[0] == 3 * n
+    assert log.nbytes == n * (8 + 8 + 8 + 24) + 8
+
+
+def test_a_placement_log_above_the_memory_limit_is_refused(monkeypatch):
+    """A log that would pass the memory limit is refused before it is allocated, in one
+    line naming its size."""
     from simcore.base.errors import SpecError
 
+    monkeypatch.setattr("simcore.machines.contract.MEMORY_LIMIT_BYTES", 2**20)
     n = 70_000
     jobs = Jobs.create(np.arange(1, n + 1), np.arange(float(n)), np.full(n, 10.0),
                        np.full(n, 10.0), np.ones(n, dtype=np.int64))
-    with pytest.raises(SpecError, match=r"the placement log of machine torus:64x32x32 "
-                                        r"\(70,000 placements\) would take 0\.5 GiB"):
-        simulate(jobs, "torus:64x32x32", "fcfs", record_placements=True)
+    with pytest.raises(SpecError, match=r"the placement log of machine flat:64 "
+                                        r"\(140,002 placements\) would take 7\.5 MiB"):
+        simulate(jobs, "flat:64", "fcfs")
 
 
 small_workloads = st.integers(1, 40).flatmap(lambda n: st.tuples(
@@ -165,7 +181,7 @@ def test_partitioned_invariants_on_generated_workloads(case, machine, scheduler)
     policy = PolicySpec.from_params(
         scheduler, {"estimates": "actual"}
         if scheduler in ("backfill", "bm", "cplant-backfill") else {})
-    result = simulate(jobs, machine, policy, record_placements=True)
+    result = simulate(jobs, machine, policy)
     check_timing(result)
     check_capacity(result, 12)
     check_exclusive(result)

@@ -382,7 +382,7 @@ def test_a_job_no_submesh_holds_is_refused():
                                         r"mesh:4x8 allocator=ff has none \(this allocator "
                                         r"does not rotate\)"):
         build("ff", "mesh:4x8", jobs)
-    result = simulate(jobs, MachineSpec.parse("mesh:4x8", "as"), "fcfs", record_placements=True)
+    result = simulate(jobs, MachineSpec.parse("mesh:4x8", "as"), "fcfs")
     assert result.summary["jobs"] == 1  # rotated: 1 x 5 in a column
 
 

@@ -110,7 +110,7 @@ def test_thesis_growth_case_with_the_search():
     work = Jobs.create(np.arange(1, 5), rows[:, 0], rows[:, 1], rows[:, 1],
                        rows[:, 2].astype(int))
     machine = MachineSpec.parse("torus:4x4", options={"search": "maximal"})
-    result = simulate(work, machine, "fcfs", record_placements=True)
+    result = simulate(work, machine, "fcfs")
     assert result.jobs.column("alloc_size").to_pylist() == [8, 2, 2, 4]
     held = [sorted(unit_set(mask, 16)) for mask in result.placements.masks]
     assert held == [[0, 1, 2, 3, 4, 5, 6, 7], [8, 12], [9, 13], [10, 11, 14, 15]]
@@ -125,7 +125,7 @@ def test_five_dimensional_halves():
                        rows[:, 2].astype(int))
     for search in ("table", "maximal"):
         machine = MachineSpec.parse("torus:2x2x2x2x2", options={"search": search})
-        result = simulate(work, machine, "fcfs", record_placements=True)
+        result = simulate(work, machine, "fcfs")
         held = [sorted(unit_set(mask, 32)) for mask in result.placements.masks]
         assert held[:2] == [list(range(16)), list(range(16, 32))]
         assert result.jobs.column("start_s").to_pylist() == [0, 0, 10]
@@ -139,8 +139,8 @@ SCHEDULERS = ["fcfs", "backfill", "migration", "bm", "cplant-backfill"]
 def same_schedule(jobs, text, scheduler, params=None):
     """The schedule (times, sizes, every placement) with the box table and the search."""
     policy = PolicySpec.from_params(scheduler, params or {})
-    runs = [simulate(jobs, MachineSpec.parse(text, options={"search": search}), policy,
-                     record_placements=True) for search in ("table", "maximal")]
+    runs = [simulate(jobs, MachineSpec.parse(text, options={"search": search}), policy)
+            for search in ("table", "maximal")]
     first, second = runs
     assert first.jobs.equals(second.jobs)
     assert np.array_equal(first.placements.masks, second.placements.masks)
@@ -175,7 +175,7 @@ def test_identical_schedules_on_a_real_span(machine, scale, scheduler, trace_exc
 
 
 def run_checked(jobs, machine, scheduler):
-    result = simulate(jobs, machine, scheduler, record_placements=True)
+    result = simulate(jobs, machine, scheduler)
     check_timing(result)
     check_capacity(result, MachineSpec.parse(machine).units)
     assert check_exclusive(result) >= len(jobs)

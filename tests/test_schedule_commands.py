@@ -1,5 +1,6 @@
-"""`simcore run --export DIR` and `simcore export` (a stored run simulated again): their
-files, and their refusals, each one line with exit status 2."""
+"""`simcore run --export DIR` and `simcore export` (a stored run, read from the per-job rows
+its shard kept or simulated again): their files, and their refusals, each one line with
+exit status 2."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import yaml
 from simcore.base.errors import SimcoreError
 from simcore.cli.main import main
 from simcore.schedules.export import FILES
-from simcore.schedules.stored import find_run, resimulate
+from simcore.schedules.stored import find_run, stored_schedule
 from simcore.sweep.experiments import plan
 from simcore.sweep.runner import run_shard
 from simcore.workload.io import write_workload
@@ -25,23 +26,32 @@ SHARD = {"experiment": "heavy", "workload": "lublin16", "machine": "torus", "pol
 NAMES = [text for name, value in SHARD.items() for text in (f"--{name}", value)]
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    """A B+M shard of four runs (two loads, two seeds) on torus:2x2x4, run once."""
-    root = tmp_path_factory.mktemp("results")
+def made_store(root, per_job: bool):
+    """A B+M shard of four runs (two loads, two seeds) on torus:2x2x4 under `root`."""
     config = yaml.safe_load((ROOT / "config/test/small.yaml").read_text())
     config["workloads"] = {"lublin16": {"synthetic": {"model": "lublin", "jobs": 200,
                                                       "max_procs": 16}}}
     config["experiments"] = {"heavy": {"workloads": ["lublin16"], "machines": ["torus"],
                                        "policies": ["bm"], "grid": {"offered_load": [0.6, 0.8]},
-                                       "seeds": [1, 2]}}
+                                       "seeds": [1, 2], "per_job": per_job}}
     shard = plan(config)[0]
     for run in shard.runs:
-        path = root / shard.source.path(run.seed)
-        if not path.exists():
-            write_workload(synthesize(shard.source.synthetic, run.seed), path)
+        write_workload(synthesize(shard.source.synthetic, run.seed),
+                       root / shard.source.path(run.seed))
     run_shard(shard, root, log=io.StringIO())
     return root / STORE
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """The shard run once, keeping summaries only."""
+    return made_store(tmp_path_factory.mktemp("results"), per_job=False)
+
+
+@pytest.fixture(scope="module")
+def kept_store(tmp_path_factory):
+    """The same shard, keeping per-job rows."""
+    return made_store(tmp_path_factory.mktemp("kept"), per_job=True)
 
 
 def refusal(capsys, *argv: str) -> str:
@@ -97,7 +107,28 @@ def test_a_summary_that_differs_is_refused(store):
     stored = find_run(store, names=SHARD, params={"seed": "1", "offered_load": "0.6"})
     changed = dataclasses.replace(stored, row={**stored.row, "mean_wait_s": -1.0})
     with pytest.raises(SimcoreError, match="differs from the stored one in mean_wait_s"):
-        resimulate(changed, store)
+        stored_schedule(changed, store)
+
+
+def test_a_shard_that_kept_per_job_rows_exports_them_without_simulating(
+        store, kept_store, tmp_path, monkeypatch):
+    """The per-job rows hold the run's placements: the export reads them (no simulation)
+    and writes the same schedule as the run simulated again."""
+    params = ["--param", "seed=1", "--param", "offered_load=0.8"]
+    again = tmp_path / "again"
+    assert main(["export", "--store", str(store), *NAMES, *params, "--out", str(again)]) == 0
+
+    def no_simulation(*args, **kwargs):
+        raise AssertionError("a run whose shard kept its per-job rows was simulated again")
+
+    monkeypatch.setattr("simcore.simulate.simulate", no_simulation)
+    kept = tmp_path / "kept"
+    assert main(["export", "--store", str(kept_store), *NAMES, *params,
+                 "--out", str(kept)]) == 0
+    assert rows(kept / "placements.csv"), "B+M at load 0.8 should move jobs"
+    for name in FILES:
+        if name != "run.json":
+            assert (kept / name).read_text() == (again / name).read_text(), name
 
 
 def test_run_export_writes_every_file_and_refuses_what_it_cannot(tmp_path, capsys):

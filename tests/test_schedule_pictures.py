@@ -32,7 +32,7 @@ def golden(tmp_path_factory):
     out = tmp_path_factory.mktemp("golden")
     spec = MachineSpec.parse("torus:4x2x2")
     jobs = golden_jobs()
-    result = simulate(jobs, spec, "fcfs", record_placements=True)
+    result = simulate(jobs, spec, "fcfs")
     write_exports(Schedule.of(result, jobs, spec, {"source": "golden"}), out)
     return out
 
@@ -97,7 +97,7 @@ def test_show_draws_two_runs_and_refuses_what_it_cannot(golden, tmp_path, capsys
 def test_a_flat_machine_gets_no_snapshots(tmp_path):
     spec = MachineSpec.parse("flat:8")
     jobs = golden_jobs()
-    result = simulate(jobs, spec, "fcfs", record_placements=True)
+    result = simulate(jobs, spec, "fcfs")
     write_exports(Schedule.of(result, jobs, spec, {"source": "golden"}), tmp_path)
     names = [p.name for p in write_pictures([tmp_path], tmp_path)]
     assert "snapshots.png" not in names and "gantt.png" in names

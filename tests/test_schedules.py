@@ -78,7 +78,7 @@ def run(trace_excerpt, text: str, allocator: str | None, scheduler: str, options
     table = clean(read_swf(trace_excerpt("SDSC-SP2-1998-4.2-cln")))
     work = prepare(table, WorkloadSpec(first_jobs=jobs, fit_to_machine=True, p_torus=1.0),
                    spec, seed=2)
-    result = simulate(work, spec, scheduler, seed=2, record_placements=True)
+    result = simulate(work, spec, scheduler, seed=2)
     return spec, work, result, Schedule.of(result, work, spec, {"source": "sdsc"})
 
 
@@ -229,7 +229,7 @@ def golden_jobs() -> Jobs:
 def test_golden_jobs_csv(tmp_path) -> None:
     spec = MachineSpec.parse("torus:4x2x2")
     jobs = golden_jobs()
-    result = simulate(jobs, spec, "fcfs", record_placements=True)
+    result = simulate(jobs, spec, "fcfs")
     write_exports(Schedule.of(result, jobs, spec, {"source": "golden"}), tmp_path)
     text = (tmp_path / "jobs.csv").read_text()
     assert text == GOLDEN.read_text()
@@ -240,7 +240,7 @@ def test_golden_jobs_csv(tmp_path) -> None:
 def test_rejected_jobs_are_listed(tmp_path) -> None:
     spec = MachineSpec.parse("slurm-torus3d:example-8x4x4.yaml", options={"unlisted": "refuse"})
     jobs = Jobs.create(np.arange(1, 4), [0.0, 1, 2], [10.0, 10, 10], [10.0, 10, 10], [4, 3, 4])
-    result = simulate(jobs, spec, "fcfs", record_placements=True)
+    result = simulate(jobs, spec, "fcfs")
     assert result.summary["refused_jobs"] == 1
     write_exports(Schedule.of(result, jobs, spec, {"source": "three"}), tmp_path)
     _, rows = read_csv(tmp_path / "jobs.csv")

@@ -276,7 +276,7 @@ def test_invariants_on_a_real_trace_with_failures(trace_excerpt, scheduler):
     spec = MachineSpec.parse("slurm-torus3d:example-8x4x4.yaml",
                              options={"unit_mtbf_s": 2e6, "repair_s": 7200})
     jobs = prepare(table, WorkloadSpec(first_jobs=2000, offered_load=0.9), spec, seed=3)
-    result = simulate(jobs, spec, scheduler, seed=3, record_placements=True)
+    result = simulate(jobs, spec, scheduler, seed=3)
     s = result.summary
     assert s["failures"] > 10 and s["runs_cut_short"] > 0
     struct, size, _ = spec.implementation.build(spec, jobs)

@@ -27,6 +27,15 @@ def intersects(a: np.ndarray, b: np.ndarray) -> bool:
 
 
 @kernel
+def same_bits(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two bitsets are equal."""
+    for w in range(a.shape[0]):
+        if a[w] != b[w]:
+            return False
+    return True
+
+
+@kernel
 def popcount64(x: np.uint64) -> int:
     """Bits set in one word (SWAR)."""
     x = x - ((x >> np.uint64(1)) & _M1)

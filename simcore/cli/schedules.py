@@ -42,7 +42,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 
 def _export(args: argparse.Namespace) -> int:
     from simcore.schedules.export import check_directory, write_exports
-    from simcore.schedules.stored import find_run, resimulate
+    from simcore.schedules.stored import find_run, stored_schedule
 
     check_store(args.store)
     given = {name: getattr(args, name) for name in PARTITIONS if getattr(args, name)}
@@ -54,7 +54,7 @@ def _export(args: argparse.Namespace) -> int:
     out = check_directory(args.out, "--out")
     stored = find_run(args.store, args.run_key, given or None,
                       dict(key_value(p) for p in args.param))
-    paths = write_exports(resimulate(stored, args.store), out)
+    paths = write_exports(stored_schedule(stored, args.store), out)
     print(f"run {stored.key[:12]}: {len(paths)} files in {out}")
     return 0
 

@@ -139,8 +139,7 @@ def _run(args: argparse.Namespace) -> int:
     def progress(started: int, jobs: int, simulated_s: float) -> None:
         meter.show(started, f", {simulated_s / 86400:.1f} days simulated")
 
-    result = simulate(work, machine, policy, seed, record_placements=export is not None,
-                      progress=progress if meter else None)
+    result = simulate(work, machine, policy, seed, progress=progress if meter else None)
     if meter is not None:
         meter.close()
     if args.jobs_out:

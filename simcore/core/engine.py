@@ -16,6 +16,9 @@ units out of service. A requeued job can wait on a machine with nothing running 
 units are out of service; the loop then waits for the repairs. It stops at the end of the
 outages drawn so far (`OUTAGE_HORIZON`), and its caller draws further and resumes.
 
+Every start and every migration move is logged (`state.log_placement`). The loop also
+stops once half the log's room is used, and its caller grows the log and resumes.
+
 The loop knows machines and schedulers only through their operations
 (`simcore.core.allocate`, `simcore.core.decide`), so it is compiled once per
 machine kind and scheduler struct it meets.
@@ -36,6 +39,8 @@ from simcore.core.state import (
     DOWN_UNITS,
     FAILED_AREA,
     FREE_UNITS,
+    LOG_CODE_LEN,
+    LOG_LEN,
     N_ACTIVE,
     NOW,
     OUTAGE_HORIZON,
@@ -77,6 +82,7 @@ def run_events(policy, m, st, jobs, budget):
     ctr, acc = st.ctr, st.acc
     active, slot_end = st.run.active, st.run.slot_end
     outage_time, outage_domain = st.outages.time, st.outages.domain
+    log_capacity, log_room = st.out.log_s.shape[0], st.out.log_code.shape[0]
     n = submit.shape[0]
     arrived = ctr[ARRIVED]
     t_prev = acc[T_PREV]
@@ -117,6 +123,8 @@ def run_events(policy, m, st, jobs, budget):
         if ctr[QLEN] > 0 and ctr[N_ACTIVE] == 0 and arrived == n and ctr[DOWN_UNITS] == 0:
             ctr[STATUS] = STATUS_STUCK
             break
+        if 2 * ctr[LOG_LEN] > log_capacity or 2 * ctr[LOG_CODE_LEN] > log_room:
+            break  # the caller grows the placement log
     ctr[ARRIVED] = arrived
     acc[T_PREV] = t_prev
     return ctr[STATUS] == STATUS_STUCK or (

@@ -64,7 +64,8 @@ OMITTED = Absent.OMITTED
 
 @dataclass(frozen=True)
 class Column:
-    """An output column: name, Python type (int, float, str, bool; list: a list of ints),
+    """An output column: name, Python type (int, float, str, bool; list: a list of ints;
+    list[float]: a list of floats),
     unit and meaning. `absent`: a run metric's value in the summary of a run that has
     none of it to report (an engine whose units never fail, a machine whose modules do not
     measure it), or OMITTED."""
@@ -236,6 +237,14 @@ JOB_COLUMNS = (
            "its end is the failure's time (null elsewhere)"),
     Column("nodes", list, None, "curve allocators: the job's processors, x + X*y + X*Y*z, "
            "in the order of the machine's ordering"),
+    Column("placed_at", list, None, "the job's entries in the run's placement log (its "
+           "start, each migration move, each new run after a failure), numbered in the "
+           "order the run made them (null on time-sharing runs)"),
+    Column("placed_s", list[float], "s", "when each of those entries began"),
+    Column("placed_code", list, None, "the resources of each entry, one code after another: "
+           "the number r of runs of set bits of the resource bitset, then each run's first "
+           "bit and length; or -k, then the bitset's k 64-bit words (bit b of word w is "
+           "resource 64w + b, in the machine kind's own numbering)"),
     *LOCALITY,
     Column("dilation", float, "factor", "run-time dilation model: end - start = run x this "
            "(null where the model is off)"),

@@ -1,9 +1,13 @@
 """The placement log of a simulation, and resource usage over time derived from it.
 
-With `simulate(..., record_placements=True)` every start and every migration move is
-logged: from `time_s` on, job `job_id` holds the resources of that row of `masks` (a
-bitset: unit bits, then on wired machines each line's cable slot), until its next entry
-or its end. On a machine that fails, a run a failure cuts short ends at that failure
+Every run logs every start and every migration move: from `time_s` on, job `job_id`
+holds the resources of that entry (a bitset: unit bits, then on wired machines each
+line's cable slot), until its next entry or its end. The kernel keeps each entry's bitset
+as a code of a few words (`simcore.core.state.encode_resources`: the runs of its set
+bits, or the bitset where that is shorter), so that a log costs memory in proportion to
+its entries and the runs of each placement, not to the machine's size.
+
+On a machine that fails, a run a failure cuts short ends at that failure
 instead; the log keeps the outage events the run applied (`OutageEvents`), so that a
 replay finds which run each failure cut short. Usage over time needs no extra work in the
 kernel: it is a replay of the log.
@@ -12,8 +16,15 @@ kernel: it is a replay of the log.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
+import pyarrow as pa
+
+from simcore.base.arrays import arrow_array
+from simcore.base.errors import SimcoreError
+from simcore.base.jit import kernel
+from simcore.core.state import decode_resources
 
 
 @dataclass(frozen=True, eq=False)
@@ -34,8 +45,81 @@ class OutageEvents:
 class PlacementLog:
     time_s: np.ndarray  # (entries,) float64
     job_id: np.ndarray  # (entries,) int64
-    masks: np.ndarray  # (entries, words) uint64
+    at: np.ndarray  # (entries + 1,) int64: where each entry's code begins in `code`
+    code: np.ndarray  # (code words,) int64: the entries' codes (`encode_resources`)
+    words: int  # words of a decoded bitset
     outages: OutageEvents | None = None  # None: the machine never fails
+
+    @property
+    def nbytes(self) -> int:
+        """Memory the log takes."""
+        return self.time_s.nbytes + self.job_id.nbytes + self.at.nbytes + self.code.nbytes
+
+    @cached_property
+    def masks(self) -> np.ndarray:
+        """(entries, words) uint64: each entry's resources as a bitset."""
+        masks = np.zeros((self.time_s.shape[0], self.words), dtype=np.uint64)
+        decode_all(self.code, self.at, masks)
+        return masks
+
+    def resource_bits(self, entry: int) -> np.ndarray:
+        """(64 * words,) bool: the resources of one entry, bit b at index b."""
+        code = self.code[self.at[entry]:self.at[entry + 1]]
+        if code[0] < 0:
+            little = code[1:].astype("<i8").view(np.uint8)
+            return np.unpackbits(little, bitorder="little").astype(bool)
+        bits = np.zeros(64 * self.words, dtype=bool)
+        for first, length in code[1:].reshape(-1, 2).tolist():
+            bits[first:first + length] = True
+        return bits
+
+    def job_columns(self, rows: np.ndarray, n_rows: int) -> dict[str, pa.Array]:
+        """The log as per-job list columns (`placed_at`, `placed_s`, `placed_code` of
+        JOB_COLUMNS), entry e belonging to the row rows[e] of a table of `n_rows`."""
+        order = np.argsort(rows, kind="stable")
+        offsets = np.zeros(n_rows + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n_rows), out=offsets[1:])
+        lengths = np.diff(self.at)[order]
+        before = np.r_[0, np.cumsum(lengths)]  # code words of the entries before, in order
+        gather = np.repeat(self.at[order] - before[:-1], lengths) + np.arange(before[-1])
+
+        def lists(starts: np.ndarray, values: np.ndarray) -> pa.Array:
+            return pa.ListArray.from_arrays(arrow_array(starts.astype(np.int32)),
+                                            arrow_array(values))
+
+        return {"placed_at": lists(offsets, order),
+                "placed_s": lists(offsets, self.time_s[order]),
+                "placed_code": lists(before[offsets], self.code[gather])}
+
+    @classmethod
+    def from_job_columns(cls, table: pa.Table, words: int) -> PlacementLog:
+        """The log a table's `placed_at`, `placed_s` and `placed_code` columns hold
+        (`job_columns`), its jobs named by the table's `job_id`."""
+        import pyarrow.compute as pc  # not on a run's path: it imports pandas
+
+        counts = pc.list_value_length(table.column("placed_at")).to_numpy(zero_copy_only=False)
+        entry = pc.list_flatten(table.column("placed_at")).to_numpy()
+        if np.sort(entry).tolist() != list(range(entry.size)):
+            raise SimcoreError("the per-job placement columns do not number the log's "
+                               "entries 0, 1, ... once each")
+        time_s = np.empty(entry.size)
+        time_s[entry] = pc.list_flatten(table.column("placed_s")).to_numpy()
+        job_id = np.empty(entry.size, dtype=np.int64)
+        job_id[entry] = np.repeat(table.column("job_id").to_numpy(), counts)
+        flat = pc.list_flatten(table.column("placed_code")).to_numpy()
+        pieces: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * entry.size
+        k = 0
+        for e in entry.tolist():
+            length = 1 + (-int(flat[k]) if flat[k] < 0 else 2 * int(flat[k]))
+            pieces[e] = flat[k:k + length]
+            k += length
+        if k != flat.size:
+            raise SimcoreError(f"the per-job placement codes hold {flat.size} words; their "
+                               f"entries take {k}")
+        at = np.zeros(entry.size + 1, dtype=np.int64)
+        np.cumsum([p.size for p in pieces], out=at[1:])
+        code = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+        return cls(time_s, job_id, at, code.astype(np.int64), words)
 
     def held_until(self, job_ids: np.ndarray, end_s: np.ndarray) -> np.ndarray:
         """When each entry's resources are released: the job's next entry, else its end."""
@@ -65,3 +149,10 @@ def usage_series(log: PlacementLog, job_ids: np.ndarray, end_s: np.ndarray,
     times, busy = times[order], np.cumsum(delta[order])
     last = np.r_[times[1:] != times[:-1], True]  # one value per distinct time
     return times[last], busy[last]
+
+
+@kernel
+def decode_all(code, at, masks):
+    """Each entry's bitset (masks[e]) from its code at code[at[e]]."""
+    for e in range(masks.shape[0]):
+        decode_resources(code, at[e], masks[e])

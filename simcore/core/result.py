@@ -21,8 +21,8 @@ class SimulationResult:
 
     `summary` holds only deterministic values; `timing` the wall-clock cost of the
     simulation (kernel time and time per scheduler decision), which varies run to run.
-    `placements`, when recorded, lists every placement in time order: from `time_s` on,
-    job `job_id` holds the resources (unit bits, then cable bits) of that row of `masks`.
+    `placements` lists every placement in time order (`PlacementLog`; None on time-sharing
+    runs, whose jobs share processors in time).
     """
 
     jobs: pa.Table

@@ -6,7 +6,7 @@ namedtuple of arrays as a struct), grouped by lifetime:
 - `run`: what is running where. A running job occupies a slot: its resources (a bitset
   over units, and on wired machines cables), its end times and its allocated units;
 - `queue`: the waiting jobs in priority order;
-- `out`: per-job results and the optional placement log, read back after the run;
+- `out`: per-job results and the placement log, read back after the run;
 - `scratch`: buffers a single decision uses and leaves behind;
 - `memo`: verdicts that hold until the occupancy changes (failed placements per job
   class, the last backfill pass that started nothing);
@@ -23,7 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from simcore.base.bitset import copy_into
+from simcore.base.bitset import popcount64
 from simcore.base.jit import kernel
 
 # ctr indices. The first SHARED_CTR (and acc's first SHARED_ACC) are every engine's:
@@ -50,7 +50,8 @@ FAILURES = 16  # failure events applied
 ABORTED = 17  # runs cut short by a failure (the job requeued or killed)
 OUTAGE_POS = 18  # outage events applied so far (the loop's position in outages.time)
 OUTAGE_HORIZON = 19  # 1: stopped at the end of the drawn outages; the caller draws more
-N_CTR = 20
+LOG_CODE_LEN = 20  # int64 words of the placement log's codes
+N_CTR = 21
 
 # acc indices
 UNUSED_AREA = 0  # integral of max(0, f(t) - q(t)) dt, unit-seconds
@@ -97,9 +98,10 @@ class Outputs(NamedTuple):
     alloc: np.ndarray  # (jobs,) int64: units allocated (after rounding and growth)
     reserved_s: np.ndarray  # (jobs,) float64: first reservation time the job got as head
     migration_s: np.ndarray  # (cap,) float64: times of successful migrations
-    log_s: np.ndarray  # (cap,) float64: placement log (empty unless recording): when,
+    log_s: np.ndarray  # (cap,) float64: placement log (`log_placement`): when,
     log_job: np.ndarray  # (cap,) int64: which job,
-    log_mask: np.ndarray  # (cap, words) uint64: which resources, from then on
+    log_at: np.ndarray  # (cap + 1,) int64: where in log_code its resources' code begins
+    log_code: np.ndarray  # (room,) int64: the codes, one after another
     hit: np.ndarray  # (jobs,) int64: runs of the job a failure cut short
     killed: np.ndarray  # (jobs,) bool: the job was killed by a failure (it never completed)
 
@@ -156,12 +158,13 @@ class State(NamedTuple):
 
 
 def new_state(n_jobs: int, units: int, words: int, classes: int,
-              log_capacity: int = 0, outages: Outages | None = None) -> State:
+              log_capacity: int = 0, log_room: int = 0,
+              outages: Outages | None = None) -> State:
     """Fresh state for an idle machine of `units` units and `n_jobs` jobs.
 
     A running job holds a slot; no more jobs than units or than jobs can run at once.
-    `log_capacity` > 0 records every placement (start or migration move) for checking.
-    `outages`: the machine's failure process (default: none).
+    The placement log has room for `log_capacity` entries and `log_room` words of codes
+    (`grown_log` makes more). `outages`: the machine's failure process (default: none).
     """
     slots = max(1, min(units, n_jobs))
     ctr = np.zeros(N_CTR, dtype=np.int64)
@@ -188,7 +191,8 @@ def new_state(n_jobs: int, units: int, words: int, classes: int,
             migration_s=np.zeros(2 * n_jobs + 1),
             log_s=np.zeros(log_capacity),
             log_job=np.zeros(log_capacity, dtype=np.int64),
-            log_mask=np.zeros((log_capacity, words), dtype=np.uint64),
+            log_at=np.zeros(log_capacity + 1, dtype=np.int64),
+            log_code=np.zeros(log_room, dtype=np.int64),
             hit=np.zeros(n_jobs, dtype=np.int64),
             killed=np.zeros(n_jobs, dtype=np.bool_),
         ),
@@ -245,16 +249,142 @@ def start_job(st, jobs, delay, j, t, alloc, mask):
 
 @kernel
 def log_placement(st, t, j, mask):
-    """Append (t, j, mask) to the placement log when recording. A full log keeps counting
-    the placements it could not hold, so that its caller can run again with room."""
-    out = st.out
-    n = st.ctr[LOG_LEN]
+    """Append to the placement log that job j holds the resources of `mask` from time t
+    on (`encode_resources`). A full log keeps counting the entries and code words it could
+    not hold (`log_short`), so that its caller can run again with room."""
+    out, ctr = st.out, st.ctr
+    n, at = ctr[LOG_LEN], ctr[LOG_CODE_LEN]
+    length = encode_resources(mask, out.log_code, at)
     if n < out.log_s.shape[0]:
         out.log_s[n] = t
         out.log_job[n] = j
-        copy_into(out.log_mask[n], mask)
-    if out.log_s.shape[0]:
-        st.ctr[LOG_LEN] = n + 1
+        out.log_at[n] = at
+        out.log_at[n + 1] = at + length
+    ctr[LOG_LEN] = n + 1
+    ctr[LOG_CODE_LEN] = at + length
+
+
+@kernel
+def encode_resources(mask, code, at):
+    """Write the code of bitset `mask` to code[at:] where it fits, and return its length:
+    the number r of runs of set bits then each run's first bit and length (1 + 2r words),
+    or, where that is longer than the bitset, minus its number of words then its words
+    (so that a code reads back without the machine at hand). A box, a
+    rectangle, a stretch of a curve or a cube is a few runs; any set is at most its
+    bitset."""
+    words = mask.shape[0]
+    runs = 0
+    previous = np.uint64(0)  # the bit before the current one (bit 63 of the last word)
+    for w in range(words):
+        word = mask[w]
+        # a run starts at each set bit whose lower neighbour is clear
+        starts = word & ~((word << np.uint64(1)) | (previous >> np.uint64(63)))
+        runs += popcount64(starts)
+        previous = word
+    raw = 2 * runs > words
+    length = 1 + words if raw else 1 + 2 * runs
+    if at + length > code.shape[0]:
+        return length
+    if raw:
+        code[at] = -words
+        for w in range(words):
+            code[at + 1 + w] = np.int64(mask[w])
+        return length
+    code[at] = runs
+    k = at + 1
+    first = -1  # the first bit of the run open, if any
+    previous = np.uint64(0)
+    for w in range(words):
+        word = mask[w]
+        following = mask[w + 1] if w + 1 < words else np.uint64(0)
+        starts = word & ~((word << np.uint64(1)) | (previous >> np.uint64(63)))
+        ends = word & ~((word >> np.uint64(1)) | (following << np.uint64(63)))  # last bits
+        previous = word
+        while starts | ends:  # within a word runs open and close in turn
+            if first < 0:
+                low = starts & (~starts + np.uint64(1))
+                first = 64 * w + popcount64(low - np.uint64(1))
+                starts ^= low
+            else:
+                low = ends & (~ends + np.uint64(1))
+                code[k] = first
+                code[k + 1] = 64 * w + popcount64(low - np.uint64(1)) + 1 - first
+                k += 2
+                ends ^= low
+                first = -1
+    return length
+
+
+@kernel
+def decode_resources(code, at, mask):
+    """The bitset whose code starts at code[at] (`encode_resources`), into `mask`."""
+    words = mask.shape[0]
+    if code[at] < 0:
+        for w in range(words):
+            mask[w] = np.uint64(code[at + 1 + w])
+        return
+    for w in range(words):
+        mask[w] = 0
+    for r in range(code[at]):
+        first, length = code[at + 1 + 2 * r], code[at + 2 + 2 * r]
+        for bit in range(first, first + length):
+            mask[bit >> 6] |= np.uint64(1) << np.uint64(bit & 63)
+
+
+@kernel
+def decode_bits(code, at, n, out):
+    """The set bits below n of the bitset whose code starts at code[at], ascending, into
+    `out`; returns how many."""
+    got = 0
+    if code[at] < 0:
+        for w in range(-code[at]):
+            word = np.uint64(code[at + 1 + w])
+            while word:
+                low = word & (~word + np.uint64(1))
+                bit = 64 * w + popcount64(low - np.uint64(1))
+                word ^= low
+                if bit < n:
+                    out[got] = bit
+                    got += 1
+        return got
+    for r in range(code[at]):
+        first, length = code[at + 1 + 2 * r], code[at + 2 + 2 * r]
+        for bit in range(first, min(first + length, n)):
+            out[got] = bit
+            got += 1
+    return got
+
+
+def log_short(st: State) -> bool:
+    """Whether the placement log lacked room for some entry (the run must be made again
+    with `grown_log`)."""
+    return bool(st.ctr[LOG_LEN] > st.out.log_s.shape[0]
+                or st.ctr[LOG_CODE_LEN] > st.out.log_code.shape[0])
+
+
+def log_half_full(st: State) -> bool:
+    """Whether half the placement log's entries or code words are used."""
+    return bool(2 * st.ctr[LOG_LEN] > st.out.log_s.shape[0]
+                or 2 * st.ctr[LOG_CODE_LEN] > st.out.log_code.shape[0])
+
+
+def log_size(capacity: int, room: int) -> int:
+    """Bytes of a placement log with room for `capacity` entries and `room` code words."""
+    return capacity * 24 + room * 8
+
+
+def grown_log(st: State, capacity: int, room: int) -> State:
+    """`st` with a placement log of room for `capacity` entries and `room` code words,
+    keeping what it holds."""
+    assert not log_short(st), "a log that lacked room is made again, not grown"
+    out = st.out
+    n, used = int(st.ctr[LOG_LEN]), int(st.ctr[LOG_CODE_LEN])
+    log_s, log_job = np.zeros(capacity), np.zeros(capacity, dtype=np.int64)
+    log_at, log_code = np.zeros(capacity + 1, dtype=np.int64), np.zeros(room, dtype=np.int64)
+    log_s[:n], log_job[:n], log_at[:n + 1] = out.log_s[:n], out.log_job[:n], out.log_at[:n + 1]
+    log_code[:used] = out.log_code[:used]
+    return st._replace(out=out._replace(log_s=log_s, log_job=log_job, log_at=log_at,
+                                        log_code=log_code))
 
 
 @kernel

@@ -46,7 +46,8 @@ MAX_UNITS = 2**40
 def check_memory(what: str, nbytes: int) -> None:
     """Refuse tables above MEMORY_LIMIT_BYTES before anything is allocated."""
     if nbytes > MEMORY_LIMIT_BYTES:
-        raise SpecError(f"{what} would take {nbytes / 2**30:.1f} GiB; machine tables are "
+        size = f"{nbytes / 2**30:.1f} GiB" if nbytes >= 2**30 else f"{nbytes / 2**20:.1f} MiB"
+        raise SpecError(f"{what} would take {size}; machine tables are "
                         f"limited to {MEMORY_LIMIT_BYTES // 2**20} MiB")
 
 

@@ -15,7 +15,7 @@ registry refuses others).
 
 from __future__ import annotations
 
-from simcore.base.bitset import copy_into
+from simcore.base.bitset import copy_into, same_bits
 from simcore.base.jit import kernel
 from simcore.core.allocate import largest_free, place
 from simcore.core.state import (
@@ -72,7 +72,7 @@ def migrate(m, st, fn_tor, fn_max, on_change, apply_equal, t):
         return False
     for k in range(n):
         slot = order[k]
-        if not stays[slot]:
+        if not stays[slot] and not same_bits(held[slot], moved[slot]):
             copy_into(held[slot], moved[slot])
             log_placement(st, t, slot_job[slot], held[slot])
     copy_into(run.occ, tmp)

@@ -43,12 +43,11 @@ class Segment:
 
 
 def from_placements(result: SimulationResult, numbering: Numbering) -> dict[int, list[Segment]]:
-    """Each job's segments in time order, by job id, from the run's placement log (the run
-    must have been simulated with record_placements=True)."""
+    """Each job's segments in time order, by job id, from the run's placement log."""
     log = result.placements
     if log is None:
-        raise SimcoreError("the run kept no placement log; simulate it with "
-                           "record_placements=True")
+        raise SimcoreError("the run kept no placement log: its scheduler shares processors "
+                           "in time, which schedules do not show")
     jobs = result.jobs
     job_ids = jobs.column("job_id").to_numpy()
     if np.unique(job_ids).size != job_ids.size:
@@ -58,7 +57,6 @@ def from_placements(result: SimulationResult, numbering: Numbering) -> dict[int,
                      jobs.column("killed").to_numpy() if "killed" in jobs.column_names
                      else np.zeros(job_ids.size, dtype=bool))
     replay.count(log.job_id)
-    bits = log.bits()[:, : numbering.units]
     outages = log.outages
     n_out = 0 if outages is None else outages.time_s.shape[0]
     times = np.unique(np.concatenate([log.time_s, replay.end_s,
@@ -71,7 +69,7 @@ def from_placements(result: SimulationResult, numbering: Numbering) -> dict[int,
                           outages.masks[event], int(outages.units[event]))
             event += 1
         while entry < log.time_s.shape[0] and log.time_s[entry] == t:
-            replay.place(t, int(log.job_id[entry]), bits[entry])
+            replay.place(t, int(log.job_id[entry]), log.resource_bits(entry)[: numbering.units])
             entry += 1
     if replay.running:
         raise SimcoreError(f"jobs {sorted(replay.running)[:5]} never end in the placement log")

@@ -1,10 +1,13 @@
-"""A run of a result store simulated again, its placements recorded, for its schedule.
+"""The schedule of a run of a result store.
 
 A store row names its shard (the hive directory of its summary.parquet, whose metadata
 holds the shard's specification) and, within it, its run (seed and transforms). The
 workload file is found under the results root the store sits in (`<root>/<dataset>/store`).
-The run is simulated again with its placement log; a summary that differs from the stored
-one (the code changed since the sweep) is refused rather than exported.
+Where the shard kept per-job rows (`per_job: true`), they hold the run's placements and
+the schedule is read from them. Otherwise, or on a machine that fails (whose replay needs
+the outage events the store does not keep), the run is simulated again; a summary that
+differs from the stored one (the code changed since the sweep) is refused rather than
+exported.
 """
 
 from __future__ import annotations
@@ -15,8 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow.compute as pc
+
 from simcore.base.errors import SimcoreError, SpecError
 from simcore.core.metrics import RUN_METRICS
+from simcore.core.placements import PlacementLog
+from simcore.core.result import SimulationResult
+from simcore.jobs.jobs import Jobs
 from simcore.schedules.export import Schedule
 from simcore.sweep.experiments import Run, Shard
 from simcore.sweep.store import PARAMETERS, PARTITIONS, read_shard, run_row
@@ -91,10 +100,14 @@ def _equal(row: dict[str, Any], name: str, text: str) -> bool:
 
 
 def _candidates(found: list[StoredRun]) -> str:
-    """The matching runs, each by its key's first 12 characters and the columns in which
-    they differ."""
-    differ = [c for c in DISTINGUISHING if len({json.dumps(r.row.get(c)) for r in found}) > 1]
-    listed = [f"{r.key[:12]} ({', '.join(f'{c}={r.row.get(c)}' for c in differ)})"
+    """The matching runs, each by its key's first 12 characters and the shard names or
+    columns in which they differ (one run may sit in the shards of several experiments)."""
+    def value(run: StoredRun, name: str) -> Any:
+        return run.shard.names[name] if name in PARTITIONS else run.row.get(name)
+
+    differ = [c for c in (*PARTITIONS, *DISTINGUISHING)
+              if len({json.dumps(value(r, c)) for r in found}) > 1]
+    listed = [f"{r.key[:12]} ({', '.join(f'{c}={value(r, c)}' for c in differ)})"
               if differ else r.key[:12] for r in found[:10]]
     return "; ".join(listed) + ("; ..." if len(found) > 10 else "")
 
@@ -116,23 +129,61 @@ def _same(stored: Any, value: Any) -> bool:
     return stored == value
 
 
-def resimulate(stored: StoredRun, store: str | Path) -> Schedule:
-    """The stored run simulated again with its placement log, as a Schedule; an error if
-    its summary differs from the stored one."""
-    from simcore.simulate import simulate
+def stored_schedule(stored: StoredRun, store: str | Path) -> Schedule:
+    """The stored run's schedule: from the shard's per-job rows where it kept them and
+    the machine never fails, else simulated again (an error if its summary differs from
+    the stored one)."""
+    shard, run = stored.shard, the_run(stored)
+    jobs = _prepared(stored, store, run)
+    workload = {"source": shard.workload, **run.transforms.to_dict(),
+                "store": {**shard.names, "dataset": shard.dataset, "run_key": stored.key}}
+    rows = stored.path.with_name("jobs.parquet")
+    if shard.per_job and rows.is_file() and not shard.machine_spec.fails():
+        return Schedule.of(_kept(stored, rows, jobs), jobs, shard.machine_spec, workload)
+    return Schedule.of(_simulated(stored, run, jobs), jobs, shard.machine_spec, workload)
+
+
+def _prepared(stored: StoredRun, store: str | Path, run: Run) -> Jobs:
+    """The jobs the run simulated: its workload file with the run's transforms."""
     from simcore.workload.io import read_workload
     from simcore.workload.transforms import prepare
 
-    shard, run = stored.shard, the_run(stored)
-    root = Path(store).resolve().parent.parent
-    path = root / shard.source.path(run.seed)
+    shard = stored.shard
+    path = Path(store).resolve().parent.parent / shard.source.path(run.seed)
     if not path.is_file():
         raise SpecError(f"run {stored.key[:12]}: its workload file {path} is missing; expected "
                         "the results root the store sits in (<root>/<dataset>/store)")
     table = read_workload(path, shard.source.provenance(run.seed))
-    jobs = prepare(table, run.transforms, shard.machine_spec, run.seed)
-    result = simulate(jobs, shard.machine_spec, shard.policy_spec, run.seed,
-                      record_placements=True)
+    return prepare(table, run.transforms, shard.machine_spec, run.seed)
+
+
+def _kept(stored: StoredRun, rows: Path, jobs: Jobs) -> SimulationResult:
+    """The run's result as the shard's per-job rows and summary row hold it."""
+    table = read_shard(rows)
+    table = table.filter(pc.equal(table.column("run_key"), stored.key))
+    table = table.select([name for name in table.column_names if name != "run_key"
+                          and table.column(name).null_count < table.num_rows])  # the run's own
+    if table.num_rows == 0 or table.column("placed_at").null_count:
+        raise SimcoreError(f"{rows}: no placements of run {stored.key[:12]}; expected the "
+                           "per-job rows of every run of the shard")
+    words = stored.shard.machine_spec.implementation.build(
+        stored.shard.machine_spec, jobs)[0].words
+    shard = stored.shard
+    summary = {"machine": str(shard.machine_spec),
+               "policy": {"scheduler": shard.policy_spec.scheduler,
+                          **shard.policy_spec.params()},
+               "seed": stored.row["seed"], "jobs": len(jobs),
+               **{c.name: stored.row.get(c.name) for c in RUN_METRICS}}
+    return SimulationResult(table, summary, np.zeros(0), {},
+                            PlacementLog.from_job_columns(table, words))
+
+
+def _simulated(stored: StoredRun, run: Run, jobs: Jobs) -> SimulationResult:
+    """The run simulated again; an error if its summary differs from the stored one."""
+    from simcore.simulate import simulate
+
+    shard = stored.shard
+    result = simulate(jobs, shard.machine_spec, shard.policy_spec, run.seed)
     again = run_row(stored.key, shard.machine_spec, shard.policy_spec, run.transforms,
                     run.seed, jobs, result.summary)
     differ = [c.name for c in RUN_METRICS
@@ -141,6 +192,4 @@ def resimulate(stored: StoredRun, store: str | Path) -> Schedule:
         raise SimcoreError(f"run {stored.key[:12]} simulated again differs from the stored one "
                            f"in {', '.join(differ[:6])}: the code changed since the sweep; "
                            "re-run the sweep, then export")
-    workload = {"source": shard.workload, **run.transforms.to_dict(),
-                "store": {**shard.names, "dataset": shard.dataset, "run_key": stored.key}}
-    return Schedule.of(result, jobs, shard.machine_spec, workload)
+    return result

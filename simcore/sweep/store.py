@@ -42,10 +42,11 @@ from simcore.workload.transforms import WorkloadSpec, offered_load, transforms
 if TYPE_CHECKING:
     import polars as pl
 
-RESULT_SCHEMA_VERSION = 5  # 4: time-sharing columns; 5: failed capacity and goodput
+RESULT_SCHEMA_VERSION = 6  # 4: time-sharing columns; 5: failed capacity and goodput;
+# 6: each job's placements
 PARTITIONS = ("experiment", "workload", "machine", "policy")
 _ARROW = {int: pa.int64(), float: pa.float64(), str: pa.string(), bool: pa.bool_(),
-          list: pa.list_(pa.int64())}
+          list: pa.list_(pa.int64()), list[float]: pa.list_(pa.float64())}
 
 #: What identifies a run besides its parameters.
 IDENTITY = (

@@ -219,15 +219,15 @@ def bench_mesh(repeat: int = 3, sides: tuple[int, ...] = MESH_SIDES, jobs: int =
         for side in sides:
             machine = MachineSpec.parse(f"mesh:{side}x{side}", name)
             sample = workload("decreasing", side, jobs, 0.6, machine)
-            result = simulate(sample, machine, "scan-all", record_placements=True)
+            result = simulate(sample, machine, "scan-all")
             timed = replay(sample, machine, result, repeat=calls)
             entry = {"allocator": name, "side": side, "allocations": int(timed.seconds.size),
                      "mean_running": float(timed.running.mean()),
                      "us_per_allocation": float(timed.seconds.mean() * 1e6)}
             if side == 32:  # small jobs (sides 1..8): many running at once
                 small = workload("uniform", 8, jobs, 0.6, machine)
-                timed = replay(small, machine, simulate(small, machine, "scan-all",
-                                                        record_placements=True), repeat=calls)
+                timed = replay(small, machine, simulate(small, machine, "scan-all"),
+                               repeat=calls)
                 entry["us_by_running"] = {
                     f"{lo}-{hi - 1}" if hi < 1 << 30 else f"{lo}+":
                     float(timed.seconds[(timed.running >= lo) & (timed.running < hi)].mean()

@@ -106,8 +106,8 @@ class Replayed:
 
 
 def replay(jobs: Jobs, machine: MachineSpec, result, repeat: int = 20) -> Replayed:
-    """Replay the placements of `result` (a simulation of `jobs` on `machine`, recorded with
-    `record_placements=True`, no start delay) through the allocator, timing each; a
+    """Replay the placements of `result` (a simulation of `jobs` on `machine` with no
+    start delay) through the allocator, timing each; a
     placement the allocator now makes differently is an error (it is deterministic)."""
     struct, size, _ = machine.implementation.build(machine, jobs)
     n = len(jobs)

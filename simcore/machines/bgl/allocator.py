@@ -330,7 +330,7 @@ def integrate_cables(m, st, dt):
 
 def cable_usage(result, machine) -> tuple[np.ndarray, np.ndarray]:
     """(times, fraction of the machine's cables in use) of a recorded run on a wired
-    machine (`result` from simulate(..., record_placements=True), `machine` its spec)."""
+    machine (`result` from `simulate`, `machine` its spec)."""
     links = link_machine(str(machine.wiring))
     times, busy = usage_series(result.placements, numpy_array(result.jobs.column("job_id")),
                                numpy_array(result.jobs.column("end_s")),

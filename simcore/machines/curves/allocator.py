@@ -244,8 +244,8 @@ def job_metrics(m: CurveMachine, st, jobs) -> tuple[dict[str, pa.Array], dict[st
     nodes = np.zeros(offsets[-1], dtype=np.int64)
     sides = tuple(int(s) for s in m.sides)
     locality.measure_log(
-        st.out.log_job[:n_log], st.out.log_mask[:n_log], m.units, m.order, m.sides, m.wrap,
-        locality.curve_dims(sides), locality.smallest_cubes(sides), m.ranks, m.index,
+        st.out.log_job[:n_log], st.out.log_at, st.out.log_code, m.units, m.order, m.sides,
+        m.wrap, locality.curve_dims(sides), locality.smallest_cubes(sides), m.ranks, m.index,
         m.hist, np.zeros(m.units, dtype=np.int64), np.zeros(m.units, dtype=np.int64),
         values, nodes, offsets)
     columns: dict[str, pa.Array] = {

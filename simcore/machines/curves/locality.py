@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from simcore.base.jit import kernel
+from simcore.core.state import decode_bits
 
 SPAN_LINEAR, SPAN_RING, STRETCH_SPAN, BBOX_VOLUME, BBOX_SIDES, BCUBE_VOLUME, BCUBE_RATIO, \
     COMPONENTS, MEAN_HOPS = range(9)
@@ -209,13 +210,13 @@ def measure(ranks, p, n, order, sides, wrap, d, smallest, scratch_index, hist, m
 
 
 @kernel
-def measure_log(log_job, log_mask, n, order, sides, wrap, d, smallest, ranks, scratch_index,
-                hist, mark, queue, out, nodes, offsets):
+def measure_log(log_job, log_at, log_code, n, order, sides, wrap, d, smallest, ranks,
+                scratch_index, hist, mark, queue, out, nodes, offsets):
     """Metrics (out[j]) and processor indices in rank order (nodes[offsets[j]:...]) of the
     placement each logged job got (its last entry)."""
     for e in range(log_job.shape[0]):
         j = log_job[e]
-        p = unpack(log_mask[e], n, ranks)
+        p = decode_bits(log_code, log_at[e], n, ranks)
         measure(ranks, p, n, order, sides, wrap, d, smallest, scratch_index, hist, mark,
                 2 * e + 1, queue, out[j])
         for i in range(p):

@@ -1,0 +1,52 @@
+"""The placement log's code of a resource bitset (`simcore.core.state.encode_resources`):
+it reads back to the same bitset, lists the same bits and is never longer than the bitset."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from simcore.core.state import decode_bits, decode_resources, encode_resources
+
+bitsets = st.integers(1, 4).flatmap(lambda words: st.lists(
+    st.one_of(st.just(0), st.just(2**64 - 1), st.integers(0, 2**64 - 1)),
+    min_size=words, max_size=words)).map(lambda w: np.array(w, dtype=np.uint64))
+
+
+def code_of(mask: np.ndarray) -> np.ndarray:
+    code = np.zeros(1 + mask.shape[0] + 64 * mask.shape[0], dtype=np.int64)
+    length = encode_resources(mask, code, 3)  # past a few words another entry holds
+    return code[3:3 + length]
+
+
+@given(bitsets)
+def test_a_code_reads_back_to_its_bitset(mask):
+    code = code_of(mask)
+    assert code.shape[0] <= 1 + mask.shape[0]
+    back = np.zeros_like(mask)
+    decode_resources(code, 0, back)
+    assert back.tolist() == mask.tolist()
+    bits = np.flatnonzero(np.unpackbits(mask.astype("<u8").view(np.uint8), bitorder="little"))
+    listed = np.zeros(64 * mask.shape[0], dtype=np.int64)
+    assert listed[:decode_bits(code, 0, 64 * mask.shape[0], listed)].tolist() == bits.tolist()
+    n = 64 * mask.shape[0] - 5
+    assert listed[:decode_bits(code, 0, n, listed)].tolist() == bits[bits < n].tolist()
+
+
+def test_runs_are_first_bit_and_length_across_words():
+    """Bits 3-4, 60-69 (across the word boundary) and 127 of 512: three runs."""
+    mask = np.zeros(8, dtype=np.uint64)
+    for bit in (3, 4, *range(60, 70), 127):
+        mask[bit >> 6] |= np.uint64(1) << np.uint64(bit & 63)
+    assert code_of(mask).tolist() == [3, 3, 2, 60, 10, 127, 1]
+    assert code_of(np.zeros(8, dtype=np.uint64)).tolist() == [0]
+    two = np.array([0b11011, 0], dtype=np.uint64)  # 2 runs take 5 words, the bitset 3
+    assert code_of(two).tolist() == [-2, 0b11011, 0]
+
+
+def test_a_code_longer_than_its_room_is_counted_not_written():
+    mask = np.array([0b1011], dtype=np.uint64)  # two runs (5 words): the bitset (2 words)
+    code = np.full(1, 7, dtype=np.int64)
+    assert encode_resources(mask, code, 0) == 2
+    assert code.tolist() == [7]
