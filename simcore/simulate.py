@@ -59,8 +59,12 @@ from simcore.policy import PolicySpec
 
 #: Event times per kernel call when progress is reported: a few milliseconds of work.
 PROGRESS_STEP = 20_000
-#: Code words per job a run's placement log starts with (it grows as the run needs).
-LOG_WORDS_PER_JOB = 8
+#: Most code words per job a run's placement log starts with, and most in all: room for
+#: every start's longest code twice over on machines of up to 2,000 units (pages of it a
+#: run never writes cost no memory), for a few runs per start on larger ones, and never
+#: above 128 MiB; it grows as the run needs.
+LOG_WORDS_PER_JOB = 64
+LOG_WORDS_AT_FIRST = 2**24
 
 
 def simulate(
@@ -110,7 +114,7 @@ def simulate(
                         "no size it runs")
     if refused.any():
         jobs = jobs.select(~refused)
-    log = (2 * len(jobs) + 2, LOG_WORDS_PER_JOB * len(jobs) + 64)
+    log = None
     compile_s = 0.0
     while True:
         machine_struct, kernel_policy, kernel_jobs, state, elapsed, ready_s = _execute(
@@ -159,11 +163,12 @@ def _applied_outages(spec: MachineSpec, state: Any) -> OutageEvents | None:
 
 
 def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int,
-             log: tuple[int, int], progress: Callable[[int, int, float], None] | None,
+             log: tuple[int, int] | None, progress: Callable[[int, int, float], None] | None,
              progress_step: int = PROGRESS_STEP) -> tuple[Any, ...]:
     """Build the machine, the policy and the state, and run the event loop to its end
     (drawing the failure process further whenever the run outlasts it, growing the
-    placement log, of `log` entries and code words at first, as it fills; a log one
+    placement log, of `log` entries and code words at first (None: as many as it most
+    likely needs), as it fills; a log one
     decision overfilled ends the loop early, `log_short`); returns the
     machine and policy structs, the kernel jobs, the state, the kernel's wall time and,
     apart from it, the time compiling the kernel or loading it from the cache took."""
@@ -176,6 +181,9 @@ def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int,
         n_classes=len(classes))
     kernel_policy = policy.implementation.kernel_policy(policy, len(jobs))
     outages = _outages(spec, machine_struct, jobs, seed)
+    if log is None:
+        per_job = min(2 * (1 + machine_struct.words), LOG_WORDS_PER_JOB)
+        log = (2 * len(jobs) + 2, min(len(jobs) * per_job, LOG_WORDS_AT_FIRST) + 64)
     _check_log(spec, *log)
     state = new_state(len(jobs), spec.units, machine_struct.words, len(classes), *log,
                       None if outages is None else outages.initial(machine_struct.words))

@@ -128,7 +128,7 @@ def test_a_placement_log_above_the_memory_limit_is_refused(monkeypatch):
     jobs = Jobs.create(np.arange(1, n + 1), np.arange(float(n)), np.full(n, 10.0),
                        np.full(n, 10.0), np.ones(n, dtype=np.int64))
     with pytest.raises(SpecError, match=r"the placement log of machine flat:64 "
-                                        r"\(140,002 placements\) would take 7\.5 MiB"):
+                                        r"\(140,002 placements\) would take 5\.3 MiB"):
         simulate(jobs, "flat:64", "fcfs")
 
 

@@ -592,3 +592,26 @@ def test_accepted_vs_load_marks_the_knee():
     curves = [line for line in lines if len(line.get_xdata()) == 5]
     assert len(curves) == 2, "one curve per policy"
     assert accepted_vs_load("fcs-study", rows.filter(pl.col("offered_load") < 0.75)) is None
+
+
+@pytest.mark.parametrize("scheduler", TIME_SHARING)
+def test_each_job_records_its_matrix_row_and_processors(scheduler):
+    """A job's processes hold `size` distinct processors of one matrix row; two jobs
+    resident at once in one row hold different processors (the row's cells)."""
+    from simcore.core.placements import PlacementLog
+
+    machine = MachineSpec.parse("flat:32")
+    jobs = prepare(resolve("lublin:32", 60, 1), WorkloadSpec(bsp_model="random"), machine,
+                   seed=1)
+    table = simulate(jobs, machine, PolicySpec.from_params(scheduler, {"mpl": 3})).jobs
+    log = PlacementLog.from_job_columns(table, 1)  # one entry per job, in the table's order
+    assert log.job_id.tolist() == table.column("job_id").to_pylist()
+    procs = log.bits()[:, :32]
+    assert procs.sum(axis=1).tolist() == table.column("size").to_pylist()
+    row = table.column("matrix_row").to_numpy()
+    assert set(row.tolist()) <= {0, 1, 2} and len(set(row.tolist())) > 1
+    start, end = (table.column(c).to_numpy() for c in ("start_s", "end_s"))
+    for a in range(len(row)):
+        for b in range(a + 1, len(row)):
+            if row[a] == row[b] and start[a] < end[b] and start[b] < end[a]:
+                assert not (procs[a] & procs[b]).any(), (a, b)

@@ -160,15 +160,13 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _export_directory(path: str | None, policy: PolicySpec) -> Path | None:
-    """The --export directory (made if missing), checked before the run: schedulers that
-    time-share the machine keep no placement log, so their schedules are refused."""
+    """The --export directory (made if missing), checked before the run: schedules of
+    schedulers that time-share the machine are refused (`time_shared`)."""
     if path is None:
         return None
-    if policy.implementation.engine:
-        raise SpecError(f"--export: scheduler {policy.scheduler} time-shares the machine and "
-                        "keeps no placement log; expected a space-sharing scheduler")
-    from simcore.schedules.export import check_directory
+    from simcore.schedules.export import check_directory, time_shared
 
+    time_shared(policy, "--export")
     return check_directory(path, "--export")
 
 

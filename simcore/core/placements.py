@@ -24,7 +24,7 @@ import pyarrow as pa
 from simcore.base.arrays import arrow_array
 from simcore.base.errors import SimcoreError
 from simcore.base.jit import kernel
-from simcore.core.state import decode_resources
+from simcore.core.state import decode_resources, encode_resources
 
 
 @dataclass(frozen=True, eq=False)
@@ -92,6 +92,15 @@ class PlacementLog:
                 "placed_code": lists(before[offsets], self.code[gather])}
 
     @classmethod
+    def of_masks(cls, time_s: np.ndarray, job_id: np.ndarray, masks: np.ndarray) -> PlacementLog:
+        """A log whose entry e says that job job_id[e] holds masks[e] from time_s[e] on."""
+        at = np.zeros(masks.shape[0] + 1, dtype=np.int64)
+        code = np.zeros(masks.shape[0] * (1 + masks.shape[1]), dtype=np.int64)
+        encode_all(masks, code, at)
+        return cls(np.asarray(time_s, dtype=np.float64), np.asarray(job_id, dtype=np.int64),
+                   at, code[: at[-1]].copy(), masks.shape[1])
+
+    @classmethod
     def from_job_columns(cls, table: pa.Table, words: int) -> PlacementLog:
         """The log a table's `placed_at`, `placed_s` and `placed_code` columns hold
         (`job_columns`), its jobs named by the table's `job_id`."""
@@ -149,6 +158,13 @@ def usage_series(log: PlacementLog, job_ids: np.ndarray, end_s: np.ndarray,
     times, busy = times[order], np.cumsum(delta[order])
     last = np.r_[times[1:] != times[:-1], True]  # one value per distinct time
     return times[last], busy[last]
+
+
+@kernel
+def encode_all(masks, code, at):
+    """Each bitset's code, one after another in `code`, entry e's from code[at[e]] on."""
+    for e in range(masks.shape[0]):
+        at[e + 1] = at[e] + encode_resources(masks[e], code, at[e])
 
 
 @kernel

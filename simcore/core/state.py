@@ -250,12 +250,13 @@ def start_job(st, jobs, delay, j, t, alloc, mask):
 @kernel
 def log_placement(st, t, j, mask):
     """Append to the placement log that job j holds the resources of `mask` from time t
-    on (`encode_resources`). A full log keeps counting the entries and code words it could
-    not hold (`log_short`), so that its caller can run again with room."""
+    on (`encode_resources`). A full log keeps counting the entries, and the most code
+    words each could take, so that its caller can run again with room (`log_short`)."""
     out, ctr = st.out, st.ctr
     n, at = ctr[LOG_LEN], ctr[LOG_CODE_LEN]
-    length = encode_resources(mask, out.log_code, at)
-    if n < out.log_s.shape[0]:
+    length = 1 + mask.shape[0]
+    if n < out.log_s.shape[0] and at + length <= out.log_code.shape[0]:
+        length = encode_resources(mask, out.log_code, at)
         out.log_s[n] = t
         out.log_job[n] = j
         out.log_at[n] = at
@@ -266,53 +267,44 @@ def log_placement(st, t, j, mask):
 
 @kernel
 def encode_resources(mask, code, at):
-    """Write the code of bitset `mask` to code[at:] where it fits, and return its length:
-    the number r of runs of set bits then each run's first bit and length (1 + 2r words),
-    or, where that is longer than the bitset, minus its number of words then its words
-    (so that a code reads back without the machine at hand). A box, a
-    rectangle, a stretch of a curve or a cube is a few runs; any set is at most its
-    bitset."""
+    """Write the code of bitset `mask` to code[at:] (room for 1 + its words) and return
+    its length: the number r of runs of set bits then each run's first bit and length
+    (1 + 2r words), or, where that would be longer than the bitset, minus its number of
+    words then its words (so that a code reads back without the machine at hand). A box,
+    a rectangle, a stretch of a curve or a cube is a few runs."""
     words = mask.shape[0]
     runs = 0
-    previous = np.uint64(0)  # the bit before the current one (bit 63 of the last word)
-    for w in range(words):
-        word = mask[w]
-        # a run starts at each set bit whose lower neighbour is clear
-        starts = word & ~((word << np.uint64(1)) | (previous >> np.uint64(63)))
-        runs += popcount64(starts)
-        previous = word
-    raw = 2 * runs > words
-    length = 1 + words if raw else 1 + 2 * runs
-    if at + length > code.shape[0]:
-        return length
-    if raw:
-        code[at] = -words
-        for w in range(words):
-            code[at + 1 + w] = np.int64(mask[w])
-        return length
-    code[at] = runs
-    k = at + 1
     first = -1  # the first bit of the run open, if any
     previous = np.uint64(0)
     for w in range(words):
         word = mask[w]
+        if word == 0 and first < 0:
+            previous = word
+            continue
         following = mask[w + 1] if w + 1 < words else np.uint64(0)
+        # a run starts at each set bit whose lower neighbour is clear, ends likewise
         starts = word & ~((word << np.uint64(1)) | (previous >> np.uint64(63)))
-        ends = word & ~((word >> np.uint64(1)) | (following << np.uint64(63)))  # last bits
+        ends = word & ~((word >> np.uint64(1)) | (following << np.uint64(63)))
         previous = word
         while starts | ends:  # within a word runs open and close in turn
             if first < 0:
                 low = starts & (~starts + np.uint64(1))
                 first = 64 * w + popcount64(low - np.uint64(1))
                 starts ^= low
-            else:
-                low = ends & (~ends + np.uint64(1))
-                code[k] = first
-                code[k + 1] = 64 * w + popcount64(low - np.uint64(1)) + 1 - first
-                k += 2
-                ends ^= low
-                first = -1
-    return length
+                continue
+            if 2 * (runs + 1) > words:  # the bitset is shorter
+                code[at] = -words
+                for v in range(words):
+                    code[at + 1 + v] = np.int64(mask[v])
+                return 1 + words
+            low = ends & (~ends + np.uint64(1))
+            code[at + 1 + 2 * runs] = first
+            code[at + 2 + 2 * runs] = 64 * w + popcount64(low - np.uint64(1)) + 1 - first
+            runs += 1
+            ends ^= low
+            first = -1
+    code[at] = runs
+    return 1 + 2 * runs
 
 
 @kernel

@@ -19,7 +19,7 @@ import csv
 import io
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -34,6 +34,9 @@ from simcore.schedules.intervals import interval_text
 from simcore.schedules.segments import MIGRATION, Segment, from_placements
 from simcore.schedules.states import BATSIM_STATES, QUEUE_COLUMNS, MachineStates, machine_states
 from simcore.schedules.units import Numbering, numbering
+
+if TYPE_CHECKING:
+    from simcore.policy import PolicySpec
 
 #: Batsim's jobs.csv columns, in its order.
 BATSIM_JOB_COLUMNS = (
@@ -90,6 +93,16 @@ class Schedule:
         ran = {j: KILLED if k else COMPLETED
                for j, k in zip(table.column("job_id").to_pylist(), killed, strict=True)}
         return {j: ran.get(j, REJECTED) for j in self.jobs.job_id.tolist()}
+
+
+def time_shared(policy: PolicySpec, what: str) -> None:
+    """Refuse the schedule of a scheduler that time-shares the machine: its units hold
+    several jobs at once, which no export file can say."""
+    if policy.implementation.engine:
+        raise SpecError(f"{what}: scheduler {policy.scheduler} time-shares the machine, so "
+                        "its units hold several jobs at once and it has no schedule to "
+                        "export (its per-job rows give each job's matrix_row and processors, "
+                        "placed_code); expected a space-sharing scheduler")
 
 
 def check_directory(path: str | Path, option: str) -> Path:

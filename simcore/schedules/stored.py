@@ -26,7 +26,7 @@ from simcore.core.metrics import RUN_METRICS
 from simcore.core.placements import PlacementLog
 from simcore.core.result import SimulationResult
 from simcore.jobs.jobs import Jobs
-from simcore.schedules.export import Schedule
+from simcore.schedules.export import Schedule, time_shared
 from simcore.sweep.experiments import Run, Shard
 from simcore.sweep.store import PARAMETERS, PARTITIONS, read_shard, run_row
 
@@ -134,6 +134,7 @@ def stored_schedule(stored: StoredRun, store: str | Path) -> Schedule:
     the machine never fails, else simulated again (an error if its summary differs from
     the stored one)."""
     shard, run = stored.shard, the_run(stored)
+    time_shared(shard.policy_spec, f"run {stored.key[:12]}")
     jobs = _prepared(stored, store, run)
     workload = {"source": shard.workload, **run.transforms.to_dict(),
                 "store": {**shard.names, "dataset": shard.dataset, "run_key": stored.key}}

@@ -30,8 +30,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple, get_args
 import numpy as np
 import pyarrow as pa
 
+from simcore.base.arrays import arrow_array
 from simcore.base.errors import SimcoreError, SpecError
 from simcore.base.jit import kernel
+from simcore.core.placements import PlacementLog
 from simcore.core.state import (
     DECISIONS,
     EPOCH,
@@ -486,7 +488,9 @@ def simulate(jobs: Jobs, machine: MachineSpec, policy: PolicySpec, seed: int, *,
     """`simcore.simulate` for time-sharing schedulers (`mode`: their registry row's
     variant): the schedule, the usual run metrics (those of the event engine it has none
     of at their absent values, `simcore.core.metrics.Column.absent`), and per job the FCS
-    class of its even- and odd-block processes at its end."""
+    class of its even- and odd-block processes at its end, its matrix row and its
+    processors (as the one entry of a placement log, which schedules do not read: jobs
+    share processors in time)."""
     from simcore.core.metrics import RUN_METRICS, with_absent
     from simcore.core.result import SimulationResult, schedule_metrics, schedule_table
 
@@ -508,6 +512,10 @@ def simulate(jobs: Jobs, machine: MachineSpec, policy: PolicySpec, seed: int, *,
     for group, name in enumerate(("even", "odd")):
         classes = [CLASSES[c] if c >= 0 else None for c in out.final_cls[:, group]]
         table = table.append_column(f"fcs_class_{name}", pa.array(classes, pa.string()))
+    table = table.append_column("matrix_row", arrow_array(state.runs.row))
+    placed = PlacementLog.of_masks(out.start_s, jobs.job_id, out.procs)
+    for name, values in placed.job_columns(np.arange(len(jobs)), len(jobs)).items():
+        table = table.append_column(name, values)
     timing = {"simulate_s": elapsed, "s_per_decision": elapsed / max(1, int(
         state.ctr[DECISIONS])), "compile_s": compile_s, "metrics_s": 0.0}
     return SimulationResult(table, summary, np.zeros(0), timing)

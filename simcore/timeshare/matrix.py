@@ -62,6 +62,7 @@ def enter(st, jobs, j, r, t):
         if work > 0.0:
             left += 1
         cells.load[p] += 1
+        st.out.procs[j, p >> 6] |= np.uint64(1) << np.uint64(p & 63)
         rank += 1
     cells.row_free[r] -= need
     runs.row[j] = r

@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from simcore.base.bitset import n_words
 from simcore.core.state import SHARED_ACC, SHARED_CTR, Queue
 
 # ctr and acc indices after the shared ones of `simcore.core.state`: QLEN, QUEUED_UNITS
@@ -100,6 +101,7 @@ class Outputs(NamedTuple):
     start_s: np.ndarray  # (jobs,) float64: entered the matrix
     end_s: np.ndarray  # (jobs,) float64
     final_cls: np.ndarray  # (jobs, 2) int64: FCS class per group at the end (-1: no group)
+    procs: np.ndarray  # (jobs, words) uint64: the processors the job's processes held
 
 
 class State(NamedTuple):
@@ -145,7 +147,8 @@ def new_state(n_jobs: int, rows: int, processors: int) -> State:
                         np.zeros(n_jobs), np.zeros(n_jobs), np.zeros(n_jobs), np.zeros(n_jobs),
                         np.zeros(cells), np.zeros(processors, dtype=np.bool_)),
         out=Outputs(np.full(n_jobs, np.nan), np.full(n_jobs, np.nan),
-                    np.full((n_jobs, 2), -1, dtype=np.int64)),
+                    np.full((n_jobs, 2), -1, dtype=np.int64),
+                    np.zeros((n_jobs, n_words(processors)), dtype=np.uint64)),
         ctr=ctr,
         acc=acc,
     )
