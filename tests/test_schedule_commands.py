@@ -26,12 +26,12 @@ SHARD = {"experiment": "heavy", "workload": "lublin16", "machine": "torus", "pol
 NAMES = [text for name, value in SHARD.items() for text in (f"--{name}", value)]
 
 
-def made_store(root, per_job: bool):
+def made_store(root, per_job: bool, experiment: str = "heavy"):
     """A B+M shard of four runs (two loads, two seeds) on torus:2x2x4 under `root`."""
     config = yaml.safe_load((ROOT / "config/test/small.yaml").read_text())
     config["workloads"] = {"lublin16": {"synthetic": {"model": "lublin", "jobs": 200,
                                                       "max_procs": 16}}}
-    config["experiments"] = {"heavy": {"workloads": ["lublin16"], "machines": ["torus"],
+    config["experiments"] = {experiment: {"workloads": ["lublin16"], "machines": ["torus"],
                                        "policies": ["bm"], "grid": {"offered_load": [0.6, 0.8]},
                                        "seeds": [1, 2], "per_job": per_job}}
     shard = plan(config)[0]
@@ -52,6 +52,17 @@ def store(tmp_path_factory):
 def kept_store(tmp_path_factory):
     """The same shard, keeping per-job rows."""
     return made_store(tmp_path_factory.mktemp("kept"), per_job=True)
+
+
+def test_a_run_two_experiments_share_is_listed_by_experiment(tmp_path, capsys):
+    made_store(tmp_path, per_job=False)
+    store = made_store(tmp_path, per_job=True, experiment="kept")
+    heavy = find_run(store, names=SHARD, params={"seed": "1", "offered_load": "0.6"})
+    err = refusal(capsys, "export", "--store", str(store), "--run-key", heavy.key,
+                  "--out", str(tmp_path / "o"))
+    assert "2 runs of the store match" in err
+    assert f"{heavy.key[:12]} (experiment=heavy)" in err
+    assert f"{heavy.key[:12]} (experiment=kept)" in err
 
 
 def refusal(capsys, *argv: str) -> str:

@@ -85,8 +85,7 @@ class AllocatorHooks:
     @staticmethod
     def job_metrics(struct: Any, state: Any,
                     jobs: Any) -> tuple[dict[str, pa.Array], dict[str, Any]]:
-        """Per-job columns and run metrics measured from the placement log (a module
-        with this function gets a log of one entry per job): none."""
+        """Per-job columns and run metrics measured from the placement log: none."""
         return {}, {}
 
     @staticmethod
@@ -103,8 +102,7 @@ class AllocatorHooks:
 @dataclass(frozen=True)
 class AllocatorImplementation:
     """An allocator's module resolved against `AllocatorModule`: the variant its registry
-    row passes to `build`, and its optional functions or their defaults (`AllocatorHooks`).
-    `measures`: the module measures its placements (`job_metrics`)."""
+    row passes to `build`, and its optional functions or their defaults (`AllocatorHooks`)."""
 
     what: str
     module: AllocatorModule
@@ -113,7 +111,6 @@ class AllocatorImplementation:
     observables: Callable[[Any, float], dict[str, Any]]
     job_metrics: Callable[[Any, Any, Any], tuple[dict[str, pa.Array], dict[str, Any]]]
     failure_domains: Callable[[Any], tuple[np.ndarray, np.ndarray]]
-    measures: bool
 
     @classmethod
     def resolve(cls, module: str, variant: Mapping[str, Any],
@@ -124,8 +121,7 @@ class AllocatorImplementation:
         found = load(module, AllocatorModule, what)
         check_variant(found.build, 2, variant, what)
         optional = hooks(found, AllocatorHooks)
-        return cls(what, found, variant, **optional,
-                   measures=optional["job_metrics"] is not AllocatorHooks.job_metrics)
+        return cls(what, found, variant, **optional)
 
     def build(self, spec: MachineSpec, jobs: Jobs) -> tuple[Any, np.ndarray, np.ndarray]:
         """The machine struct for the kernels, each job's size on it and its placement
