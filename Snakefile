@@ -27,6 +27,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/traces.smk"
 include: "workflow/rules/sweep.smk"
 include: "workflow/rules/results.smk"
+include: "workflow/rules/schedules.smk"
 
 
 rule all:
@@ -38,6 +39,7 @@ rule all:
         dataset_file(patterns.FIGURES),
         dataset_file(patterns.REPRODUCTION),
         shard_outputs(),
+        schedule_outputs(),
         workload_files(),
 
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import json
 
 import pytest
 import yaml
 
-from simcore.base.errors import SimcoreError
+from simcore.base.errors import ConfigError, SimcoreError
 from simcore.cli.main import main
 from simcore.schedules.export import FILES
 from simcore.schedules.stored import find_run, stored_schedule
@@ -20,6 +21,7 @@ from simcore.sweep.runner import run_shard
 from simcore.workload.io import write_workload
 from simcore.workload.synthetic import synthesize
 from tests.conftest import ROOT
+from tests.workflow import scratch_workflow, small_config, snakemake
 
 STORE = "torus-sweep-test/store"
 SHARD = {"experiment": "heavy", "workload": "lublin16", "machine": "torus", "policy": "bm"}
@@ -156,3 +158,47 @@ def test_run_export_writes_every_file_and_refuses_what_it_cannot(tmp_path, capsy
     err = refusal(capsys, "run", "--workload", "lublin:32", "--jobs", "20", "--machine",
                   "flat:32", "--scheduler", "gang", "--export", str(tmp_path / "g"))
     assert "time-shares the machine" in err and "matrix_row" in err
+
+
+def test_export_by_the_run_index_and_its_refusal(store, tmp_path, capsys):
+    """--run I names the shard's I-th run: runs in the order the experiment lists them
+    (offered load 0.6 then 0.8, each with seeds 1 and 2)."""
+    out = tmp_path / "third"
+    assert main(["export", "--store", str(store), *NAMES, "--run", "2", "--out", str(out)]) == 0
+    third = find_run(store, names=SHARD, params={"seed": "1", "offered_load": "0.8"})
+    assert third.key[:12] in capsys.readouterr().out
+    err = refusal(capsys, "export", "--store", str(store), *NAMES, "--run", "4",
+                  "--out", str(tmp_path / "o"))
+    assert "--run 4: the shard has 4 runs, 0 to 3" in err
+
+
+def test_schedules_of_a_time_sharing_policy_are_refused_in_the_config():
+    config = yaml.safe_load((ROOT / "config/test/small.yaml").read_text())
+    config["policies"]["gang"] = {"scheduler": "gang"}
+    config["experiments"] = {"ts": {"workloads": ["lublin16"], "machines": ["flat"],
+                                    "policies": ["gang"], "schedules": 1}}
+    with pytest.raises(ConfigError, match=r"experiments\.ts\.schedules: policy gang "
+                                          r"\(scheduler gang\) time-shares the machine"):
+        plan(config)
+    config["experiments"]["ts"] = {**config["experiments"]["ts"], "policies": ["fcfs"],
+                                   "schedules": -1}
+    with pytest.raises(ConfigError, match=r"experiments\.ts\.schedules: expected an integer"):
+        plan(config)
+
+
+def test_the_workflow_exports_and_draws_the_schedules_an_experiment_asks_for(tmp_path):
+    """`schedules: 1`: the shard's first run is exported and drawn
+    under results/<dataset>/schedules/; the other runs are not."""
+    workdir = scratch_workflow(tmp_path)
+    config = small_config(workdir, experiments={"drawn": {
+        "workloads": ["lublin16"], "machines": ["torus"], "policies": ["bm"],
+        "grid": {"offered_load": [0.9]}, "seeds": [1, 2], "per_job": True, "schedules": 1}})
+    shard = ("results/torus-sweep-test/schedules/experiment=drawn/workload=lublin16/"
+             "machine=torus/policy=bm")
+    snakemake(workdir, f"{shard}/run=0", "--configfile", config)
+    drawn = workdir / shard
+    assert sorted(p.name for p in drawn.iterdir()) == ["run=0"]
+    files = {p.name for p in (drawn / "run=0").iterdir()}
+    assert set(FILES) <= files and {"gantt.png", "gantt.svg", "snapshots.png"} <= files
+    run = json.loads((drawn / "run=0" / "run.json").read_text())
+    assert run["seed"] == 1 and run["workload"]["store"]["experiment"] == "drawn"

@@ -18,6 +18,7 @@ differently never overwrite each other's files.
     results/<dataset>/store/experiment=E/workload=W/machine=M/policy=P/summary.parquet
     results/<dataset>/tables/  figures/  archive/<dataset>.tar.xz
     results/<dataset>/reproduction.md               the seeds' numbers beside ours
+    results/<dataset>/schedules/experiment=E/.../run=<i>/   exported schedules, pictures
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ SHARD = ("{dataset}/store/experiment={experiment}/workload={workload}/machine={m
          "/policy={policy}")
 SHARD_SUMMARY = SHARD + "/summary.parquet"
 SHARD_JOBS = SHARD + "/jobs.parquet"
+#: A run's exported schedule and its pictures; `run` is its index in the shard's runs.
+SCHEDULE = ("{dataset}/schedules/experiment={experiment}/workload={workload}"
+            "/machine={machine}/policy={policy}/run={run}")
 STORE = "{dataset}/store"
 TABLES = "{dataset}/tables"
 FIGURES = "{dataset}/figures"

@@ -1,5 +1,5 @@
-"""Schedule commands: `export` (a stored run's schedule as files, simulated again) and
-`show` (pictures of exported schedules)."""
+"""Schedule commands: `export` (a stored run's schedule as files, from its shard's per-job
+rows or simulated again) and `show` (pictures of exported schedules)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     """Add the schedule commands to `commands`."""
     export = commands.add_parser(
         "export", help="a stored run's schedule as files (jobs.csv, placements.csv, ...), "
-                       "simulated again with its placements recorded")
+                       "from its shard's per-job rows or simulated again")
     export.add_argument("--store", required=True, help="a dataset's store directory, e.g. "
                                                        "results/torus-sweep-default/store")
     export.add_argument("--run-key", help="the run's key (or a prefix of it)")
@@ -23,6 +23,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     export.add_argument("--param", action="append", default=[], metavar="K=V",
                         help="with the names: a summary column the run has, e.g. seed=3 "
                              "(repeatable)")
+    export.add_argument("--run", type=int, metavar="I",
+                        help="with the names: the shard's I-th run (0 first, in the order "
+                             "its experiment lists them)")
     export.add_argument("--out", required=True, help="directory of the files (made if missing)")
     export.set_defaults(handler=_export)
 
@@ -46,14 +49,14 @@ def _export(args: argparse.Namespace) -> int:
 
     check_store(args.store)
     given = {name: getattr(args, name) for name in PARTITIONS if getattr(args, name)}
-    if args.run_key is not None and (given or args.param):
+    if args.run_key is not None and (given or args.param or args.run is not None):
         raise SpecError("export: give --run-key, or the run's names and --param, not both")
     if args.run_key is None and len(given) < len(PARTITIONS):
         missing = [f"--{name}" for name in PARTITIONS if name not in given]
         raise SpecError(f"export: expected --run-key, or also {', '.join(missing)}")
     out = check_directory(args.out, "--out")
     stored = find_run(args.store, args.run_key, given or None,
-                      dict(key_value(p) for p in args.param))
+                      dict(key_value(p) for p in args.param), args.run)
     paths = write_exports(stored_schedule(stored, args.store), out)
     print(f"run {stored.key[:12]}: {len(paths)} files in {out}")
     return 0

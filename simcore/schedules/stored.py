@@ -49,10 +49,11 @@ class StoredRun:
 
 def find_run(store: str | Path, run_key: str | None = None,
              names: dict[str, str] | None = None,
-             params: dict[str, str] | None = None) -> StoredRun:
+             params: dict[str, str] | None = None, index: int | None = None) -> StoredRun:
     """The run of `store` whose key starts with `run_key`, or the one run of the shard
-    `names` (experiment, workload, machine, policy) whose columns equal `params`; a
-    SpecError says why there is none, or lists the candidates where there are several."""
+    `names` (experiment, workload, machine, policy) whose columns equal `params` (and
+    that is the shard's `index`-th run); a SpecError says why there is none, or lists the
+    candidates where there are several."""
     if (run_key is None) == (names is None):
         raise SpecError("expected --run-key, or --experiment, --workload, --machine and "
                         "--policy")
@@ -69,15 +70,27 @@ def find_run(store: str | Path, run_key: str | None = None,
                 continue
             found.append(StoredRun(row, path, Shard.from_json(
                 (table.schema.metadata or {})[b"shard"].decode())))
+    if index is not None:
+        found = [r for r in found if _is_run(r, index)]
     if not found:
         what = f"--run-key {run_key}" if run_key is not None else "the shard " + " ".join(
             f"{k}={v}" for k, v in names.items()) + "".join(
-            f" {k}={v}" for k, v in (params or {}).items())
+            f" {k}={v}" for k, v in (params or {}).items()) + (
+            f" --run {index}" if index is not None else "")
         raise SpecError(f"{what}: no run of the store {store} matches")
     if len(found) > 1:
         raise SpecError(f"{len(found)} runs of the store match; expected one, e.g. with "
                         f"--run-key or --param: {_candidates(found)}")
     return found[0]
+
+
+def _is_run(stored: StoredRun, index: int) -> bool:
+    """Whether the stored row is its shard's `index`-th run (an index past the shard's
+    runs is an error)."""
+    runs = stored.shard.runs
+    if not 0 <= index < len(runs):
+        raise SpecError(f"--run {index}: the shard has {len(runs)} runs, 0 to {len(runs) - 1}")
+    return the_run(stored) is runs[index]
 
 
 def _equal(row: dict[str, Any], name: str, text: str) -> bool:

@@ -129,6 +129,12 @@ class Shard:
     policy_spec: PolicySpec
     runs: tuple[Run, ...]
     per_job: bool = False
+    schedules: int = 0  # its first runs whose schedules the workflow exports; not in the
+    # specification (`to_json`), since exporting changes no result
+
+    def scheduled_runs(self) -> range:
+        """Indices of the runs whose schedules are exported."""
+        return range(min(self.schedules, len(self.runs)))
 
     @property
     def names(self) -> dict[str, str]:
@@ -370,7 +376,8 @@ def _experiment(dataset: str, name: str, values: Any, where: str,
                 policies: Mapping[str, PolicySpec]) -> list[Shard]:
     if not isinstance(values, Mapping):
         raise ConfigError(f"{where}: expected a mapping")
-    allowed = {"workloads", "machines", "policies", FIXED, GRID, "seeds", "per_job"}
+    allowed = {"workloads", "machines", "policies", FIXED, GRID, "seeds", "per_job",
+               "schedules"}
     unknown = set(values) - allowed
     if unknown:
         raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; expected some of "
@@ -380,6 +387,10 @@ def _experiment(dataset: str, name: str, values: Any, where: str,
     if not isinstance(seeds, list) or not seeds:
         raise ConfigError(f"{where}.seeds: expected a non-empty list of integers >= 0")
     seeds = [_value(SEED, s, f"{where}.seeds[{i}]") for i, s in enumerate(seeds)]
+    schedules = values.get("schedules", 0)
+    if isinstance(schedules, bool) or not isinstance(schedules, int) or schedules < 0:
+        raise ConfigError(f"{where}.schedules: expected an integer >= 0 (how many runs of "
+                          f"each shard to export as schedules), got {schedules!r}")
     shards = []
     for workload in _names(values, "workloads", where, sources):
         source = sources[workload]
@@ -391,8 +402,13 @@ def _experiment(dataset: str, name: str, values: Any, where: str,
                 policy = _normalised(policies[policy_name], machine)
                 if policy is None:
                     continue
+                if schedules and policy.implementation.engine:
+                    raise ConfigError(f"{where}.schedules: policy {policy_name} (scheduler "
+                                      f"{policy.scheduler}) time-shares the machine, so its "
+                                      "runs have no schedule to export; expected 0")
                 shards.append(Shard(dataset, name, workload, machine_name, policy_name, source,
-                                    machine, policy, runs, bool(values.get("per_job", False))))
+                                    machine, policy, runs, bool(values.get("per_job", False)),
+                                    schedules))
             if len(shards) == found:  # every policy needs what the machine lacks
                 policy = policies[values["policies"][0]]
                 try:

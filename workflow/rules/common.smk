@@ -29,6 +29,7 @@ wildcard_constraints:
     machine=patterns.NAME_REGEX,
     policy=patterns.NAME_REGEX,
     variant=r"[0-9a-f]{12}",
+    run=r"[0-9]+",
 
 
 R = patterns.results
@@ -69,6 +70,15 @@ def shard_outputs():
     """Both files of every shard."""
     return shard_summaries() + [
         R(patterns.SHARD_JOBS).format(dataset=DATASET, **s.names) for s in SHARDS.values()
+    ]
+
+
+def schedule_outputs():
+    """The exported schedule of every run an experiment asks for (`schedules: N`)."""
+    return [
+        R(patterns.SCHEDULE).format(dataset=DATASET, run=i, **s.names)
+        for s in SHARDS.values()
+        for i in s.scheduled_runs()
     ]
 
 
