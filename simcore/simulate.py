@@ -196,8 +196,10 @@ def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int,
             state = state._replace(outages=outages.extended(state.outages))
         if log_short(state):
             break  # made again by the caller
-        if log_half_full(state):
-            log = (2 * state.out.log_s.shape[0], 2 * state.out.log_code.shape[0])
+        if log_half_full(state):  # double whichever part is half full
+            capacity, room = state.out.log_s.shape[0], state.out.log_code.shape[0]
+            log = (capacity * (1 + (2 * state.ctr[LOG_LEN] > capacity)),
+                   room * (1 + (2 * state.ctr[LOG_CODE_LEN] > room)))
             _check_log(spec, *log)
             state = grown_log(state, *log)
         if progress is not None:

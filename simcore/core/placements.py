@@ -106,25 +106,32 @@ class PlacementLog:
         (`job_columns`), its jobs named by the table's `job_id`."""
         import pyarrow.compute as pc  # not on a run's path: it imports pandas
 
-        counts = pc.list_value_length(table.column("placed_at")).to_numpy(zero_copy_only=False)
-        entry = pc.list_flatten(table.column("placed_at")).to_numpy()
+        def flat(name: str) -> tuple[np.ndarray, np.ndarray]:
+            column = table.column(name)
+            return (pc.list_value_length(column).to_numpy(zero_copy_only=False),
+                    pc.list_flatten(column).to_numpy())
+
+        counts, entry = flat("placed_at")
+        if not np.array_equal(flat("placed_s")[0], counts):
+            raise SimcoreError("placed_s: expected a time for each entry of placed_at")
         if np.sort(entry).tolist() != list(range(entry.size)):
-            raise SimcoreError("the per-job placement columns do not number the log's "
-                               "entries 0, 1, ... once each")
+            raise SimcoreError("placed_at: expected the log's entries 0, 1, ... once each")
         time_s = np.empty(entry.size)
-        time_s[entry] = pc.list_flatten(table.column("placed_s")).to_numpy()
+        time_s[entry] = flat("placed_s")[1]
+        ids = table.column("job_id").to_numpy()
         job_id = np.empty(entry.size, dtype=np.int64)
-        job_id[entry] = np.repeat(table.column("job_id").to_numpy(), counts)
-        flat = pc.list_flatten(table.column("placed_code")).to_numpy()
+        job_id[entry] = np.repeat(ids, counts)
+        lengths, codes = flat("placed_code")
+        code_end, entry_end = np.cumsum(lengths), np.cumsum(counts)
         pieces: list[np.ndarray] = [np.zeros(0, dtype=np.int64)] * entry.size
         k = 0
-        for e in entry.tolist():
-            length = 1 + (-int(flat[k]) if flat[k] < 0 else 2 * int(flat[k]))
-            pieces[e] = flat[k:k + length]
-            k += length
-        if k != flat.size:
-            raise SimcoreError(f"the per-job placement codes hold {flat.size} words; their "
-                               f"entries take {k}")
+        for row in range(counts.size):
+            for e in entry[entry_end[row] - counts[row]:entry_end[row]].tolist():
+                pieces[e] = _checked_code(codes[k:code_end[row]], words)
+                k += pieces[e].size
+            if k != code_end[row]:
+                raise SimcoreError(f"placed_code of job {ids[row]}: {code_end[row] - k} words "
+                                   "its entries' codes do not take")
         at = np.zeros(entry.size + 1, dtype=np.int64)
         np.cumsum([p.size for p in pieces], out=at[1:])
         code = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
@@ -158,6 +165,23 @@ def usage_series(log: PlacementLog, job_ids: np.ndarray, end_s: np.ndarray,
     times, busy = times[order], np.cumsum(delta[order])
     last = np.r_[times[1:] != times[:-1], True]  # one value per distinct time
     return times[last], busy[last]
+
+
+def _checked_code(words_left: np.ndarray, words: int) -> np.ndarray:
+    """The code at the start of `words_left` (`encode_resources`), checked to fit a bitset
+    of `words` words; a SimcoreError says what is wrong."""
+    if words_left.size == 0:
+        raise SimcoreError("placed_code: an entry has no code")
+    head = int(words_left[0])
+    length = 1 + (words if head < 0 else 2 * head)
+    if (head < 0 and head != -words) or length > words_left.size:
+        raise SimcoreError(f"placed_code: a code of header {head} does not fit the "
+                           f"{words_left.size} words left for a bitset of {words} words")
+    if head > 0:
+        first, runs = words_left[1:length:2], words_left[2:length:2]
+        if (first < 0).any() or (runs < 1).any() or (first + runs > 64 * words).any():
+            raise SimcoreError(f"placed_code: runs outside a bitset of {words} words")
+    return words_left[:length]
 
 
 @kernel

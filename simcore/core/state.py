@@ -259,8 +259,7 @@ def log_placement(st, t, j, mask):
         length = encode_resources(mask, out.log_code, at)
         out.log_s[n] = t
         out.log_job[n] = j
-        out.log_at[n] = at
-        out.log_at[n + 1] = at + length
+        out.log_at[n + 1] = at + length  # log_at[n] is `at` already
     ctr[LOG_LEN] = n + 1
     ctr[LOG_CODE_LEN] = at + length
 

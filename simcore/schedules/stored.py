@@ -175,11 +175,11 @@ def _kept(stored: StoredRun, rows: Path, jobs: Jobs) -> SimulationResult:
     """The run's result as the shard's per-job rows and summary row hold it."""
     table = read_shard(rows)
     table = table.filter(pc.equal(table.column("run_key"), stored.key))
-    table = table.select([name for name in table.column_names if name != "run_key"
-                          and table.column(name).null_count < table.num_rows])  # the run's own
     if table.num_rows == 0 or table.column("placed_at").null_count:
         raise SimcoreError(f"{rows}: no placements of run {stored.key[:12]}; expected the "
                            "per-job rows of every run of the shard")
+    table = table.select([name for name in table.column_names if name != "run_key"
+                          and table.column(name).null_count < table.num_rows])  # the run's own
     words = stored.shard.machine_spec.implementation.build(
         stored.shard.machine_spec, jobs)[0].words
     shard = stored.shard
@@ -187,7 +187,8 @@ def _kept(stored: StoredRun, rows: Path, jobs: Jobs) -> SimulationResult:
                "policy": {"scheduler": shard.policy_spec.scheduler,
                           **shard.policy_spec.params()},
                "seed": stored.row["seed"], "jobs": len(jobs),
-               **{c.name: stored.row.get(c.name) for c in RUN_METRICS}}
+               **{c.name: stored.row[c.name] for c in RUN_METRICS
+                  if stored.row.get(c.name) is not None}}  # the metrics the run has
     return SimulationResult(table, summary, np.zeros(0), {},
                             PlacementLog.from_job_columns(table, words))
 

@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 
 from simcore.base.arrays import arrow_array
+from simcore.base.bitset import n_words
 from simcore.base.errors import SimcoreError, SpecError
 from simcore.base.jit import kernel
 from simcore.core.placements import PlacementLog
@@ -45,6 +46,7 @@ from simcore.core.state import (
     enqueue,
 )
 from simcore.jobs.jobs import Jobs
+from simcore.machines.contract import check_memory
 from simcore.timeshare import fcs
 from simcore.timeshare.matrix import admit, leave
 from simcore.timeshare.rates import FCS, NOTHING, SPIN_BLOCK, Mode, phase_rates, slice_mode
@@ -471,6 +473,8 @@ def run(jobs: Jobs, machine: MachineSpec, policy: PolicySpec,
     from simcore.base.jit import kernel_ready
 
     kernel = kernel_jobs(jobs, policy)
+    check_memory(f"the processors of the {len(jobs):,} jobs of a time-sharing run on "
+                 f"{machine}", 2 * len(jobs) * (1 + n_words(machine.units)) * 8)
     state = new_state(len(jobs), policy.mpl, machine.units)
     struct = kernel_policy(policy, mode)
     compile_s = kernel_ready(run_timeshare, struct, state, kernel)

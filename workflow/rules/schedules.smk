@@ -6,6 +6,7 @@ rule export_schedule:
     input:
         summary=R(patterns.SHARD_SUMMARY),
         jobs=R(patterns.SHARD_JOBS),
+        workloads=shard_workloads,  # read again where the shard kept no per-job rows
     output:
         directory(R(patterns.SCHEDULE)),
     params:
