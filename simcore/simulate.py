@@ -34,7 +34,9 @@ from simcore.core.state import (
     DECISIONS,
     FAILED_AREA,
     FAILURES,
+    LOG_AT,
     LOG_CODE_LEN,
+    LOG_JOB,
     LOG_LEN,
     MIGRATIONS_ATTEMPTED,
     MIGRATIONS_SUCCESSFUL,
@@ -144,10 +146,11 @@ def simulate(
         table = table.append_column(name, values)
     n, used = int(state.ctr[LOG_LEN]), int(state.ctr[LOG_CODE_LEN])
     out = state.out
-    log = PlacementLog(out.log_s[:n].copy(), jobs.job_id[out.log_job[:n]],
-                       out.log_at[:n + 1].copy(), out.log_code[:used].copy(),
+    rows = out.log_entry[:n, LOG_JOB]
+    log = PlacementLog(out.log_s[:n].copy(), jobs.job_id[rows],
+                       out.log_entry[:n + 1, LOG_AT].copy(), out.log_code[:used].copy(),
                        machine_struct.words, _applied_outages(spec, state))
-    for name, values in log.job_columns(out.log_job[:n], len(jobs)).items():
+    for name, values in log.job_columns(rows, len(jobs)).items():
         table = table.append_column(name, values)
     return dataclasses.replace(result, jobs=table, placements=log)
 

@@ -51,7 +51,8 @@ ABORTED = 17  # runs cut short by a failure (the job requeued or killed)
 OUTAGE_POS = 18  # outage events applied so far (the loop's position in outages.time)
 OUTAGE_HORIZON = 19  # 1: stopped at the end of the drawn outages; the caller draws more
 LOG_CODE_LEN = 20  # int64 words of the placement log's codes
-N_CTR = 21
+MIGRATION_EPOCH = 21  # epoch of the last migration attempt (-1: none)
+N_CTR = 22
 
 # acc indices
 UNUSED_AREA = 0  # integral of max(0, f(t) - q(t)) dt, unit-seconds
@@ -60,9 +61,15 @@ T_PREV = 1  # time of the last event processed (the loop's clock, so that it can
 FAILED_AREA = 2  # integral of units out of service dt, unit-seconds
 ABORTED_WORK = 3  # requested units x seconds run by runs a failure cut short
 NOW = 4  # the time of the current event (allocators that weigh completion times read it)
-N_ACC = 5
+PASS_SHADOW = 5  # shadow time of the last backfill pass that started nothing (memo.last_pass)
+N_ACC = 6
 
 STATUS_STUCK = 1
+
+# out.log_entry's columns (one array, not two: each kernel call is passed every array of
+# the state, and the per-event kernels measurably slow down with each one added)
+LOG_JOB = 0
+LOG_AT = 1
 
 # memo.fail_epoch columns: a placement failure holds until the occupancy changes
 FAIL_BACKFILL = 0
@@ -99,8 +106,8 @@ class Outputs(NamedTuple):
     reserved_s: np.ndarray  # (jobs,) float64: first reservation time the job got as head
     migration_s: np.ndarray  # (cap,) float64: times of successful migrations
     log_s: np.ndarray  # (cap,) float64: placement log (`log_placement`): when,
-    log_job: np.ndarray  # (cap,) int64: which job,
-    log_at: np.ndarray  # (cap + 1,) int64: where in log_code its resources' code begins
+    log_entry: np.ndarray  # (cap + 1, 2) int64: which job (LOG_JOB) and where in log_code
+    # its resources' code begins (LOG_AT; row cap + 1: where the last code ends)
     log_code: np.ndarray  # (room,) int64: the codes, one after another
     hit: np.ndarray  # (jobs,) int64: runs of the job a failure cut short
     killed: np.ndarray  # (jobs,) bool: the job was killed by a failure (it never completed)
@@ -120,8 +127,7 @@ class Memo(NamedTuple):
     fail_epoch: np.ndarray  # (classes, 3) int64: epoch of a class's last failed placement,
     # by rule: FAIL_BACKFILL (bounded growth), FAIL_GUARDED (+ reservation), FAIL_FCFS
     last_pass: np.ndarray  # (4,) int64: PASS_EPOCH, PASS_HEAD, PASS_SCANNED, PASS_EXTRA
-    pass_shadow: np.ndarray  # (1,) float64: shadow time of that pass
-    migration_epoch: np.ndarray  # (1,) int64: epoch of the last migration attempt (-1: none)
+    # (its shadow time is acc[PASS_SHADOW])
 
 
 class Outages(NamedTuple):
@@ -170,6 +176,7 @@ def new_state(n_jobs: int, units: int, words: int, classes: int,
     ctr = np.zeros(N_CTR, dtype=np.int64)
     ctr[N_FREE_SLOTS] = slots
     ctr[FREE_UNITS] = units
+    ctr[MIGRATION_EPOCH] = -1
     return State(
         run=Running(
             occ=np.zeros(words, dtype=np.uint64),
@@ -190,8 +197,7 @@ def new_state(n_jobs: int, units: int, words: int, classes: int,
             reserved_s=np.full(n_jobs, np.nan),
             migration_s=np.zeros(2 * n_jobs + 1),
             log_s=np.zeros(log_capacity),
-            log_job=np.zeros(log_capacity, dtype=np.int64),
-            log_at=np.zeros(log_capacity + 1, dtype=np.int64),
+            log_entry=np.zeros((log_capacity + 1, 2), dtype=np.int64),
             log_code=np.zeros(log_room, dtype=np.int64),
             hit=np.zeros(n_jobs, dtype=np.int64),
             killed=np.zeros(n_jobs, dtype=np.bool_),
@@ -208,12 +214,10 @@ def new_state(n_jobs: int, units: int, words: int, classes: int,
         memo=Memo(
             fail_epoch=np.full((max(classes, 1), 3), -1, dtype=np.int64),
             last_pass=np.array([-1, -1, 0, 0], dtype=np.int64),
-            pass_shadow=np.zeros(1),
-            migration_epoch=np.full(1, -1, dtype=np.int64),
         ),
         outages=no_outages(words) if outages is None else outages,
         ctr=ctr,
-        acc=np.array([0.0, np.nan, 0.0, 0.0, np.nan]),
+        acc=np.array([0.0, np.nan, 0.0, 0.0, np.nan, 0.0]),
     )
 
 
@@ -258,8 +262,8 @@ def log_placement(st, t, j, mask):
     if n < out.log_s.shape[0] and at + length <= out.log_code.shape[0]:
         length = encode_resources(mask, out.log_code, at)
         out.log_s[n] = t
-        out.log_job[n] = j
-        out.log_at[n + 1] = at + length  # log_at[n] is `at` already
+        out.log_entry[n, LOG_JOB] = j
+        out.log_entry[n + 1, LOG_AT] = at + length  # row n's is `at` already
     ctr[LOG_LEN] = n + 1
     ctr[LOG_CODE_LEN] = at + length
 
@@ -370,11 +374,11 @@ def grown_log(st: State, capacity: int, room: int) -> State:
     assert not log_short(st), "a log that lacked room is made again, not grown"
     out = st.out
     n, used = int(st.ctr[LOG_LEN]), int(st.ctr[LOG_CODE_LEN])
-    log_s, log_job = np.zeros(capacity), np.zeros(capacity, dtype=np.int64)
-    log_at, log_code = np.zeros(capacity + 1, dtype=np.int64), np.zeros(room, dtype=np.int64)
-    log_s[:n], log_job[:n], log_at[:n + 1] = out.log_s[:n], out.log_job[:n], out.log_at[:n + 1]
+    log_s, log_code = np.zeros(capacity), np.zeros(room, dtype=np.int64)
+    log_entry = np.zeros((capacity + 1, 2), dtype=np.int64)
+    log_s[:n], log_entry[:n + 1] = out.log_s[:n], out.log_entry[:n + 1]
     log_code[:used] = out.log_code[:used]
-    return st._replace(out=out._replace(log_s=log_s, log_job=log_job, log_at=log_at,
+    return st._replace(out=out._replace(log_s=log_s, log_entry=log_entry,
                                         log_code=log_code))
 
 

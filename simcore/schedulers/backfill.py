@@ -31,6 +31,7 @@ from simcore.core.state import (
     PASS_EXTRA,
     PASS_HEAD,
     PASS_SCANNED,
+    PASS_SHADOW,
     QLEN,
     active_by_estimated_end,
     start_job,
@@ -159,12 +160,12 @@ def backfill_pass(m, st, jobs, delay, max_growth, reservation, t, head_pos):
     jobs that arrived since.
     """
     ctr, queue, waiting = st.ctr, st.queue.jobs, st.queue.waiting
-    fail_epoch, last_pass, pass_shadow = st.memo.fail_epoch, st.memo.last_pass, st.memo.pass_shadow
+    fail_epoch, last_pass = st.memo.fail_epoch, st.memo.last_pass
     head = queue[head_pos]
     epoch = ctr[EPOCH]
     if last_pass[PASS_EPOCH] == epoch and last_pass[PASS_HEAD] == head:
         begin = last_pass[PASS_SCANNED]
-        shadow = pass_shadow[0]
+        shadow = st.acc[PASS_SHADOW]
         extra = last_pass[PASS_EXTRA]
     else:
         begin = head_pos + 1
@@ -213,7 +214,7 @@ def backfill_pass(m, st, jobs, delay, max_growth, reservation, t, head_pos):
         last_pass[PASS_EPOCH] = epoch
         last_pass[PASS_HEAD] = head
         last_pass[PASS_SCANNED] = ctr[QLEN]
-        pass_shadow[0] = shadow
+        st.acc[PASS_SHADOW] = shadow
         last_pass[PASS_EXTRA] = extra
     else:
         last_pass[PASS_EPOCH] = -1

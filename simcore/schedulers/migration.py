@@ -21,6 +21,7 @@ from simcore.core.allocate import largest_free, place
 from simcore.core.state import (
     EPOCH,
     FREE_UNITS,
+    MIGRATION_EPOCH,
     MIGRATIONS_ATTEMPTED,
     MIGRATIONS_SUCCESSFUL,
     active_by_size,
@@ -35,13 +36,13 @@ def migrate(m, st, fn_tor, fn_max, on_change, apply_equal, t):
     `apply_equal` is false and it does not grow it)."""
     ctr, run = st.ctr, st.run
     free = ctr[FREE_UNITS]
-    if free == 0 or (on_change and st.memo.migration_epoch[0] == ctr[EPOCH]):
+    if free == 0 or (on_change and ctr[MIGRATION_EPOCH] == ctr[EPOCH]):
         return False
     before = largest_free(m, st, run.occ)
     if free / m.units < fn_tor or before / free > fn_max:
         return False
     ctr[MIGRATIONS_ATTEMPTED] += 1
-    st.memo.migration_epoch[0] = ctr[EPOCH]
+    ctr[MIGRATION_EPOCH] = ctr[EPOCH]
     n = active_by_size(st)
     order, stays, moved, tmp = st.scratch.order, st.scratch.stays, st.scratch.moved, st.scratch.tmp
     held, alloc, slot_job = run.held, run.slot_alloc, run.slot_job
@@ -77,7 +78,7 @@ def migrate(m, st, fn_tor, fn_max, on_change, apply_equal, t):
             log_placement(st, t, slot_job[slot], held[slot])
     copy_into(run.occ, tmp)
     ctr[EPOCH] += 1
-    st.memo.migration_epoch[0] = ctr[EPOCH]  # the new layout is no new state
+    ctr[MIGRATION_EPOCH] = ctr[EPOCH]  # the new layout is no new state
     if after > before:
         st.out.migration_s[ctr[MIGRATIONS_SUCCESSFUL]] = t
         ctr[MIGRATIONS_SUCCESSFUL] += 1

@@ -40,7 +40,7 @@ from simcore.base.bitset import clear, n_words
 from simcore.base.jit import implements, kernel
 from simcore.core.allocate import dilate, place
 from simcore.core.metrics import LOCALITY, LOCALITY_STATS, PER_PROCESSOR
-from simcore.core.state import LOG_LEN, N_ACTIVE
+from simcore.core.state import LOG_AT, LOG_JOB, LOG_LEN, N_ACTIVE
 from simcore.jobs.jobs import Jobs
 from simcore.machines.curves import locality
 from simcore.machines.curves.orderings import order_of
@@ -244,9 +244,10 @@ def job_metrics(m: CurveMachine, st, jobs) -> tuple[dict[str, pa.Array], dict[st
     nodes = np.zeros(offsets[-1], dtype=np.int64)
     sides = tuple(int(s) for s in m.sides)
     locality.measure_log(
-        st.out.log_job[:n_log], st.out.log_at, st.out.log_code, m.units, m.order, m.sides,
-        m.wrap, locality.curve_dims(sides), locality.smallest_cubes(sides), m.ranks, m.index,
-        m.hist, np.zeros(m.units, dtype=np.int64), np.zeros(m.units, dtype=np.int64),
+        st.out.log_entry[:n_log, LOG_JOB], st.out.log_entry[:, LOG_AT], st.out.log_code,
+        m.units, m.order, m.sides, m.wrap, locality.curve_dims(sides),
+        locality.smallest_cubes(sides), m.ranks, m.index, m.hist,
+        np.zeros(m.units, dtype=np.int64), np.zeros(m.units, dtype=np.int64),
         values, nodes, offsets)
     columns: dict[str, pa.Array] = {
         "nodes": pa.ListArray.from_arrays(arrow_array(offsets, pa.int32()), arrow_array(nodes))}
