@@ -169,12 +169,12 @@ def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int,
              log: tuple[int, int] | None, progress: Callable[[int, int, float], None] | None,
              progress_step: int = PROGRESS_STEP) -> tuple[Any, ...]:
     """Build the machine, the policy and the state, and run the event loop to its end
-    (drawing the failure process further whenever the run outlasts it, growing the
-    placement log, of `log` entries and code words at first (None: as many as it most
-    likely needs), as it fills; a log one
-    decision overfilled ends the loop early, `log_short`); returns the
-    machine and policy structs, the kernel jobs, the state, the kernel's wall time and,
-    apart from it, the time compiling the kernel or loading it from the cache took."""
+    (drawing the failure process further whenever the run outlasts it, and growing the
+    placement log as it fills: `log` entries and code words at first, None for as many as
+    it most likely needs; a log one decision overfilled ends the loop early, `log_short`);
+    returns the machine and policy structs, the kernel jobs, the state, the kernel's wall
+    time and, apart from it, the time compiling the kernel or loading it from the cache
+    took."""
     machine_struct, size, placement_class = spec.implementation.build(spec, jobs)
     classes, dense = np.unique(placement_class, return_inverse=True)
     estimates = policy.params().get("estimates", "requested")

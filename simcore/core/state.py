@@ -351,8 +351,8 @@ def decode_bits(code, at, n, out):
 
 
 def log_short(st: State) -> bool:
-    """Whether the placement log lacked room for some entry (the run must be made again
-    with `grown_log`)."""
+    """Whether the placement log lacked room for some entry (the run must be simulated
+    again with more room)."""
     return bool(st.ctr[LOG_LEN] > st.out.log_s.shape[0]
                 or st.ctr[LOG_CODE_LEN] > st.out.log_code.shape[0])
 
