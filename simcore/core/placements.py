@@ -64,14 +64,9 @@ class PlacementLog:
 
     def resource_bits(self, entry: int) -> np.ndarray:
         """(64 * words,) bool: the resources of one entry, bit b at index b."""
-        code = self.code[self.at[entry]:self.at[entry + 1]]
-        if code[0] < 0:
-            little = code[1:].astype("<i8").view(np.uint8)
-            return np.unpackbits(little, bitorder="little").astype(bool)
-        bits = np.zeros(64 * self.words, dtype=bool)
-        for first, length in code[1:].reshape(-1, 2).tolist():
-            bits[first:first + length] = True
-        return bits
+        mask = np.zeros(self.words, dtype=np.uint64)
+        decode_resources(self.code, self.at[entry], mask)
+        return np.unpackbits(mask.astype("<u8").view(np.uint8), bitorder="little").astype(bool)
 
     def job_columns(self, rows: np.ndarray, n_rows: int) -> dict[str, pa.Array]:
         """The log as per-job list columns (`placed_at`, `placed_s`, `placed_code` of
@@ -135,7 +130,7 @@ class PlacementLog:
         at = np.zeros(entry.size + 1, dtype=np.int64)
         np.cumsum([p.size for p in pieces], out=at[1:])
         code = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
-        return cls(time_s, job_id, at, code.astype(np.int64), words)
+        return cls(time_s, job_id, at, code, words)
 
     def held_until(self, job_ids: np.ndarray, end_s: np.ndarray) -> np.ndarray:
         """When each entry's resources are released: the job's next entry, else its end."""

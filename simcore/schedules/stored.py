@@ -180,9 +180,8 @@ def _kept(stored: StoredRun, rows: Path, jobs: Jobs) -> SimulationResult:
                            "per-job rows of every run of the shard")
     table = table.select([name for name in table.column_names if name != "run_key"
                           and table.column(name).null_count < table.num_rows])  # the run's own
-    words = stored.shard.machine_spec.implementation.build(
-        stored.shard.machine_spec, jobs)[0].words
     shard = stored.shard
+    words = shard.machine_spec.implementation.build(shard.machine_spec, jobs)[0].words
     summary = {"machine": str(shard.machine_spec),
                "policy": {"scheduler": shard.policy_spec.scheduler,
                           **shard.policy_spec.params()},
