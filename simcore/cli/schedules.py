@@ -50,14 +50,16 @@ def _export(args: argparse.Namespace) -> int:
     check_store(args.store)
     given = {name: getattr(args, name) for name in PARTITIONS if getattr(args, name)}
     if args.run_key is not None and (given or args.param or args.run is not None):
-        raise SpecError("export: give --run-key, or the run's names and --param, not both")
+        raise SpecError("export: give --run-key, or the run's names with --param or --run, "
+                        "not both")
     if args.run_key is None and len(given) < len(PARTITIONS):
         missing = [f"--{name}" for name in PARTITIONS if name not in given]
         raise SpecError(f"export: expected --run-key, or also {', '.join(missing)}")
-    out = check_directory(args.out, "--out")
     stored = find_run(args.store, args.run_key, given or None,
                       dict(key_value(p) for p in args.param), args.run)
-    paths = write_exports(stored_schedule(stored, args.store), out)
+    schedule = stored_schedule(stored, args.store)
+    out = check_directory(args.out, "--out")  # made only once there is a schedule to write
+    paths = write_exports(schedule, out)
     print(f"run {stored.key[:12]}: {len(paths)} files in {out}")
     return 0
 

@@ -102,7 +102,7 @@ def read_verified(path: str | os.PathLike[str], schema: pa.Schema | None = None,
     except FileNotFoundError:
         raise
     except (pa.ArrowException, OSError) as exc:
-        raise IntegrityError(f"{path}: unreadable ({exc})") from None
+        raise IntegrityError(f"{path}: unreadable ({' '.join(str(exc).split())})") from None
     if recorded_digest(table) != table_digest(table):
         raise IntegrityError(f"{path}: content does not match its checksum")
     meta = table.schema.metadata or {}
