@@ -13,17 +13,10 @@ import pyarrow as pa
 from simcore.base.arrays import arrow_array
 from simcore.base.errors import SimcoreError, SpecError
 from simcore.base.jit import kernel_ready
+from simcore.core.columns import MODULE_METRICS, registered_job_columns, reported, with_absent
 from simcore.core.engine import KernelJobs, run_events
 from simcore.core.failures import FailureProcess, OutagePlan
-from simcore.core.metrics import (
-    MODULE_METRICS,
-    chu_statistics,
-    mean_interval,
-    registered_job_columns,
-    reported,
-    span_s,
-    with_absent,
-)
+from simcore.core.metrics import chu_statistics, mean_interval, span_s
 from simcore.core.placements import OutageEvents, PlacementLog
 from simcore.core.result import SimulationResult, schedule_metrics, schedule_table
 from simcore.core.state import (
@@ -89,7 +82,7 @@ def simulate(
     allocators' locality) add per-job columns and run metrics from it;
     `timing["metrics_s"]` is what measuring cost. Run metrics the allocator's and
     the scheduler's modules report (`observables`) join the summary; each must be a
-    registered run metric (`simcore.core.metrics.RUN_METRICS`). `progress`, if given, is
+    registered run metric (`simcore.core.columns.RUN_METRICS`). `progress`, if given, is
     called every `progress_step` event times with (jobs started, jobs, simulated seconds so far);
     with a step of 1 it sees every scheduler decision (`simcore bench` times them).
     Jobs the machine refuses (sizes a placement menu does not list) are left out of the

@@ -18,8 +18,8 @@ from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 from simcore.simulate import simulate
 from simcore.workload.chu import mean_size, side_probabilities
-from simcore.workload.synthetic import SyntheticSpec, declared_load, synthesize
-from simcore.workload.transforms import WorkloadSpec, prepare
+from simcore.workload.synthetic import SyntheticSpec, synthesize
+from simcore.workload.transforms import WorkloadSpec, declared_load, prepare
 
 
 def sample(distribution="uniform", jobs=2000, seed=1, **params):

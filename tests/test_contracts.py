@@ -19,8 +19,8 @@ import pytest
 from simcore.base.contracts import members
 from simcore.base.errors import SimcoreError, SpecError
 from simcore.base.fingerprint import module_file
-from simcore.core import metrics
-from simcore.core.metrics import MODULE_METRICS, OMITTED, RUN_METRICS, Column
+from simcore.core import columns
+from simcore.core.columns import MODULE_METRICS, OMITTED, RUN_METRICS, Column
 from simcore.jobs.bsp import RING, BSPJobs
 from simcore.jobs.jobs import Jobs
 from simcore.machines import flat
@@ -212,7 +212,7 @@ def test_scheduler_and_model_modules_without_their_functions_are_refused(monkeyp
 def third_metric(monkeypatch):
     """A run metric registered besides the two the modules of this project report."""
     column = Column("fake_metric", int, "count", "a metric a test module reports")
-    monkeypatch.setattr(metrics, "RUN_METRICS", (*RUN_METRICS, column))
+    monkeypatch.setattr(columns, "RUN_METRICS", (*RUN_METRICS, column))
     return column.name
 
 
@@ -286,7 +286,7 @@ def test_both_engines_report_every_metric_that_has_an_absent_value(monkeypatch):
     assert absent <= set(simulate(jobs(), "flat:8", "fcfs").summary)
     assert {c.name for c in MODULE_METRICS} <= absent
     column = Column("fake_count", int, "count", "counted by no engine", absent=0)
-    monkeypatch.setattr(metrics, "RUN_METRICS", (*RUN_METRICS, column))
+    monkeypatch.setattr(columns, "RUN_METRICS", (*RUN_METRICS, column))
     for scheduler in ("gang", "fcs"):
         summary = simulate(jobs(), "flat:8", scheduler).summary
         assert absent | {"fake_count"} <= set(summary)

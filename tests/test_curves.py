@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcore.base.bitset import n_words
-from simcore.core.metrics import LOCALITY
+from simcore.core.columns import LOCALITY
 from simcore.jobs.jobs import Jobs
 from simcore.machines.curves import allocator as curves
 from simcore.machines.curves import locality

@@ -10,7 +10,7 @@ import yaml
 from simcore.base.errors import ConfigError
 from simcore.base.patterns import CATALOGUE
 from simcore.sweep.experiments import Shard, plan
-from simcore.sweep.runner import code_files, code_fingerprint
+from simcore.sweep.identity import code_files, definitions
 from simcore.workload.traces import load_catalogue
 from tests.conftest import ROOT
 
@@ -61,11 +61,11 @@ def test_shard_json_round_trip_and_stable_keys():
     shard = shards()["small/lublin16/torus/bm"]
     again = Shard.from_json(shard.to_json())
     assert again.to_json() == shard.to_json()
-    code = code_fingerprint(shard)
+    code = definitions(shard)
     keys = {shard.run_key(run, "w" * 64, code) for run in shard.runs}
     assert len(keys) == len(shard.runs)
     other = shards()["small/lublin16/torus/fcfs"]
-    assert keys.isdisjoint(other.run_key(r, "w" * 64, code_fingerprint(other))
+    assert keys.isdisjoint(other.run_key(r, "w" * 64, definitions(other))
                            for r in other.runs)
     assert shard.run_key(shard.runs[0], "v" * 64, code) not in keys
 
@@ -161,7 +161,7 @@ def test_numeric_grid_values_are_canonical():
     (lambda c: c["policies"]["fcfs"].update(fn_tor=0.2),
      r"policies.fcfs: scheduler fcfs: parameter\(s\) \['fn_tor'\] do not apply"),
     (lambda c: c["experiments"]["small"]["grid"].update(c=[1.0]),
-     r"experiments.small.grid: unknown key\(s\) \['c'\]"),
+     r"experiments.small.grid: unknown key 'c'; expected a workload transform"),
     (lambda c: c["experiments"]["small"].update(seeds=[-1]),
      r"experiments.small.seeds\[0\]: seed=-1; expected an integer >= 0"),
     (lambda c: c["experiments"]["small"].update(seeds=[2**63]),
@@ -240,7 +240,10 @@ def test_an_edit_re_simulates_only_the_runs_that_execute_it(edited, re_simulated
 def test_every_run_executes_the_engine_and_its_own_family_only():
     for shard in family_shards():
         files = {p.relative_to(ROOT / "simcore").as_posix() for p in code_files(shard)}
-        assert {"core/engine.py", "simulate.py", "sweep/runner.py"} <= files
+        assert {"core/engine.py", "simulate.py", "workload/transforms.py"} <= files
+        assert not {f for f in files if f.startswith(("sweep/", "report/", "cli/"))}
+        assert not {"policy.py", "machines/registry.py", "core/columns.py",
+                    "workload/synthetic.py", "base/progress.py"} & files
         families = {f.split("/")[1] for f in files if f.count("/") == 2
                     and f.startswith("machines/")}
         expected = {"torus": {"boxes"}, "cube": {"boxes", "cubes"}, "curve": {"curves"},

@@ -30,8 +30,23 @@ def test_config_schema_derives_from_the_registries():
     assert defs["machine"]["oneOf"][1]["properties"]["allocator"]["enum"] == list(ALLOCATORS)
     assert [alt["properties"]["model"]["const"] for alt in defs["synthetic"]["oneOf"]] == \
         list(MODELS)
-    assert set(defs["grid"]["properties"]) | set(defs["transforms"]["properties"]) == \
-        set(transforms())
+    assert set(defs["transforms"]["properties"]) == set(transforms())
+    options = {p.name for row in ALLOCATORS.values() for p in row.options}
+    parameters = {p for row in SCHEDULERS.values() for p in row.parameter_names}
+    assert set(defs["grid"]["properties"]) == set(transforms()) | parameters | options
+
+
+def test_grid_axis_names_are_unambiguous():
+    """A grid axis names a transform, a scheduler parameter or an allocator option: never two
+    of them, and an option has one definition across allocators."""
+    options = {}
+    for row in ALLOCATORS.values():
+        for p in row.options:
+            assert options.setdefault(p.name, p) == p, p.name
+    parameters = {p for row in SCHEDULERS.values() for p in row.parameter_names}
+    assert not set(transforms()) & parameters
+    assert not set(transforms()) & set(options)
+    assert not parameters & set(options)
 
 
 def test_every_allocator_serves_a_registered_kind():

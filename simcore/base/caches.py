@@ -52,15 +52,18 @@ def remembered(name: str, compute: Callable[[], str]) -> str:
     return _remembered({name: compute})[name]
 
 
-def closure_digests(module_sets: Iterable[tuple[str, ...]]) -> dict[tuple[str, ...], str]:
+def closure_digests(module_sets: Iterable[tuple[str, ...]],
+                    stop: tuple[str, ...] = ()) -> dict[tuple[str, ...], str]:
     """For each set of modules, the sha256 of its import closure's sources
-    (`simcore.base.fingerprint`): a workflow's code parameters."""
+    (`simcore.base.fingerprint`; the modules in `stop` neither included nor followed): a
+    run key's code and a workflow's code parameters."""
     from simcore.base.fingerprint import closure, digest
 
     def compute(modules: tuple[str, ...]) -> str:
-        return digest(closure(modules))
+        return digest(closure(modules, stop))
 
-    sets = {",".join(modules): modules for modules in module_sets}
+    prefix = f"{','.join(stop)}|" if stop else ""
+    sets = {prefix + ",".join(modules): modules for modules in module_sets}
     found = _remembered({name: functools.partial(compute, modules)
                          for name, modules in sets.items()})
     return {modules: found[name] for name, modules in sets.items()}

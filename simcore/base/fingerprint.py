@@ -10,13 +10,19 @@ and the code inputs of the workflow's rules all come from here.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import hashlib
-from collections.abc import Iterable
+import math
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 PACKAGE = Path(__file__).resolve().parents[1]
 ROOT_NAME = PACKAGE.name
+#: Fields of registry rows that only describe them (help text, examples): never part of
+#: what a result depends on.
+DESCRIPTIVE = frozenset({"summary", "meaning", "example", "description", "caption"})
 
 
 def module_file(name: str) -> Path | None:
@@ -82,9 +88,11 @@ def _dependencies(path: Path, mtime_ns: int) -> tuple[Path, ...]:
     return tuple(sorted({file for file in map(module_file, found) if file is not None}))
 
 
-def closure(modules: Iterable[str]) -> list[Path]:
+def closure(modules: Iterable[str], stop: Iterable[str] = ()) -> list[Path]:
     """Source files of `modules`, of every simcore module they import transitively, and of
-    the packages that contain them, sorted."""
+    the packages that contain them, sorted. Modules named in `stop` are neither included
+    nor followed (registries, whose part in a result is the rows it uses)."""
+    stopped = {path for path in map(module_file, stop) if path is not None}
     todo = []
     for name in modules:
         path = module_file(name)
@@ -94,10 +102,30 @@ def closure(modules: Iterable[str]) -> list[Path]:
     seen: set[Path] = set()
     while todo:
         path = todo.pop()
-        if path not in seen:
+        if path not in seen and path not in stopped:
             seen.add(path)
             todo.extend(_dependencies(path, path.stat().st_mtime_ns))
     return sorted(seen)
+
+
+def definition(row: Any) -> Any:
+    """The canonical form of a registry row (a dataclass: a row, a parameter) as JSON
+    values, without the fields that only describe it to people (DESCRIPTIVE): what a run
+    that uses the row depends on, defaults included."""
+    if dataclasses.is_dataclass(row) and not isinstance(row, type):
+        return {f.name: definition(getattr(row, f.name)) for f in dataclasses.fields(row)
+                if f.name not in DESCRIPTIVE}
+    if isinstance(row, Mapping):
+        return {str(k): definition(v) for k, v in sorted(row.items())}
+    if isinstance(row, (frozenset, set)):
+        return sorted(definition(v) for v in row)
+    if isinstance(row, (tuple, list)):
+        return [definition(v) for v in row]
+    if isinstance(row, type):
+        return row.__name__
+    if isinstance(row, float) and not math.isfinite(row):
+        return repr(row)
+    return row
 
 
 def digest(paths: Iterable[Path]) -> str:

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
@@ -62,6 +63,8 @@ def _plan(args: argparse.Namespace) -> int:
         print(json_text(timing) if args.json else format_report(timing))
         return 0
     report = summarize_plan(args.configfile, args.results)
+    for note in report["notes"]:
+        print(f"warning: {note}", file=sys.stderr)
     if args.json:
         print(json_text(report))
         return 0

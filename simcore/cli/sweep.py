@@ -10,7 +10,7 @@ from pathlib import Path
 
 from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
-from simcore.base.patterns import PUBLISHED, SHARD_TIMING_FILE
+from simcore.base.patterns import PUBLISHED, RESULTS, SHARD_TIMING_FILE
 from simcore.cli.common import check_store, json_argument
 
 
@@ -37,6 +37,21 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                        help="write the shard's wall and simulation seconds (JSON) to "
                             "DIR/<dataset>/<experiment>/<workload>/<machine>/<policy>.json")
     shard.set_defaults(handler=_sweep_shard)
+
+    again = commands.add_parser(
+        "resimulate", help="simulate selected runs of a configuration again (to fill in a "
+                           "column the store gained after they ran)")
+    again.add_argument("--configfile", required=True, help="the configuration")
+    again.add_argument("--results", default=RESULTS, help="results root (store and cache)")
+    again.add_argument("--experiment", action="append", default=[],
+                       help="only this experiment's runs (repeatable: any of them)")
+    again.add_argument("--policy", action="append", default=[],
+                       help="only this policy's runs (repeatable: any of them)")
+    again.add_argument("--where", action="append", default=[], metavar="NAME=VALUE",
+                       help="only runs with this value of a transform, scheduler parameter, "
+                            "allocator option or seed (repeatable: all of them)")
+    again.add_argument("--workers", type=int, default=1, help="local Dask worker processes")
+    again.set_defaults(handler=_resimulate)
     _add_results(commands)
     _add_archive(commands)
 
@@ -127,6 +142,17 @@ def _sweep_shard(args: argparse.Namespace) -> int:
         name = SHARD_TIMING_FILE.format(dataset=shard.dataset, **shard.names)
         atomic_write_bytes(Path(args.timing_dir) / name,
                            json_text(report.timing(args.workers)).encode())
+    return 0
+
+
+def _resimulate(args: argparse.Namespace) -> int:
+    from simcore.sweep.resimulation import conditions, resimulate
+
+    where = conditions(args.where)
+    done = resimulate(args.configfile, args.results, args.experiment, args.policy, where,
+                      args.workers)
+    print(f"{done} runs simulated again; `snakemake --cores N --configfile {args.configfile}` "
+          "renews the tables and figures from them", file=sys.stderr)
     return 0
 
 

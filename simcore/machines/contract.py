@@ -79,7 +79,7 @@ class AllocatorHooks:
     @staticmethod
     def observables(struct: Any, span_s: float) -> dict[str, Any]:
         """Run metrics of its own, from its struct after the run (registered in
-        `simcore.core.metrics.RUN_METRICS`): none."""
+        `simcore.core.columns.RUN_METRICS`): none."""
         return {}
 
     @staticmethod

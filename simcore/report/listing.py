@@ -11,7 +11,7 @@ import os
 from typing import Any
 
 from simcore.base.params import Parameter
-from simcore.core.metrics import Column
+from simcore.core.columns import Column
 from simcore.machines.contract import CAPABILITIES
 from simcore.machines.descriptions import machines_dirs
 from simcore.machines.registry import ALLOCATORS, KINDS
@@ -58,7 +58,7 @@ def _fields(*rows: tuple[str, str | None, str]) -> tuple[Column, ...]:
 
 
 #: The fields of `simcore run --json` besides the run metrics of summary.parquet
-#: (`simcore.core.metrics.RUN_METRICS`); docs/outputs.md lists them.
+#: (`simcore.core.columns.RUN_METRICS`); docs/outputs.md lists them.
 RUN_JSON = (
     Column("machine", str, None, "the machine as simulated, e.g. torus:4x4x8 (with its "
            "allocator where it is not the kind's default)"),
@@ -163,7 +163,7 @@ def _parameters(parameters: tuple[Parameter, ...]) -> list[dict[str, Any]]:
 def columns() -> list[dict[str, Any]]:
     """Every column of every output: the store's summary rows and per-job rows, and each
     result table."""
-    from simcore.core.metrics import JOB_COLUMNS
+    from simcore.core.columns import JOB_COLUMNS
     from simcore.report.tables import table_columns
     from simcore.sweep.store import IDENTITY, PARAMETERS, RUN_METRICS
 

@@ -121,14 +121,14 @@ def _matches(row: Row) -> pl.Expr:
 
 def _splits(rows: pl.DataFrame, exclude: Sequence[str]) -> list[str]:
     """The configuration columns outside `exclude` that take several values within one
-    workload x machine x policy (p_fat, p_torus may; fn_tor, fixed by the policy, does
-    not, nor does processors_per_unit when only workloads differ in it): each value gets
+    workload x machine x policy (p_fat, p_torus may, and a policy parameter or a machine's
+    allocator option the grid sweeps; processors_per_unit does not when only workloads
+    differ in it): each value gets
     panels of its own, so that a curve is one machine x policy (small multiples rather
     than a legend that encodes parameters)."""
     out = []
     for column in CONFIG_KEYS:
-        if column in (*_SERIES, "experiment", "workload", "machine_spec", "scheduler",
-                      *exclude):
+        if column in (*_SERIES, "experiment", "workload", "scheduler", *exclude):
             continue
         spread = rows.group_by(["workload", *_SERIES]).agg(
             pl.col(column).drop_nulls().n_unique())[column].max()

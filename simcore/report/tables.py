@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ import polars as pl
 
 from simcore.base.atomic import atomic_write_bytes
 from simcore.base.errors import SimcoreError
-from simcore.core.metrics import RUN_METRICS
+from simcore.core.columns import RUN_METRICS
 from simcore.machines.registry import ALLOCATORS
 from simcore.machines.spec import MachineSpec
 from simcore.policy import SCHEDULERS, PolicySpec
@@ -458,8 +459,9 @@ def markdown(name: str, table: pl.DataFrame) -> str:
     labels = {s.column: s.label for s in (*definition.statistics, *definition.derived)}
     for experiment in sorted(table["experiment"].unique().to_list()):
         rows = table.filter(pl.col("experiment") == experiment)
-        keys = [k for k in CONFIG_KEYS if k in rows.columns and k not in (
-            "experiment", "machine_spec", "scheduler", *POLICY_COLUMNS)]
+        swept = _swept(rows)
+        keys = [k for k in CONFIG_KEYS if k in rows.columns and (k in swept or k not in (
+            "experiment", "machine_spec", "scheduler", *POLICY_COLUMNS))]
         present = [k for k in keys if rows[k].null_count() < rows.height]
         fixed = [k for k in present if rows[k].n_unique() == 1]
         results = [c for c in ("n", *labels) if rows[c].null_count() < rows.height]
@@ -482,7 +484,7 @@ def markdown(name: str, table: pl.DataFrame) -> str:
                               for c, first in copies.items())
             lines += [*textwrap.wrap(f"Not shown, equal in every row: {equal}.", 100), ""]
         lines += ["Machines:", *_legend(rows, "machine", ["machine_spec"]), "",
-                  "Policies:", *_policies(rows), ""]
+                  "Policies:", *_policies(rows, swept), ""]
         lines += _grid(rows, shown, labels)
     return "\n".join(lines) + "\n"
 
@@ -517,10 +519,22 @@ def _capabilities(machine_spec: str) -> frozenset[str]:
     return ALLOCATORS[allocator or MachineSpec.parse(head).allocator].capabilities
 
 
-def _policies(rows: pl.DataFrame) -> list[str]:
+def _swept(rows: pl.DataFrame) -> list[str]:
+    """The policy parameters that differ within one policy (grid axes over parameters), and
+    machine_spec where it differs within one machine (axes over allocator options): shown
+    as columns rather than in the legends."""
+    out = [c for c in POLICY_COLUMNS if c in rows.columns and rows.group_by(
+        "machine", "policy").agg(pl.col(c).n_unique())[c].max() > 1]
+    if rows.group_by("machine").agg(pl.col("machine_spec").n_unique())["machine_spec"].max() > 1:
+        out.append("machine_spec")
+    return out
+
+
+def _policies(rows: pl.DataFrame, swept: Sequence[str] = ()) -> list[str]:
     """One line per policy: `PolicySpec.describe` on its machines (parameters that mean
-    nothing on a machine left out); a policy described differently on different machines
-    gets a line per description, naming the machines."""
+    nothing on a machine left out, parameters in `swept` said to be a column); a policy
+    described differently on different machines gets a line per description, naming the
+    machines."""
     columns = ["policy", "machine", "machine_spec", "scheduler", *POLICY_COLUMNS]
     out = []
     for policy, group in rows.select(columns).unique().sort(["policy", "machine"]).group_by(
@@ -530,6 +544,8 @@ def _policies(rows: pl.DataFrame) -> list[str]:
             spec = PolicySpec(row["scheduler"], **{c: row[c] for c in POLICY_COLUMNS
                                                    if row[c] is not None})
             text = spec.describe(_capabilities(row["machine_spec"]))
+            for name in swept:
+                text = re.sub(rf" {name}=\S+", f" {name}=(a column)", text)
             described.setdefault(text, []).append(row["machine"])
         for text, machines in described.items():
             where = "" if len(described) == 1 else f" (on {', '.join(machines)})"

@@ -47,7 +47,7 @@ class SchedulerHooks:
     @staticmethod
     def observables(struct: Any) -> dict[str, Any]:
         """Run metrics of its own, from its policy struct after the run (registered in
-        `simcore.core.metrics.RUN_METRICS`): none."""
+        `simcore.core.columns.RUN_METRICS`): none."""
         return {}
 
 

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from simcore.base.errors import SimcoreError, SpecError
-from simcore.core.metrics import RUN_METRICS
+from simcore.core.columns import RUN_METRICS
 from simcore.core.placements import PlacementLog
 from simcore.core.result import SimulationResult
 from simcore.jobs.jobs import Jobs

@@ -25,7 +25,7 @@ from simcore.base.yamlfiles import read_yaml
 from simcore.machines.curves.orderings import describe_choices as describe_orderings
 from simcore.machines.registry import ALLOCATORS, KINDS
 from simcore.machines.spec import MACHINE_TEXT
-from simcore.policy import SCHEDULERS
+from simcore.policy import SCHEDULERS, all_parameters
 from simcore.sweep.limits import check_runs
 from simcore.workload.synthetic import MODELS
 from simcore.workload.transforms import FIXED, GRID, transforms
@@ -53,16 +53,24 @@ def schema(path: str | os.PathLike[str]) -> dict[str, Any]:
                                            ["model", *(p.name for p in row.parameters
                                                        if p.default is None)])
                                    for row in MODELS.values()]}
+    swept = {p.name: p for p in all_parameters().values()}
+    swept.update((p.name, p) for row in ALLOCATORS.values() for p in row.options)
     for axis in (FIXED, GRID):
         properties = {}
         for name, field in transforms().items():
             values = field.metadata["parameter"].schema()
-            properties[name] = values if axis == FIXED else {
-                "type": "array", "minItems": 1, "items": values,
-                "description": values["description"]}
+            properties[name] = values if axis == FIXED else _axis(values)
+        if axis == GRID:  # any parameter of a policy or allocator option (experiments.py)
+            properties.update((name, _axis(p.schema())) for name, p in sorted(swept.items())
+                              if name not in properties)
         defs[axis] = {"type": "object", "additionalProperties": False,
                       "properties": properties}
     return document
+
+
+def _axis(values: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "minItems": 1, "items": values,
+            "description": values["description"]}
 
 
 def _one_policy(row: Any) -> dict[str, Any]:

@@ -1,27 +1,32 @@
 """Experiments: from the configuration to shards of runs, each run with its identity.
 
 A configuration names workload sources, machines and policies, and experiments that cross
-them with a grid of workload transforms and a list of seeds (see
+them with a grid (axes of workload transforms, of the policies' scheduler parameters and of
+the machines' allocator options) and seeds (see
 `workflow/schemas/config.schema.yaml` and `simcore.sweep.config`). `plan` expands it:
 
 - a shard is one experiment x workload x machine x policy: one Snakemake job, one file of
   results. Policies that cannot run on a machine (a scheduler needing an allocator
   capability the machine lacks, e.g. migration on a flat machine) are left out of an
   experiment's cross product;
-- a run is one grid point and seed inside a shard. Parameters that cannot change a run are
+- a run is one grid point and seed inside a shard. A parameter axis applies to the policies
+  (or machines) that have the parameter and is left out of the others' runs. Parameters
+  that cannot change a run are
   normalised away so identical simulations are planned once: shape transforms on machines
   whose jobs have no shapes, parameters needing a capability the allocator lacks (growth
   where jobs never grow), the seed of a run where nothing is drawn at random (a trace
   without a shape probability strictly between 0 and 1, on a machine without failures);
 - a run's key is a hash of everything that determines its result: the workload's content,
-  transforms, seed, machine (including its wiring), policy, the source code of every
-  simcore module the run can import (`Shard.code_files`) and the result schema version.
-  The run cache is keyed by it, so a re-run simulates only what changed.
+  transforms, seed, machine (including its wiring and every option), policy (every
+  parameter), the registry rows the run uses and the source of the code it executes
+  (`simcore.sweep.identity`) and the result schema version. The run cache is keyed by
+  it, so a re-run simulates only what changed.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import functools
 import hashlib
 import itertools
@@ -34,17 +39,19 @@ from typing import Any
 
 from simcore.base import patterns
 from simcore.base.errors import ConfigError, SimcoreError
-from simcore.base.params import SEED, Parameter
+from simcore.base.params import INT64_MAX, SEED, Parameter
 from simcore.jobs.cleaning import CleaningOptions
-from simcore.machines.registry import check_compatible
+from simcore.machines.registry import ALLOCATORS, check_compatible
 from simcore.machines.spec import MachineSpec
-from simcore.policy import PolicySpec
+from simcore.policy import SCHEDULERS, PolicySpec, all_parameters
 from simcore.sweep.limits import Limits, check_plan, experiment_runs
 from simcore.sweep.store import RESULT_SCHEMA_VERSION
 from simcore.workload.synthetic import JOBS, SyntheticSpec
 from simcore.workload.transforms import FIXED, GRID, WorkloadSpec, transforms
 
 DEFAULT_DATASET = "torus-sweep"
+SEED_COUNT = Parameter("count", int, 1, "how many seeds, from `first` on", unit="seeds",
+                       minimum=1)
 
 
 @dataclass(frozen=True)
@@ -103,15 +110,29 @@ class Source:
 
 @dataclass(frozen=True)
 class Run:
-    """One simulation of a shard: a grid point and a seed."""
+    """One simulation of a shard: a grid point and a seed. `policy` and `machine` are the
+    values the grid gives parameters of the shard's scheduler and options of its
+    allocator (sorted (name, value) pairs), over the shard's policy and machine."""
 
     transforms: WorkloadSpec
     seed: int
+    policy: tuple[tuple[str, Any], ...] = ()
+    machine: tuple[tuple[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """The seed and the transforms that differ from their defaults (the rest are
-        implied: `WorkloadSpec(**transforms)` rebuilds the same spec)."""
-        return {"transforms": self.transforms.changes(), "seed": self.seed}
+        """The seed, the transforms that differ from their defaults (the rest are implied:
+        `WorkloadSpec(**transforms)` rebuilds the same spec) and the grid's parameters."""
+        out = {"transforms": self.transforms.changes(), "seed": self.seed}
+        for key in ("policy", "machine"):
+            if getattr(self, key):
+                out[key] = dict(getattr(self, key))
+        return out
+
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> Run:
+        return cls(WorkloadSpec(**values["transforms"]), values["seed"],
+                   *(tuple(sorted(values.get(key, {}).items())) for key in ("policy",
+                                                                          "machine")))
 
 
 @dataclass(frozen=True)
@@ -142,19 +163,32 @@ class Shard:
         return {"experiment": self.experiment, "workload": self.workload,
                 "machine": self.machine, "policy": self.policy}
 
+    def policy_of(self, run: Run) -> PolicySpec:
+        """The policy `run` simulates: the shard's, with the grid's parameters."""
+        return self.policy_spec.replace(**dict(run.policy)) if run.policy else self.policy_spec
+
+    def machine_of(self, run: Run) -> MachineSpec:
+        """The machine `run` simulates on: the shard's, with the grid's allocator options."""
+        return _with_options(self.machine_spec, dict(run.machine)) if run.machine \
+            else self.machine_spec
+
     def input_paths(self) -> list[str]:
         """Job tables the shard reads (relative to the results root)."""
         return sorted({self.source.path(run.seed) for run in self.runs})
 
-    def run_key(self, run: Run, workload_hash: str, code_fingerprint: str) -> str:
-        """Identity of one run: the hash of everything that determines its result."""
+    def run_key(self, run: Run, workload_hash: str, definitions: str) -> str:
+        """Identity of one run: the hash of everything that determines its result, where
+        `definitions` is the digest of the rows it uses and the code it executes
+        (`simcore.sweep.identity.definitions`)."""
+        machine = self.machine_of(run)
         identity = {
             "workload": workload_hash,
             "transforms": run.transforms.to_dict(),
             "seed": run.seed,
-            "machine": self.machine_spec.key(),
-            "policy": json.loads(self.policy_spec.key()),
-            "code": code_fingerprint,
+            "machine": machine.key(),
+            "machine_options": dict(machine.options),
+            "policy": json.loads(self.policy_of(run).key()),
+            "definitions": definitions,
             "result_schema": RESULT_SCHEMA_VERSION,
         }
         text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
@@ -179,7 +213,7 @@ class Shard:
                 values["machine"], values["policy"], Source.from_dict(values["source"]),
                 MachineSpec.from_config(values["machine_spec"]),
                 PolicySpec.from_params(policy.pop("scheduler"), policy),
-                tuple(Run(WorkloadSpec(**r["transforms"]), r["seed"]) for r in values["runs"]),
+                tuple(Run.from_dict(r) for r in values["runs"]),
                 values["per_job"])
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise SimcoreError(f"not a shard specification: {exc}") from exc
@@ -207,12 +241,14 @@ class Shard:
         return "/".join(self.names.values())
 
 
-def plan(config: Mapping[str, Any],
-         traces: Mapping[str, Any] | None = None) -> list[Shard]:
+def plan(config: Mapping[str, Any], traces: Mapping[str, Any] | None = None,
+         notes: list[str] | None = None) -> list[Shard]:
     """Every shard of every experiment, validated; errors name the config key. `traces`,
     when given, is the trace catalogue (`simcore.workload.traces.load_catalogue`): the traces
     workloads may use, their sha256 and their number of jobs (for the size estimate). A
-    configuration above its `limits` (`simcore.sweep.limits`) is refused before it is expanded."""
+    configuration above its `limits` (`simcore.sweep.limits`) is refused before it is
+    expanded. What the configuration may not mean as written (seeds that cannot differ) is
+    appended to `notes`, a line each."""
     dataset = config.get("dataset", DEFAULT_DATASET)
     patterns.check_dataset(dataset)
     sources = _sources(config, traces)
@@ -228,7 +264,8 @@ def plan(config: Mapping[str, Any],
     shards = []
     for name, values in experiments.items():
         shards.extend(_experiment(dataset, name, values, f"experiments.{name}", sources,
-                                  machines, policies))
+                                  machines, policies, config["policies"],
+                                  [] if notes is None else notes))
     if not shards:
         raise ConfigError("experiments: no experiment defines a run")
     return shards
@@ -324,29 +361,93 @@ def _names(values: Mapping[str, Any], key: str, where: str, known: Mapping[str, 
 
 
 def _axes(values: Mapping[str, Any], where: str) -> tuple[dict[str, Any], dict[str, list]]:
-    """The experiment's fixed transforms and grid axes, checked against WorkloadSpec: any
-    transform may be either, not both."""
+    """The experiment's fixed transforms and its grid's transform axes, checked against
+    WorkloadSpec: any transform may be either, not both. The grid's other axes are
+    parameters (`_parameter_axes`)."""
     fixed = dict(values.get(FIXED) or {})
-    grid = dict(values.get(GRID) or {})
     allowed = transforms()
+    grid = {k: v for k, v in dict(values.get(GRID) or {}).items() if k in allowed}
     both = sorted(set(fixed) & set(grid))
     if both:
         raise ConfigError(f"{where}: {both} set both in {FIXED} and in {GRID}; expected one")
-    for key, section in ((FIXED, fixed), (GRID, grid)):
-        stray = sorted(set(section) - set(allowed))
-        if stray:
-            raise ConfigError(f"{where}.{key}: unknown key(s) {stray}; expected some of "
-                              f"{list(allowed)}")
-        for name, value in section.items():
-            parameter = allowed[name].metadata["parameter"]
-            if key == GRID:
-                if not isinstance(value, list) or not value:
-                    raise ConfigError(f"{where}.grid.{name}: expected a non-empty list of values")
-                section[name] = [_value(parameter, v, f"{where}.grid.{name}[{i}]")
-                                 for i, v in enumerate(value)]
-            else:
-                section[name] = _value(parameter, value, f"{where}.transforms.{name}")
+    stray = sorted(set(fixed) - set(allowed))
+    if stray:
+        raise ConfigError(f"{where}.{FIXED}: unknown key(s) {stray}; expected some of "
+                          f"{list(allowed)}")
+    for name, value in fixed.items():
+        fixed[name] = _value(allowed[name].metadata["parameter"], value,
+                             f"{where}.{FIXED}.{name}")
+    for name, value in grid.items():
+        grid[name] = _axis(allowed[name].metadata["parameter"], value, f"{where}.{GRID}.{name}")
     return fixed, grid
+
+
+def _axis(parameter: Parameter, value: Any, where: str) -> list[Any]:
+    """A grid axis: a non-empty list of the parameter's values, each converted."""
+    if not isinstance(value, list) or not value:
+        raise ConfigError(f"{where}: expected a non-empty list of values")
+    return [_value(parameter, v, f"{where}[{i}]") for i, v in enumerate(value)]
+
+
+def _parameter_axes(values: Mapping[str, Any], where: str,
+                    policies: Mapping[str, tuple[PolicySpec, Mapping[str, Any]]],
+                    machines: Mapping[str, MachineSpec]) -> tuple[dict[str, list],
+                                                                  dict[str, list]]:
+    """The grid's axes over scheduler parameters and allocator options: each a parameter of
+    at least one of the experiment's policies (`policies`: spec and its configuration) or
+    an option of one of its machines' allocators, set by none of those policies."""
+    policy_axes: dict[str, list] = {}
+    machine_axes: dict[str, list] = {}
+    parameters = all_parameters()
+    for name, value in dict(values.get(GRID) or {}).items():
+        if name in transforms():
+            continue
+        at = f"{where}.{GRID}.{name}"
+        having = [p for p, (spec, _) in policies.items() if name in spec.row.parameter_names]
+        options = [m for m, spec in machines.items()
+                   if name in {o.name for o in spec.allocator_row.options}]
+        if having:
+            setting = [p for p in having if name in policies[p][1]]
+            if setting:
+                raise ConfigError(f"{at}: policies {setting} set {name} themselves; expected "
+                                  "the grid or the policy to set it, not both")
+            policy_axes[name] = _axis(parameters[name], value, at)
+        elif options:
+            option = next(o for o in machines[options[0]].allocator_row.options
+                          if o.name == name)
+            machine_axes[name] = _axis(option, value, at)
+        elif name in parameters or any(name in {o.name for o in row.options}
+                                       for row in ALLOCATORS.values()):
+            users = [row.name for row in SCHEDULERS.values() if name in row.parameter_names]
+            users += [f"allocator {row.name}" for row in ALLOCATORS.values()
+                      if name in {o.name for o in row.options}]
+            raise ConfigError(f"{at}: no policy of {list(policies)} and no machine of "
+                              f"{list(machines)} has the parameter {name} (it belongs to "
+                              f"{', '.join(users)})")
+        else:
+            raise ConfigError(f"{where}.{GRID}: unknown key {name!r}; expected a workload "
+                              f"transform ({', '.join(transforms())}), a parameter of the "
+                              "experiment's policies or an option of its machines' allocators")
+    return policy_axes, machine_axes
+
+
+def _seeds(value: Any, where: str) -> list[int]:
+    """`seeds:` as a list of seeds, or a mapping {first: F, count: N} for F..F+N-1."""
+    if isinstance(value, Mapping):
+        unknown = sorted(set(value) - {"first", "count"})
+        if unknown or "count" not in value:
+            raise ConfigError(f"{where}: expected a list of seeds or a mapping with 'count' "
+                              f"(and optionally 'first', default 1), got {dict(value)!r}")
+        first = _value(SEED, value.get("first", 1), f"{where}.first")
+        count = _value(SEED_COUNT, value["count"], f"{where}.count")
+        if first + count - 1 > INT64_MAX:
+            raise ConfigError(f"{where}: seeds {first}..{first + count - 1}; expected the last "
+                              "below 2^63")
+        return list(range(first, first + count))
+    if not isinstance(value, list) or not value:
+        raise ConfigError(f"{where}: expected a non-empty list of integers >= 0, or a mapping "
+                          "{first: F, count: N}")
+    return [_value(SEED, s, f"{where}[{i}]") for i, s in enumerate(value)]
 
 
 def _estimate(values: Any, where: str, sources: Mapping[str, Source],
@@ -373,7 +474,8 @@ def _estimate(values: Any, where: str, sources: Mapping[str, Source],
 
 def _experiment(dataset: str, name: str, values: Any, where: str,
                 sources: Mapping[str, Source], machines: Mapping[str, MachineSpec],
-                policies: Mapping[str, PolicySpec]) -> list[Shard]:
+                policies: Mapping[str, PolicySpec], configured: Mapping[str, Any],
+                notes: list[str]) -> list[Shard]:
     if not isinstance(values, Mapping):
         raise ConfigError(f"{where}: expected a mapping")
     allowed = {"workloads", "machines", "policies", FIXED, GRID, "seeds", "per_job",
@@ -383,22 +485,25 @@ def _experiment(dataset: str, name: str, values: Any, where: str,
         raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; expected some of "
                           f"{sorted(allowed)}")
     fixed, grid = _axes(values, where)
-    seeds = values.get("seeds", [1])
-    if not isinstance(seeds, list) or not seeds:
-        raise ConfigError(f"{where}.seeds: expected a non-empty list of integers >= 0")
-    seeds = [_value(SEED, s, f"{where}.seeds[{i}]") for i, s in enumerate(seeds)]
+    workloads = _names(values, "workloads", where, sources)
+    machine_names = _names(values, "machines", where, machines)
+    policy_names = _names(values, "policies", where, policies)
+    policy_axes, machine_axes = _parameter_axes(
+        values, where, {p: (policies[p], configured[p]) for p in policy_names},
+        {m: machines[m] for m in machine_names})
+    seeds = _seeds(values.get("seeds", [1]), f"{where}.seeds")
     schedules = values.get("schedules", 0)
     if isinstance(schedules, bool) or not isinstance(schedules, int) or schedules < 0:
         raise ConfigError(f"{where}.schedules: expected an integer >= 0 (how many runs of "
                           f"each shard to export as schedules), got {schedules!r}")
     shards = []
-    for workload in _names(values, "workloads", where, sources):
+    merged: dict[str, int] = {}
+    for workload in workloads:
         source = sources[workload]
-        for machine_name in _names(values, "machines", where, machines):
+        for machine_name in machine_names:
             machine = machines[machine_name]
             found = len(shards)
-            runs = _runs(source, machine, grid, fixed, seeds, f"{where}.grid")
-            for policy_name in _names(values, "policies", where, policies):
+            for policy_name in policy_names:
                 policy = _normalised(policies[policy_name], machine)
                 if policy is None:
                     continue
@@ -406,6 +511,10 @@ def _experiment(dataset: str, name: str, values: Any, where: str,
                     raise ConfigError(f"{where}.schedules: policy {policy_name} (scheduler "
                                       f"{policy.scheduler}) time-shares the machine, so its "
                                       "runs have no schedule to export; expected 0")
+                runs, lost = _runs(source, machine, policy, grid, fixed, seeds, policy_axes,
+                                   machine_axes, f"{where}.grid")
+                if lost:
+                    merged[workload] = merged.get(workload, 0) + lost
                 shards.append(Shard(dataset, name, workload, machine_name, policy_name, source,
                                     machine, policy, runs, bool(values.get("per_job", False)),
                                     schedules))
@@ -416,6 +525,11 @@ def _experiment(dataset: str, name: str, values: Any, where: str,
                 except SimcoreError as exc:
                     raise ConfigError(f"{where}: no policy of {values['policies']} can run on "
                                       f"machine {machine_name}: {exc}") from None
+    for workload, lost in merged.items():
+        notes.append(f"{where}.seeds: {len(seeds)} seeds give the same runs on workload "
+                     f"{workload}, where nothing is random, so {lost} runs were merged into "
+                     f"the others (tables show fewer runs per row); set "
+                     f"{FIXED}.arrival_shake_s (input shaking) for seeds that differ")
     return shards
 
 
@@ -429,13 +543,28 @@ def _normalised(policy: PolicySpec, machine: MachineSpec) -> PolicySpec | None:
     return policy.on(machine.capabilities)
 
 
-def _runs(source: Source, machine: MachineSpec, grid: Mapping[str, Sequence[Any]],
-          fixed: Mapping[str, Any], seeds: Sequence[int], where: str) -> tuple[Run, ...]:
-    """Grid points x seeds, normalised and without duplicates, in grid order."""
+def _with_options(machine: MachineSpec, options: Mapping[str, Any]) -> MachineSpec:
+    """`machine` with some of its allocator's options set otherwise."""
+    return dataclasses.replace(machine, options=tuple(sorted(
+        {**dict(machine.options), **options}.items())))
+
+
+def _runs(source: Source, machine: MachineSpec, policy: PolicySpec,
+          grid: Mapping[str, Sequence[Any]], fixed: Mapping[str, Any], seeds: Sequence[int],
+          policy_axes: Mapping[str, Sequence[Any]], machine_axes: Mapping[str, Sequence[Any]],
+          where: str) -> tuple[tuple[Run, ...], int]:
+    """Grid points x seeds, normalised and without duplicates, in grid order (transforms,
+    then the policy's parameters, then the allocator's options; axes of parameters the
+    policy or allocator does not have are left out), and how many runs were merged
+    because their seeds cannot differ."""
     keys = list(transforms())
     shaped = {name for name, f in transforms().items() if f.metadata["shaped"]}
     axes = [grid.get(key, [None]) for key in keys]
+    mine = {k: v for k, v in policy_axes.items() if k in policy.row.parameter_names}
+    options = {o.name for o in machine.allocator_row.options}
+    theirs = {k: v for k, v in machine_axes.items() if k in options}
     runs: dict[Run, None] = {}
+    lost = 0
     for point in itertools.product(*axes):
         values = {k: v for k, v in zip(keys, point, strict=True) if v is not None}
         if not machine.row.shaped_jobs:
@@ -445,7 +574,21 @@ def _runs(source: Source, machine: MachineSpec, grid: Mapping[str, Sequence[Any]
             spec = WorkloadSpec(**settings)
         except SimcoreError as exc:
             raise ConfigError(f"{where}: {exc}") from None
-        random = source.synthetic is not None or spec.random() or machine.random()
-        for seed in seeds:
-            runs[Run(spec, seed if random else 0)] = None
-    return tuple(runs)
+        for chosen in itertools.product(*mine.values()):
+            swept = policy.replace(**dict(zip(mine, chosen, strict=True))).on(
+                machine.capabilities)
+            params = tuple((k, v) for k, v in swept.params().items()
+                           if v != getattr(policy, k))
+            for picked in itertools.product(*theirs.values()):
+                try:
+                    on = _with_options(machine, dict(zip(theirs, picked, strict=True)))
+                except SimcoreError as exc:
+                    raise ConfigError(f"{where}: {exc}") from None
+                changed = tuple((k, v) for k, v in on.options
+                                if v != machine.option(k))
+                random = source.synthetic is not None or spec.random() or on.random()
+                if not random and Run(spec, 0, params, changed) not in runs:
+                    lost += len(set(seeds)) - 1
+                for seed in seeds:
+                    runs[Run(spec, seed if random else 0, params, changed)] = None
+    return tuple(runs), lost

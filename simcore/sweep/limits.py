@@ -75,14 +75,18 @@ def check_run_memory(jobs: int, limit_gib: float, what: str, override: str) -> N
 def experiment_runs(values: Mapping[str, object]) -> int:
     """An experiment's runs before merging: workloads x machines x policies x seeds x the
     grid's points, from the lengths of its lists alone (nothing is converted)."""
-    lists = [values.get(key) for key in ("workloads", "machines", "policies", "seeds")]
+    lists = [values.get(key) for key in ("workloads", "machines", "policies")]
     grid = values.get("grid")
     if isinstance(grid, Mapping):
         lists += list(grid.values())
     runs = 1
     for value in lists:
         runs *= len(value) if isinstance(value, list) and value else 1
-    return runs
+    seeds = values.get("seeds")
+    if isinstance(seeds, Mapping):  # {first: F, count: N}
+        count = seeds.get("count")
+        return runs * (count if isinstance(count, int) and count > 0 else 1)
+    return runs * (len(seeds) if isinstance(seeds, list) and seeds else 1)
 
 
 def check_runs(config: Mapping[str, object]) -> None:

@@ -12,7 +12,7 @@ from simcore.base.errors import IntegrityError
 from simcore.base.patterns import REPOSITORY
 from simcore.sweep.config import read_config, validate
 from simcore.sweep.experiments import Shard, plan
-from simcore.sweep.runner import code_fingerprint
+from simcore.sweep.identity import definitions_of
 from simcore.sweep.store import cache_path
 from simcore.workload.io import read_workload
 from simcore.workload.traces import load_catalogue
@@ -20,26 +20,29 @@ from simcore.workload.traces import load_catalogue
 SCHEMA = REPOSITORY / "workflow" / "schemas" / "config.schema.yaml"
 
 
-def load_plan(configfile: str | os.PathLike[str]) -> list[Shard]:
-    """The shards of the configuration in `configfile`, validated."""
+def load_plan(configfile: str | os.PathLike[str],
+              notes: list[str] | None = None) -> list[Shard]:
+    """The shards of the configuration in `configfile`, validated (what it may not mean as
+    written appended to `notes`)."""
     config = read_config(configfile)
     validate(config, SCHEMA)
-    return plan(config, load_catalogue(config["traces"]["catalogue"]))
+    return plan(config, load_catalogue(config["traces"]["catalogue"]), notes)
 
 
 def summarize_plan(configfile: str | os.PathLike[str],
                    results: str | os.PathLike[str]) -> dict[str, Any]:
     """Shards and runs of the configuration in `configfile`, and how many runs have a cache
     entry under `results` (runs whose workload file does not exist yet, or is not the one
-    the shard reads, are `unknown`: their keys depend on its content)."""
-    shards = load_plan(configfile)
+    the shard reads, are `unknown`: their keys depend on its content), and the planning's
+    warnings (`notes`)."""
+    notes: list[str] = []
+    shards = load_plan(configfile, notes)
     digests: dict[str, str | None] = {}
     experiments: dict[str, dict[str, int]] = {}
     totals = {"runs": 0, "cached": 0, "unknown": 0}
-    for shard in shards:
+    for shard, definitions in zip(shards, definitions_of(shards), strict=True):
         row = experiments.setdefault(shard.experiment, {"shards": 0, "runs": 0, "cached": 0})
         row["shards"] += 1
-        code = code_fingerprint(shard)
         for run in shard.runs:
             path = Path(results) / shard.source.path(run.seed)
             if str(path) not in digests:
@@ -52,9 +55,10 @@ def summarize_plan(configfile: str | os.PathLike[str],
             totals["runs"] += 1
             if digests[str(path)] is None:
                 totals["unknown"] += 1
-            elif cache_path(results, shard.run_key(run, digests[str(path)], code)).exists():
+            elif cache_path(results, shard.run_key(run, digests[str(path)], definitions)).exists():
                 row["cached"] += 1
                 totals["cached"] += 1
     return {"dataset": shards[0].dataset, "shards": len(shards), **totals,
             "to_simulate": totals["runs"] - totals["cached"],
-            "experiments": [{"experiment": k, **v} for k, v in experiments.items()]}
+            "experiments": [{"experiment": k, **v} for k, v in experiments.items()],
+            "notes": notes}

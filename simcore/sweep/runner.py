@@ -33,11 +33,11 @@ import pyarrow as pa
 from simcore.base.atomic import remove_stale_temporaries
 from simcore.base.checksums import recorded_digest
 from simcore.base.errors import ConfigError, IntegrityError, SimcoreError
-from simcore.base.fingerprint import closure, digest
 from simcore.base.progress import Progress
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 from simcore.sweep.experiments import Run, Shard
+from simcore.sweep.identity import definitions as shard_definitions
 from simcore.sweep.store import (
     JOBS_SCHEMA,
     SUMMARY_SCHEMA,
@@ -56,23 +56,6 @@ BACKENDS = ("local", "address", "slurm")
 #: Runs to simulate per local Dask worker, at least: a worker's start (an interpreter,
 #: numba, the shard's kernels) costs about 2 s of a core, as much as a few runs.
 RUNS_PER_WORKER = 8
-
-
-def code_modules(shard: Shard) -> tuple[str, ...]:
-    """The modules whose import closure is the code a shard's runs can execute: this one
-    (it reads workloads, simulates and writes cache entries), the scheduler's and the
-    machine's (`MachineSpec.modules`)."""
-    return (__name__, shard.policy_spec.row.module, *shard.machine_spec.modules)
-
-
-def code_files(shard: Shard) -> list[Path]:
-    """Source files whose change can change the shard's results."""
-    return closure(code_modules(shard))
-
-
-def code_fingerprint(shard: Shard) -> str:
-    """sha256 over the code files (a wiring's content is in the machine's key)."""
-    return digest(code_files(shard))
 
 
 @dataclass(frozen=True)
@@ -113,10 +96,10 @@ def run_shard(shard: Shard, root: str | Path, workers: int = 1,
     reported in `log` by path and simulated again, never trusted."""
     began = time.perf_counter()
     root = Path(root).resolve()  # workers may run elsewhere
-    tasks = _tasks(shard, root)
+    tasks = shard_tasks(shard, root)
     todo = []
     for task in tasks:
-        for path in _entry_paths(task):
+        for path in entry_paths(task):
             remove_stale_temporaries(path)
         problem = _entry_problem(task)
         if problem is not None:
@@ -151,8 +134,9 @@ def run_shard(shard: Shard, root: str | Path, workers: int = 1,
     return report
 
 
-def _tasks(shard: Shard, root: Path) -> list[Task]:
-    code = code_fingerprint(shard)
+def shard_tasks(shard: Shard, root: Path) -> list[Task]:
+    """The shard's runs as tasks, in run order, each with its run key."""
+    definitions = shard_definitions(shard)
     hashes: dict[str, str] = {}
     tasks = []
     for run in shard.runs:
@@ -162,8 +146,8 @@ def _tasks(shard: Shard, root: Path) -> list[Task]:
         if str(path) not in hashes:
             made = shard.source.provenance(run.seed)  # a file of this source and seed
             hashes[str(path)] = recorded_digest(read_workload(path, made))
-        key = shard.run_key(run, hashes[str(path)], code)
-        tasks.append(Task(key, str(path), run, shard.machine_spec, shard.policy_spec,
+        key = shard.run_key(run, hashes[str(path)], definitions)
+        tasks.append(Task(key, str(path), run, shard.machine_of(run), shard.policy_of(run),
                           shard.per_job, str(root)))
     return tasks
 
@@ -204,7 +188,7 @@ def simulate_task(task: Task) -> None:
 MISSING = "missing"
 
 
-def _entry_paths(task: Task) -> list[Path]:
+def entry_paths(task: Task) -> list[Path]:
     """The cache files of a run: its summary row, and its per-job rows if the shard keeps
     them (an entry may come from a shard that did not)."""
     return [cache_path(task.root, task.key)] + (

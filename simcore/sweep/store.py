@@ -14,7 +14,7 @@ shard specification, which must name the shard its directory names (`read_shard`
 
 The columns are defined once: the run's identity, the workload transforms
 (`WorkloadSpec`), every scheduler parameter (`simcore.policy`) and the run metrics
-(`simcore.core.metrics.RUN_METRICS`); `jobs.parquet` follows `simcore.core.metrics.JOB_COLUMNS`.
+(`simcore.core.columns.RUN_METRICS`); `jobs.parquet` follows `simcore.core.columns.JOB_COLUMNS`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from simcore.base import patterns
 from simcore.base.atomic import atomic_path, atomic_write_bytes
 from simcore.base.checksums import file_digest, recorded_digest, table_digest, with_digest
 from simcore.base.errors import IntegrityError, SimcoreError
-from simcore.core.metrics import JOB_COLUMNS, RUN_METRICS, Column
+from simcore.core.columns import JOB_COLUMNS, RUN_METRICS, Column
 from simcore.jobs.jobs import Jobs
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec, all_parameters
@@ -112,9 +112,27 @@ def read_verified(path: str | os.PathLike[str], schema: pa.Schema | None = None,
                 table.column("run_key").unique().to_pylist()) != {run_key}):
             raise IntegrityError(f"{path}: holds run {written_for or 'of no key'}, expected "
                                  f"{run_key}")
-    if schema is not None and not table.schema.remove_metadata().equals(schema):
+    return table if schema is None else conformed(table, schema, path)
+
+
+def conformed(table: pa.Table, schema: pa.Schema, path: str | os.PathLike[str]) -> pa.Table:
+    """`table` with the columns of `schema`. A table written before the store gained
+    columns (every column it has is one of the schema's, of the same type, in the same
+    order) gets the new ones as nulls: a new run metric or parameter re-simulates nothing
+    (`simcore resimulate` fills them in). Any other difference is an IntegrityError."""
+    have = table.schema.remove_metadata()
+    if have.equals(schema):
+        return table
+    names = [f.name for f in have]
+    order = [schema.get_field_index(name) for name in names]
+    if -1 in order or order != sorted(order) or any(
+            not schema.field(name).type.equals(have.field(name).type) for name in names):
         raise IntegrityError(f"{path}: columns are not those of this simcore version's store")
-    return table
+    columns = [table.column(f.name) if f.name in names else pa.nulls(table.num_rows, f.type)
+               for f in schema]
+    meta = table.schema.metadata
+    return pa.Table.from_arrays(
+        columns, schema=schema if meta is None else schema.with_metadata(meta))
 
 
 #: The schema of each file of a shard directory.

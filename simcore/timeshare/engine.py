@@ -491,11 +491,11 @@ def simulate(jobs: Jobs, machine: MachineSpec, policy: PolicySpec, seed: int, *,
              mode: Mode) -> Any:
     """`simcore.simulate` for time-sharing schedulers (`mode`: their registry row's
     variant): the schedule, the usual run metrics (those of the event engine it has none
-    of at their absent values, `simcore.core.metrics.Column.absent`), and per job the FCS
+    of at their absent values, `simcore.core.columns.Column.absent`), and per job the FCS
     class of its even- and odd-block processes at its end, its matrix row and its
     processors (as the one entry of a placement log, which schedules do not read: jobs
     share processors in time)."""
-    from simcore.core.metrics import RUN_METRICS, with_absent
+    from simcore.core.columns import RUN_METRICS, with_absent
     from simcore.core.result import SimulationResult, schedule_metrics, schedule_table
 
     state, elapsed, compile_s = run(jobs, machine, policy, mode)

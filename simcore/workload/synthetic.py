@@ -13,7 +13,6 @@ Models with a `jobs` parameter need `--jobs`; others (`fcs:scenario2`) fix their
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -29,7 +28,7 @@ from simcore.jobs.bsp import COLUMNS as BSP_COLUMNS
 from simcore.jobs.submeshes import SHAPE_COLUMNS
 from simcore.jobs.swf import FIELDS, SWFHeader, from_columns
 from simcore.workload.cplant_stream import MACHINE as CPLANT_MACHINE
-from simcore.workload.io import SOURCE_METADATA_KEY, with_source
+from simcore.workload.io import with_source
 from simcore.workload.scenarios import MACHINE as FCS_MACHINE
 from simcore.workload.scenarios import SCENARIOS as FCS_SCENARIOS
 
@@ -201,15 +200,3 @@ def synthesize(spec: SyntheticSpec, seed: int) -> pa.Table:
             table = table.append_column(pa.field(name, kind), arrow_array(values, kind))
     return with_source(table, source)
 
-
-def declared_load(table: pa.Table, units: int) -> float | None:
-    """The offered load of a model's sample on `units` processors from the model's exact
-    means (see `Model.nominal`), or None when the table is not such a sample."""
-    raw = (table.schema.metadata or {}).get(SOURCE_METADATA_KEY)
-    source = json.loads(raw) if raw else {}
-    row = MODELS.get(source.get("model")) if source.get("kind") == "synthetic" else None
-    if row is None:
-        return None
-    params = {p.name: source.get(p.name, p.default) for p in row.parameters}
-    means = row.means(params)
-    return None if means is None else means[0] / (units * means[1])

@@ -65,8 +65,9 @@ from simcore.jobs.jobs import Jobs
 from simcore.jobs.submeshes import RULES, SHAPE_COLUMNS, rule_shapes, table_shapes
 from simcore.jobs.swf import from_columns, header_of
 from simcore.machines.spec import MachineSpec
+from simcore.workload.io import SOURCE_METADATA_KEY
 from simcore.workload.shapes import synthesize
-from simcore.workload.synthetic import declared_load
+from simcore.workload.synthetic import MODELS
 
 #: Where an experiment sets a transform: once (`transforms:`) or as a grid axis (`grid:`).
 FIXED, GRID = "transforms", "grid"
@@ -347,3 +348,16 @@ def _submeshes(span: pa.Table, keep: np.ndarray, size: np.ndarray, machine: Mach
     w, h = rule_shapes(size, width, height, rule) if sides is None else \
         (np.tile(sides[0][keep], copies), np.tile(sides[1][keep], copies))
     return np.stack([w, h, np.ones_like(w)], axis=1)
+
+
+def declared_load(table: pa.Table, units: int) -> float | None:
+    """The offered load of a model's sample on `units` processors from the model's exact
+    means (see `Model.nominal`), or None when the table is not such a sample."""
+    raw = (table.schema.metadata or {}).get(SOURCE_METADATA_KEY)
+    source = json.loads(raw) if raw else {}
+    row = MODELS.get(source.get("model")) if source.get("kind") == "synthetic" else None
+    if row is None:
+        return None
+    params = {p.name: source.get(p.name, p.default) for p in row.parameters}
+    means = row.means(params)
+    return None if means is None else means[0] / (units * means[1])

@@ -14,7 +14,8 @@ from simcore.base.caches import closure_digests, sources_digest
 from simcore.sweep.config import read_config, validate
 from simcore.base.errors import SimcoreError
 from simcore.sweep.experiments import plan
-from simcore.sweep.runner import code_modules, useful_workers
+from simcore.sweep.identity import definitions_of
+from simcore.sweep.runner import useful_workers
 from simcore.sweep.store import damaged_shards
 from simcore.sweep.timing import shard_request
 from simcore.workload.traces import load_catalogue
@@ -38,9 +39,12 @@ try:  # bad input is a one-line message naming the key, not a traceback
         read_config(path)
     validate(config, workflow.source_path("../schemas/config.schema.yaml"))
     CATALOGUE = load_catalogue(config["traces"]["catalogue"])
-    SHARDS = {shard.label(): shard for shard in plan(config, CATALOGUE)}
+    NOTES = []
+    SHARDS = {shard.label(): shard for shard in plan(config, CATALOGUE, NOTES)}
 except SimcoreError as exc:
     raise WorkflowError(f"configuration: {exc}") from None
+for note in NOTES:
+    print(f"torus-sweep: warning: {note}", file=sys.stderr)
 DATASET = next(iter(SHARDS.values())).dataset
 # Each (allocator, scheduler) pair is its own compiled engine: warm those the config uses.
 ENGINE_PAIRS = sorted({(s.machine_spec.allocator, s.policy_spec.scheduler) for s in SHARDS.values()})
@@ -120,11 +124,11 @@ def _shard_request(label, threads, attempt):
 
 
 def shard_parameter(wildcards):
-    """The shard's packed specification and the digest of the code its runs can execute:
-    editing a module re-runs exactly the shards that can execute it (Snakemake's params
-    trigger)."""
+    """The shard's packed specification and the digest of the rows and code its runs use
+    (`simcore.sweep.identity`): editing a module or a row re-runs exactly the shards that
+    use it (Snakemake's params trigger)."""
     s = shard(wildcards)
-    return [s.packed(), CODE[code_modules(s)]]
+    return [s.packed(), DEFINITIONS[s.label()]]
 
 
 def synthetic_spec(wildcards):
@@ -162,9 +166,9 @@ SAMPLE_SEEDS = {
     if s.source.synthetic
 }
 CONVERSION_MODULES = ("simcore.workload.io",)
+DEFINITIONS = dict(zip(SHARDS, definitions_of(list(SHARDS.values())), strict=True))
 CODE = closure_digests(
-    {code_modules(s) for s in SHARDS.values()}
-    | {synthetic_modules(s.source.synthetic.model) for s in SHARDS.values() if s.source.synthetic}
+    {synthetic_modules(s.source.synthetic.model) for s in SHARDS.values() if s.source.synthetic}
     | {CONVERSION_MODULES}
 )
 

@@ -39,7 +39,7 @@ from simcore.base.arrays import arrow_array
 from simcore.base.bitset import clear, n_words
 from simcore.base.jit import implements, kernel
 from simcore.core.allocate import dilate, place
-from simcore.core.metrics import LOCALITY, LOCALITY_STATS, PER_PROCESSOR
+from simcore.core.columns import LOCALITY, LOCALITY_STATS, PER_PROCESSOR
 from simcore.core.state import LOG_AT, LOG_JOB, LOG_LEN, N_ACTIVE
 from simcore.jobs.jobs import Jobs
 from simcore.machines.curves import locality

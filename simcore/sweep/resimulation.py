@@ -1,0 +1,82 @@
+"""Simulating chosen runs again: after the store gained a column (a new run metric or
+parameter), older cache entries read it as null; `resimulate` fills it in for the runs a
+researcher selects, by experiment, policy or parameter value, and for no others."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from simcore.base.errors import SpecError
+from simcore.base.params import SEED, Parameter
+from simcore.machines.registry import ALLOCATORS
+from simcore.policy import all_parameters
+from simcore.sweep.experiments import Run, Shard
+from simcore.sweep.planning import load_plan
+from simcore.sweep.runner import entry_paths, run_shard, shard_tasks
+from simcore.workload.transforms import transforms
+
+
+def selectable() -> dict[str, Parameter]:
+    """What `--where NAME=VALUE` may name: a transform, a scheduler parameter, an allocator
+    option or the seed."""
+    out = {name: f.metadata["parameter"] for name, f in transforms().items()}
+    out.update(all_parameters())
+    out.update((p.name, p) for row in ALLOCATORS.values() for p in row.options)
+    return {**out, SEED.name: SEED}
+
+
+def conditions(texts: Sequence[str]) -> dict[str, Any]:
+    """`NAME=VALUE` texts as {name: value converted by the parameter}; a SpecError names a
+    text that is not of that form or a name nothing has."""
+    known = selectable()
+    out: dict[str, Any] = {}
+    for text in texts:
+        name, sep, value = text.partition("=")
+        if not sep or name not in known:
+            raise SpecError(f"--where {text!r}: expected NAME=VALUE, NAME one of "
+                            f"{', '.join(sorted(known))}")
+        out[name] = None if value == "null" else known[name].convert(value)
+    return out
+
+
+def matches(shard: Shard, run: Run, where: Mapping[str, Any]) -> bool:
+    """Whether `run` has every value of `where` (a name it does not have never matches)."""
+    values = {**run.transforms.to_dict(), **dict(shard.machine_of(run).options),
+              **shard.policy_of(run).params(), SEED.name: run.seed}
+    return all(name in values and values[name] == value for name, value in where.items())
+
+
+def resimulate(configfile: str | os.PathLike[str], results: str | os.PathLike[str],
+               experiments: Sequence[str] = (), policies: Sequence[str] = (),
+               where: Mapping[str, Any] | None = None, workers: int = 1,
+               log: TextIO = sys.stderr) -> int:
+    """Forget the cache entries of the selected runs of the configuration and run their
+    shards again, which simulates those runs and rewrites the shard files; returns how many
+    runs were simulated. Selections combine: experiments (any of), policies (any of) and
+    every condition of `where`."""
+    shards = load_plan(configfile)
+    for name, known in (("experiment", {s.experiment for s in shards}),
+                        ("policy", {s.policy for s in shards})):
+        chosen = experiments if name == "experiment" else policies
+        unknown = sorted(set(chosen) - known)
+        if unknown:
+            raise SpecError(f"--{name} {unknown[0]}: not in {configfile}; expected one of "
+                            f"{', '.join(sorted(known))}")
+    root = Path(results).resolve()
+    simulated = 0
+    for shard in shards:
+        if (experiments and shard.experiment not in experiments) or \
+                (policies and shard.policy not in policies):
+            continue
+        tasks = [t for t in shard_tasks(shard, root) if matches(shard, t.run, where or {})]
+        if not tasks:
+            continue
+        for task in tasks:
+            for path in entry_paths(task):
+                path.unlink(missing_ok=True)
+        simulated += run_shard(shard, root, workers, log=log).simulated
+    return simulated

@@ -1,0 +1,231 @@
+"""The research loop: a run's key holds the registry rows it uses and the code it executes,
+so adding a row, a column or a parameter elsewhere, or editing help text, re-simulates
+nothing, and editing a module re-simulates exactly the runs that execute it. Measured as a
+user would, with `simcore plan` (cached / to simulate) on a store of config/test/small.yaml
+built once, in copies of the checkout edited as a researcher would edit it."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from simcore.sweep.config import read_config
+from simcore.sweep.identity import code_files
+from simcore.sweep.planning import load_plan
+from simcore.sweep.runner import run_shard
+from simcore.workload.io import write_workload
+from simcore.workload.synthetic import synthesize
+from tests.conftest import ROOT
+
+SMALL = ROOT / "config/test/small.yaml"
+
+#: In a copy of the checkout: what `simcore plan` reports, and how many cache entries the
+#: runner itself accepts as they are (it reads each with this code's store schema).
+MEASURE = """
+import json, sys
+from pathlib import Path
+from simcore.sweep.planning import load_plan, summarize_plan
+from simcore.sweep.runner import MISSING, _entry_problem, shard_tasks
+
+results = Path(sys.argv[1])
+report = summarize_plan("config/test/small.yaml", results)
+valid = sum(_entry_problem(task) is None for shard in load_plan("config/test/small.yaml")
+            for task in shard_tasks(shard, results))
+print(json.dumps({"runs": report["runs"], "to_simulate": report["to_simulate"],
+                  "valid": valid}))
+"""
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    """The results root of small.yaml, every run simulated."""
+    root = tmp_path_factory.mktemp("small") / "results"
+    for shard in load_plan(SMALL):
+        for run in shard.runs:
+            path = root / shard.source.path(run.seed)
+            if not path.exists():
+                write_workload(synthesize(shard.source.synthetic, run.seed), path)
+        run_shard(shard, root, log=io.StringIO())
+    return root
+
+
+@pytest.fixture
+def checkout(tmp_path) -> Path:
+    """A copy of the package, its configs and its schema, to edit."""
+    copy = tmp_path / "checkout"
+    shutil.copytree(ROOT / "simcore", copy / "simcore",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "config", copy / "config")
+    shutil.copytree(ROOT / "workflow/schemas", copy / "workflow/schemas")
+    return copy
+
+
+def measure(checkout: Path, store: Path) -> dict[str, int]:
+    out = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(store)], cwd=checkout, capture_output=True,
+        text=True, env={"PYTHONPATH": str(checkout), "PATH": "/usr/bin:/bin",
+                        "HOME": str(Path.home())})
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def edit(checkout: Path, module: str, old: str, new: str, count: int = 1) -> None:
+    """Replace `old` by `new` in a module of the copy (`old` must be there `count` times)."""
+    path = checkout / "simcore" / module
+    text = path.read_text()
+    assert text.count(old) == count, (module, old)
+    path.write_text(text.replace(old, new))
+
+
+def add_row(checkout: Path, module: str, table: str, row: str) -> None:
+    """Add `row` to the registry `table` of `module` (a dict built from a tuple of rows)."""
+    path = checkout / "simcore" / module
+    text = path.read_text()
+    start = text.index(f"{table}: dict[")
+    end = text.index("\n)}\n", start)
+    path.write_text(text[:end] + f"\n    {row}," + text[end:])
+
+
+SCHEDULER_ROW = ('Scheduler("fcfs-again", "FCFS, a second row", _PHASED, (START_DELAY, '
+                 'Parameter("patience_s", float, 5.0, "new", unit="s", minimum=0.0)))')
+ALLOCATOR_ROW = ('Allocator("any-free-again", "any free units, a second row", ("flat",), '
+                 '"simcore.machines.flat", frozenset({"counts"}))')
+KIND_ROW = ('MachineKind("ring", "units on a ring", "ring:64", "any-free-again", max_dims=1, '
+            'wraps=True)')
+MODEL_ROW = ('Model("uniform", "uniform sizes", (JOBS,), "simcore.workload.lublin")')
+METRIC_ROW = 'Column("fake_metric", float, "s", "a metric added after the store was made"),'
+
+UNCHANGED = [
+    ("a scheduler row", lambda c: add_row(c, "policy.py", "SCHEDULERS", SCHEDULER_ROW)),
+    ("an allocator row", lambda c: add_row(c, "machines/registry.py", "ALLOCATORS",
+                                           ALLOCATOR_ROW)),
+    ("a machine kind", lambda c: (
+        add_row(c, "machines/registry.py", "ALLOCATORS", ALLOCATOR_ROW),
+        add_row(c, "machines/registry.py", "KINDS", KIND_ROW))),
+    ("a workload model", lambda c: add_row(c, "workload/synthetic.py", "MODELS", MODEL_ROW)),
+    ("a run metric", lambda c: edit(c, "core/columns.py", "    *locality_aggregates(),\n)",
+                                    f"    *locality_aggregates(),\n    {METRIC_ROW}\n)")),
+    ("a parameter of another scheduler", lambda c: edit(
+        c, "policy.py", '"simcore.schedulers.conservative", (START_DELAY, ESTIMATES),',
+        '"simcore.schedulers.conservative", (START_DELAY, ESTIMATES, Parameter("slack_s", '
+        'float, 0.0, "new", unit="s", minimum=0.0)),')),
+    ("help text", lambda c: (
+        edit(c, "policy.py", '"seconds between allocation and start;', '"time from allocation to '
+             'start;'),
+        edit(c, "policy.py", '"first come, first served;', '"first come, first served (FCFS);'),
+        edit(c, "machines/registry.py", '"N fully connected units"', '"N units, all linked"'))),
+    ("the progress bar", lambda c: edit(c, "base/progress.py", '"""Progress of long work',
+                                         '"""Progress (a bar) of long work')),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("what, change", UNCHANGED, ids=[u[0] for u in UNCHANGED])
+def test_adding_elsewhere_re_simulates_nothing(store, checkout, what, change):
+    before = measure(checkout, store)
+    assert before["to_simulate"] == 0 and before["valid"] == before["runs"] == 28
+    change(checkout)
+    after = measure(checkout, store)
+    assert after == before, f"adding {what} changed run keys or refused cache entries"
+
+
+EDITED = [
+    ("machines/flat.py", "def build(", "def build(  "),
+    ("machines/bgl/allocator.py", "def build(", "def build(  "),
+    ("schedulers/migration.py", "import ", "import  "),
+    ("core/state.py", "import ", "import  "),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("module, old, new", EDITED, ids=[e[0] for e in EDITED])
+def test_editing_a_module_re_simulates_exactly_the_runs_that_execute_it(store, checkout,
+                                                                        module, old, new):
+    path = ROOT / "simcore" / module
+    executing = sum(len(s.runs) for s in load_plan(SMALL) if path in code_files(s))
+    assert 0 < executing
+    text = (checkout / "simcore" / module).read_text()
+    edit(checkout, module, old, new, text.count(old))
+    assert measure(checkout, store)["to_simulate"] == executing
+
+
+def test_a_changed_default_re_simulates_the_runs_that_use_it(store, checkout):
+    """A default is part of the row: runs of the schedulers having it are keyed anew."""
+    edit(checkout, "policy.py", '"start_delay_s", float, 0.0,', '"start_delay_s", float, 1.0,')
+    assert measure(checkout, store)["to_simulate"] == 28
+
+
+GRID = {"workloads": ["lublin16"], "machines": ["torus", "flat"],
+        "policies": ["fcfs", "backfill", "migration", "bm"],
+        "grid": {"offered_load": [0.9], "fn_tor": [0.0, 0.3], "max_growth": [0, 2]},
+        "seeds": {"first": 1, "count": 2}, "per_job": True}
+
+
+@pytest.mark.slow
+def test_policy_parameters_are_grid_axes(tmp_path):
+    """fn_tor and max_growth crossed like offered_load: each applies to the policies having
+    it, a value that cannot matter (growth where no job grows) is planned once, and both
+    are columns of the tables."""
+    from simcore.report.tables import aggregate, markdown
+    from simcore.sweep.experiments import plan
+    from simcore.sweep.store import read_summaries
+
+    config = read_config(SMALL)
+    config["policies"]["migration"] = {"scheduler": "migration"}
+    config["experiments"] = {"knobs": GRID}
+    shards = {s.label(): s for s in plan(config)}
+    runs = {label.split("/", 2)[2]: len(s.runs) for label, s in shards.items()}
+    # seeds 1, 2 x fn_tor where the scheduler has it x max_growth where jobs may grow
+    assert runs == {"torus/fcfs": 2, "torus/backfill": 4, "torus/migration": 4,
+                    "torus/bm": 8, "flat/fcfs": 2, "flat/backfill": 2}
+    bm = shards["knobs/lublin16/torus/bm"]
+    assert {(bm.policy_of(r).fn_tor, bm.policy_of(r).max_growth) for r in bm.runs} == {
+        (0.0, 0), (0.0, 2), (0.3, 0), (0.3, 2)}
+    assert {shards["knobs/lublin16/flat/backfill"].policy_of(r).max_growth
+            for r in shards["knobs/lublin16/flat/backfill"].runs} == {0}
+    root = tmp_path / "results"
+    for shard in shards.values():
+        for run in shard.runs:
+            path = root / shard.source.path(run.seed)
+            if not path.exists():
+                write_workload(synthesize(shard.source.synthetic, run.seed), path)
+        run_shard(shard, root, log=io.StringIO())
+    rows = read_summaries(root / "torus-sweep-test" / "store")
+    assert rows.height == 22
+    migrating = rows.filter(rows["policy"] == "bm")
+    assert sorted(migrating["fn_tor"].unique().to_list()) == [0.0, 0.3]
+    assert sorted(migrating["max_growth"].unique().to_list()) == [0, 2]
+    table = aggregate(rows)["utilization"]
+    assert table.filter(table["policy"] == "bm").height == 4  # one row per grid point
+    text = markdown("utilization", table)
+    header = next(line for line in text.splitlines() if line.startswith("| experiment")
+                  or line.startswith("| workload") or line.startswith("| machine"))
+    assert "fn_tor" in header and "max_growth" in header
+    assert re.search(r"- bm = bm .*fn_tor=\(a column\)", text)
+
+
+def test_seeds_that_cannot_differ_are_said(capsys):
+    """Seeds on a trace with nothing random give one run each: the plan says so, naming
+    the experiment, the runs merged and the transform that makes seeds differ."""
+    from simcore.sweep.experiments import plan
+
+    config = read_config(SMALL)
+    config["workloads"]["trace"] = {"trace": "NASA-iPSC-1993-3.1-cln"}
+    config["experiments"] = {"fixed": {"workloads": ["trace"], "machines": ["flat"],
+                                       "policies": ["fcfs"], "seeds": [1, 2, 3]}}
+    notes: list[str] = []
+    shards = plan(config, None, notes)
+    assert [len(s.runs) for s in shards] == [1]
+    assert len(notes) == 1
+    assert "experiments.fixed.seeds" in notes[0] and "2 runs were merged" in notes[0]
+    assert "arrival_shake_s" in notes[0]
+    config["experiments"]["fixed"]["transforms"] = {"arrival_shake_s": 60}
+    notes.clear()
+    assert [len(s.runs) for s in plan(config, None, notes)] == [3] and not notes
