@@ -150,7 +150,7 @@ def test_editing_a_module_re_simulates_exactly_the_runs_that_execute_it(store, c
                                                                         module, old, new):
     path = ROOT / "simcore" / module
     executing = sum(len(s.runs) for s in load_plan(SMALL) if path in code_files(s))
-    assert 0 < executing
+    assert executing > 0
     text = (checkout / "simcore" / module).read_text()
     edit(checkout, module, old, new, text.count(old))
     assert measure(checkout, store)["to_simulate"] == executing
