@@ -45,6 +45,8 @@ from simcore.workload.synthetic import JOBS, SyntheticSpec
 from simcore.workload.transforms import FIXED, GRID, WorkloadSpec, transforms
 
 DEFAULT_DATASET = "torus-sweep"
+#: What an experiment that leaves these keys out gets (the config schema states them).
+EXPERIMENT_DEFAULTS = {"seeds": [1], "per_job": False, "schedules": 0}
 
 
 @dataclass(frozen=True)
@@ -383,14 +385,15 @@ def _experiment(dataset: str, name: str, values: Any, where: str,
         raise ConfigError(f"{where}: unknown key(s) {sorted(unknown)}; expected some of "
                           f"{sorted(allowed)}")
     fixed, grid = _axes(values, where)
-    seeds = values.get("seeds", [1])
+    seeds = values.get("seeds", EXPERIMENT_DEFAULTS["seeds"])
     if not isinstance(seeds, list) or not seeds:
         raise ConfigError(f"{where}.seeds: expected a non-empty list of integers >= 0")
     seeds = [_value(SEED, s, f"{where}.seeds[{i}]") for i, s in enumerate(seeds)]
-    schedules = values.get("schedules", 0)
+    schedules = values.get("schedules", EXPERIMENT_DEFAULTS["schedules"])
     if isinstance(schedules, bool) or not isinstance(schedules, int) or schedules < 0:
         raise ConfigError(f"{where}.schedules: expected an integer >= 0 (how many runs of "
                           f"each shard to export as schedules), got {schedules!r}")
+    per_job = bool(values.get("per_job", EXPERIMENT_DEFAULTS["per_job"]))
     shards = []
     for workload in _names(values, "workloads", where, sources):
         source = sources[workload]
@@ -407,8 +410,7 @@ def _experiment(dataset: str, name: str, values: Any, where: str,
                                       f"{policy.scheduler}) time-shares the machine, so its "
                                       "runs have no schedule to export; expected 0")
                 shards.append(Shard(dataset, name, workload, machine_name, policy_name, source,
-                                    machine, policy, runs, bool(values.get("per_job", False)),
-                                    schedules))
+                                    machine, policy, runs, per_job, schedules))
             if len(shards) == found:  # every policy needs what the machine lacks
                 policy = policies[values["policies"][0]]
                 try:
