@@ -159,6 +159,78 @@ def test_outputs_page_is_current_and_covers_every_column(tmp_path):
         assert set(table.columns) == documented(f"tables/{name}"), name
 
 
+def test_configuration_page_is_current_and_names_every_key(tmp_path):
+    import re
+    import subprocess
+    import sys
+
+    from simcore.policy import all_parameters
+    from simcore.report.configuration import config_markdown
+    from simcore.sweep.config import read_config, validate
+    from simcore.sweep.experiments import plan
+
+    page = (ROOT / "docs/configuration.md").read_text()
+    assert page == config_markdown(), \
+        "regenerate: simcore list config --markdown > docs/configuration.md"
+    out = subprocess.run([sys.executable, "-m", "simcore", "list", "config", "--markdown"],
+                         capture_output=True, text=True, check=True).stdout
+    assert out == page
+    full = schema(SCHEMA)
+    headings = set(re.findall(r"^#+ `([^`]+)`$", page, re.M))
+    experiment = full["properties"]["experiments"]["additionalProperties"]["properties"]
+    assert set(full["properties"]) <= headings
+    assert set(experiment) <= headings
+    rows = set(re.findall(r"^\| `([^`]+)`", page, re.M))
+    options = {p.name for row in ALLOCATORS.values() for p in row.options}
+    model_parameters = {p.name for row in MODELS.values() for p in row.parameters}
+    for names in (transforms(), SCHEDULERS, ALLOCATORS, KINDS, all_parameters(), options,
+                  model_parameters):
+        assert set(names) <= rows
+    assert set(MODELS) <= headings
+    # the opening example is a complete configuration: it loads, validates and plans
+    example = tmp_path / "example.yaml"
+    example.write_text(page.split("```yaml\n", 1)[1].split("```", 1)[0])
+    config = read_config(example)
+    validate(config, SCHEMA)
+    assert {s.experiment for s in plan(config)} == set(config["experiments"])
+
+
+def test_configuration_page_follows_the_schema(tmp_path, monkeypatch):
+    """A key the schema gains, a grid that takes policy parameters and seeds given as a
+    mapping all reach the page without a change to its generator."""
+    import yaml
+
+    import simcore.sweep.config
+    from simcore.report.configuration import config_markdown
+
+    document = yaml.safe_load(SCHEMA.read_text())
+    document["properties"]["report"] = {"type": "object", "description": "what to report",
+                                        "properties": {"figures": {"type": "boolean"}}}
+    experiment = document["properties"]["experiments"]["additionalProperties"]
+    experiment["properties"]["seeds"] = {"oneOf": [
+        {"type": "array", "minItems": 1, "items": {"type": "integer", "minimum": 0}},
+        {"type": "object", "properties": {"first": {"type": "integer", "minimum": 0},
+                                          "count": {"type": "integer", "minimum": 1}}}]}
+    experiment["properties"]["repeat"] = {"type": "integer", "description": "repeat runs"}
+    changed = tmp_path / "schema.yaml"
+    changed.write_text(yaml.safe_dump(document, sort_keys=False))
+    original = simcore.sweep.config.schema
+
+    def widened(path):
+        filled = original(path)
+        filled["$defs"]["grid"]["properties"]["fn_tor"] = {"type": "array"}
+        filled["$defs"]["grid"]["properties"]["dilation"] = {"type": "array"}
+        return filled
+
+    monkeypatch.setattr(simcore.sweep.config, "schema", widened)
+    page = config_markdown(changed)
+    assert "## `report`" in page and "`report.figures`" in page and "### `repeat`" in page
+    assert ("a non-empty list of integers >= 0 or a mapping {`first`: an integer >= 0, "
+            "`count`: an integer >= 1}") in page
+    grid = page.split("### `grid`", 1)[1].split("\n### ", 1)[0]
+    assert "`fn_tor`" in grid and "`dilation`" in grid
+
+
 def test_list_json_holds_every_registry():
     import json
     import subprocess

@@ -11,16 +11,21 @@ from simcore.base.jsontext import json_text
 from simcore.base.patterns import RESULTS
 from simcore.report.listing import REGISTRIES
 
+#: `simcore list config --markdown`: the configuration's keys (docs/configuration.md).
+CONFIG = "config"
+
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
     """Add `list` and `plan` to `commands`."""
     lister = commands.add_parser(
         "list", help="machine kinds, allocators, schedulers, models, transforms, traces, "
-                     "output columns")
-    lister.add_argument("registry", nargs="?", choices=REGISTRIES, help="only this one")
+                     "output columns, configuration keys")
+    lister.add_argument("registry", nargs="?", choices=(*REGISTRIES, CONFIG),
+                        help="only this one; config: every key a configuration may hold")
     lister.add_argument("--json", action="store_true", help="print one JSON object")
     lister.add_argument("--markdown", action="store_true",
-                        help="with columns: the page docs/outputs.md")
+                        help="with columns: the page docs/outputs.md; with config: the page "
+                             "docs/configuration.md")
     lister.set_defaults(handler=_list)
 
     planner = commands.add_parser(
@@ -38,9 +43,18 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
 def _list(args: argparse.Namespace) -> int:
     from simcore.report.listing import listing, outputs_markdown, text
 
+    if args.registry == CONFIG:
+        if not args.markdown:
+            raise SpecError("simcore list config: expected --markdown (the page "
+                            "docs/configuration.md)")
+        from simcore.report.configuration import config_markdown
+
+        print(config_markdown(), end="")
+        return 0
     if args.markdown:
         if args.registry != "columns":
-            raise SpecError("--markdown: only for `simcore list columns`")
+            raise SpecError("--markdown: only for `simcore list columns` and `simcore list "
+                            "config`")
         print(outputs_markdown(), end="")
         return 0
     registries = listing()

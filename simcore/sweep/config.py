@@ -3,7 +3,9 @@
 `workflow/schemas/config.schema.yaml` describes the file's structure; the name pattern
 (`simcore.base.patterns.NAME`) and what the registries define (schedulers and their
 parameters, machine kinds and allocators, workload models, workload transforms) are filled
-into its `$defs` here, so the schema cannot fall behind the code. `validate` checks a
+into its `$defs` here, so the schema cannot fall behind the code; so are the defaults the code
+gives keys a configuration leaves out (`default` annotations, which docs/configuration.md
+shows). `validate` checks a
 configuration against it and reports the first problem as a ConfigError naming the key
 (`policies.bm.fn_tor: ...`); `simcore.sweep.experiments.plan` then checks what a schema
 cannot (names that refer to each other, machine sizes).
@@ -20,6 +22,7 @@ from typing import Any
 
 from simcore.base.caches import remembered
 from simcore.base.errors import ConfigError
+from simcore.base.params import SEED
 from simcore.base.patterns import NAME
 from simcore.base.yamlfiles import read_yaml
 from simcore.machines.curves.orderings import describe_choices as describe_orderings
@@ -44,8 +47,9 @@ def schema(path: str | os.PathLike[str]) -> dict[str, Any]:
                         "kind's own argument, e.g. " + ", ".join(
                             k.example for k in KINDS.values() if k.grammar is not None)},
         {"type": "object", "additionalProperties": False, "required": ["spec"],
-         "properties": {"spec": {"type": "string"},
-                        "allocator": {"enum": list(ALLOCATORS)},
+         "properties": {"spec": {"type": "string", "description": "kind:size, as above"},
+                        "allocator": {"enum": list(ALLOCATORS), "description": "the "
+                                      "allocator (default: the kind's)"},
                         "ordering": {"type": "string", "description": describe_orderings()},
                         **options}}]}
     defs["synthetic"] = {"oneOf": [_object({"model": {"const": row.name}},
@@ -65,12 +69,47 @@ def schema(path: str | os.PathLike[str]) -> dict[str, Any]:
                               if name not in properties)
         defs[axis] = {"type": "object", "additionalProperties": False,
                       "properties": properties}
+    _defaults(document)
     return document
 
 
 def _axis(values: dict[str, Any]) -> dict[str, Any]:
     return {"type": "array", "minItems": 1, "items": values,
             "description": values["description"]}
+
+
+def _defaults(document: dict[str, Any]) -> None:
+    """The values the code gives keys a configuration leaves out, as the schema's `default`
+    annotations (docs/configuration.md shows them; validation ignores them)."""
+    from dataclasses import asdict
+
+    from simcore.jobs.cleaning import CleaningOptions
+    from simcore.sweep.experiments import DEFAULT_DATASET, EXPERIMENT_DEFAULTS
+    from simcore.sweep.limits import Limits
+    from simcore.sweep.slurm_cluster import DEFAULTS as SLURM_DEFAULTS
+
+    top = document.get("properties", {})
+
+    def annotate(node: Any, values: Mapping[str, Any]) -> None:
+        properties = node.get("properties", {}) if isinstance(node, dict) else {}
+        for key, value in values.items():
+            if isinstance(properties.get(key), dict):
+                properties[key].setdefault("default", json.loads(json.dumps(value)))
+
+    annotate(document, {"dataset": DEFAULT_DATASET})
+    annotate(top.get("workloads", {}).get("additionalProperties"),
+             {"processors_per_unit": transforms()["processors_per_unit"].default})
+    annotate(top.get("traces", {}).get("properties", {}).get("cleaning"),
+             asdict(CleaningOptions()))
+    experiment = top.get("experiments", {}).get("additionalProperties")
+    annotate(experiment, EXPERIMENT_DEFAULTS)
+    seeds = (experiment or {}).get("properties", {}).get("seeds")
+    if isinstance(seeds, dict):
+        seeds.setdefault("description", "one run of every grid point per seed; each is the "
+                         + SEED.meaning)
+    annotate(top.get("limits"), asdict(Limits()))
+    annotate(top.get("sweep"), {"dask": {"backend": "local"}})
+    annotate(top.get("sweep", {}).get("properties", {}).get("dask"), SLURM_DEFAULTS)
 
 
 def _one_policy(row: Any) -> dict[str, Any]:

@@ -52,6 +52,8 @@ from simcore.workload.transforms import FIXED, GRID, WorkloadSpec, transforms
 DEFAULT_DATASET = "torus-sweep"
 SEED_COUNT = Parameter("count", int, 1, "how many seeds, from `first` on", unit="seeds",
                        minimum=1)
+#: What an experiment that leaves these keys out gets (the config schema states them).
+EXPERIMENT_DEFAULTS = {"seeds": [1], "per_job": False, "schedules": 0}
 
 
 @dataclass(frozen=True)
@@ -491,11 +493,12 @@ def _experiment(dataset: str, name: str, values: Any, where: str,
     policy_axes, machine_axes = _parameter_axes(
         values, where, {p: (policies[p], configured[p]) for p in policy_names},
         {m: machines[m] for m in machine_names})
-    seeds = _seeds(values.get("seeds", [1]), f"{where}.seeds")
-    schedules = values.get("schedules", 0)
+    seeds = _seeds(values.get("seeds", EXPERIMENT_DEFAULTS["seeds"]), f"{where}.seeds")
+    schedules = values.get("schedules", EXPERIMENT_DEFAULTS["schedules"])
     if isinstance(schedules, bool) or not isinstance(schedules, int) or schedules < 0:
         raise ConfigError(f"{where}.schedules: expected an integer >= 0 (how many runs of "
                           f"each shard to export as schedules), got {schedules!r}")
+    per_job = bool(values.get("per_job", EXPERIMENT_DEFAULTS["per_job"]))
     shards = []
     merged: dict[str, int] = {}
     for workload in workloads:
@@ -516,8 +519,7 @@ def _experiment(dataset: str, name: str, values: Any, where: str,
                 if lost:
                     merged[workload] = merged.get(workload, 0) + lost
                 shards.append(Shard(dataset, name, workload, machine_name, policy_name, source,
-                                    machine, policy, runs, bool(values.get("per_job", False)),
-                                    schedules))
+                                    machine, policy, runs, per_job, schedules))
             if len(shards) == found:  # every policy needs what the machine lacks
                 policy = policies[values["policies"][0]]
                 try:
