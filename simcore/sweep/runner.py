@@ -306,12 +306,17 @@ def kernels_ready(allocator: str, scheduler: str) -> bool:
 
 
 def _ready_mark(allocator: str, scheduler: str) -> Path:
-    """The marker of a compiled pair: one per allocator and scheduler module (the schedulers
-    of one module share its struct, hence its kernels)."""
-    from simcore import NUMBA_CACHE
+    """The marker of a compiled pair, in its engine's kernel cache directory: one per
+    allocator and scheduler module (the schedulers of one module share its struct, hence
+    its kernels)."""
+    from simcore.base.caches import engine_directory
+    from simcore.machines.registry import ALLOCATORS
     from simcore.policy import SCHEDULERS
+    from simcore.simulate import engine_modules
 
-    return NUMBA_CACHE / f".ready-{allocator}-{SCHEDULERS[scheduler].module}"
+    row = SCHEDULERS[scheduler]
+    directory, _ = engine_directory(engine_modules(ALLOCATORS[allocator], row))
+    return directory / f".ready-{allocator}-{row.module}"
 
 
 def useful_workers(runs: int, workers: int) -> int:
