@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import math
 import sys
 import time
@@ -303,6 +304,15 @@ def _report_engine(pair: tuple[str, str], seconds: float, done: int, total: int,
 def kernels_ready(allocator: str, scheduler: str) -> bool:
     """Whether the engine of this pair is in the on-disk kernel cache (workers just load it)."""
     return _ready_mark(allocator, scheduler).exists()
+
+
+def engines_digest(pairs: Sequence[tuple[str, str]]) -> str:
+    """A name for the compiled engines of these (allocator, scheduler) pairs: it changes
+    when one of their kernel cache directories does (their code changed) or the set of
+    engines does, and not when a registry gains a row."""
+    marks = sorted({f"{mark.parent.name}/{mark.name}" for mark in
+                    (_ready_mark(*pair) for pair in pairs)})
+    return hashlib.sha256("\n".join(marks).encode()).hexdigest()[:16]
 
 
 def _ready_mark(allocator: str, scheduler: str) -> Path:
