@@ -73,15 +73,16 @@ def test_an_engine_cache_covers_its_kernels_and_no_registry():
 
 ENGINE_DIRECTORIES = """
 import json
-from simcore.base.caches import engine_directory
+from simcore.base.caches import engine_directories
 from simcore.machines.registry import ALLOCATORS
 from simcore.policy import SCHEDULERS
 from simcore.simulate import engine_modules
-
 from simcore.sweep.runner import engines_digest
 
-found = {f"{a} {s}": engine_directory(engine_modules(ALLOCATORS[a], SCHEDULERS[s]))[0].name
-         for a in ALLOCATORS for s in SCHEDULERS}
+sets = {f"{a} {s}": engine_modules(ALLOCATORS[a], SCHEDULERS[s])
+        for a in ALLOCATORS for s in SCHEDULERS}
+directories = engine_directories(sets.values())
+found = {pair: directories[modules][0].name for pair, modules in sets.items()}
 found["warmed"] = engines_digest([(a, s) for a in ALLOCATORS for s in SCHEDULERS
                                   if not a.endswith("-too") and not s.endswith("-too")])
 print(json.dumps(found))

@@ -127,15 +127,27 @@ def engine_directory(modules: Iterable[str]) -> tuple[Path, frozenset[str]]:
     """The kernel cache directory of the engine compiling `modules` (its kernel modules:
     the allocator's, the scheduler's, the event loop's), numba_base()/simcore-<digest> of
     their import closure, and the names of the modules in that closure, whose kernels it
-    holds. Both are remembered until the package's source changes (`_remembered`), so a
-    run's start-up parses no module."""
+    holds."""
+    modules = tuple(modules)
+    return engine_directories([modules])[modules]
+
+
+def engine_directories(module_sets: Iterable[tuple[str, ...]]
+                       ) -> dict[tuple[str, ...], tuple[Path, frozenset[str]]]:
+    """`engine_directory` of each set of modules, all remembered until the package's source
+    changes (`_remembered`), so a run's start-up parses no module."""
     from simcore.base.fingerprint import closure, digest, module_name
 
-    modules = tuple(sorted(set(modules)))
-    key = ",".join(modules)  # the name closure_digests remembers the same digest under
-    found = _remembered({
-        key: lambda: digest(closure(modules)),
-        f"modules:{key}": lambda: json.dumps([module_name(p) for p in closure(modules)]),
-    })
-    return (numba_base() / f"simcore-{found[key][:16]}",
-            frozenset(json.loads(found[f"modules:{key}"])))
+    def names(modules: tuple[str, ...]) -> str:
+        return json.dumps([module_name(p) for p in closure(modules)])
+
+    keys = {modules: ",".join(sorted(set(modules))) for modules in module_sets}
+    computations: dict[str, Callable[[], str]] = {}
+    for key in keys.values():  # the digest under the name closure_digests gives it
+        canonical = tuple(key.split(","))
+        computations[key] = functools.partial(lambda m: digest(closure(m)), canonical)
+        computations[f"modules:{key}"] = functools.partial(names, canonical)
+    found = _remembered(computations)
+    return {modules: (numba_base() / f"simcore-{found[key][:16]}",
+                      frozenset(json.loads(found[f"modules:{key}"])))
+            for modules, key in keys.items()}
