@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from simcore.base.arrays import arrow_array
 from simcore.base.errors import SimcoreError, SpecError
-from simcore.base.jit import kernel_ready
+from simcore.base.jit import engine_cache, kernel_ready
 from simcore.core.columns import MODULE_METRICS, registered_job_columns, reported, with_absent
 from simcore.core.engine import KernelJobs, run_events
 from simcore.core.failures import FailureProcess, OutagePlan
@@ -48,9 +48,9 @@ from simcore.core.state import (
 from simcore.jobs.cleaning import clean, cleaning_report
 from simcore.jobs.jobs import Jobs
 from simcore.machines.contract import check_memory
-from simcore.machines.registry import check_compatible
+from simcore.machines.registry import Allocator, check_compatible
 from simcore.machines.spec import MachineSpec
-from simcore.policy import PolicySpec
+from simcore.policy import PolicySpec, Scheduler
 
 #: Event times per kernel call when progress is reported: a few milliseconds of work.
 PROGRESS_STEP = 20_000
@@ -93,6 +93,28 @@ def simulate(
     policy = PolicySpec.from_params(policy) if isinstance(policy, str) else policy
     if isinstance(jobs, pa.Table):
         jobs = Jobs.from_swf(jobs if cleaning_report(jobs) else clean(jobs))
+    with engine_cache(engine_modules(spec.allocator_row, policy.row)):
+        return _simulate(jobs, spec, policy, seed, progress, progress_step)
+
+
+def engine_modules(allocator: Allocator, scheduler: Scheduler) -> tuple[str, ...]:
+    """The kernel modules the engine of an allocator row and a scheduler row compiles:
+    the event loop (`simcore.core.engine`) with the allocator's module (and its orderings'
+    module) and the scheduler's, whose kernels numba compiles into it; for a scheduler
+    with an engine of its own (time sharing), its module alone (it reads no allocator).
+    Their import closure names the engine's kernel cache (`simcore.base.jit.engine_cache`)."""
+    if scheduler.engine:
+        return (scheduler.module,)
+    named = {"simcore.core.engine", allocator.module, scheduler.module}
+    if allocator.ordering:
+        named.add(allocator.ordering)
+    return tuple(sorted(named))
+
+
+def _simulate(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int,
+              progress: Callable[[int, int, float], None] | None,
+              progress_step: int) -> SimulationResult:
+    """`simulate` once its inputs are resolved, in the engine's kernel cache."""
     check_compatible(spec, policy.row.needs, f"scheduler {policy.scheduler}")
     too_big = np.flatnonzero(jobs.size > spec.units)
     if too_big.size:

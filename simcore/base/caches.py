@@ -2,11 +2,21 @@
 package's source.
 
 Numba invalidates a cached function only when its own file changes, not when a function it
-calls (in another module) does, and simcore's kernels call across modules. So the kernel
-cache lives in a directory named by a hash of every module that defines compiled code and
-of everything those modules import (constants are compiled in): a change there means a
-fresh directory, never a stale kernel, while editing, say, the plotting code keeps the
-compiled kernels.
+calls (in another module) does, and simcore's kernels call across modules. So kernels are
+cached in directories named by a hash of the modules whose code they compile and of
+everything those modules import (constants are compiled in): a change there means a fresh
+directory, never a stale kernel.
+
+Each engine, the event loop specialised for one allocator module and one scheduler module
+(numba compiles their `@implements` kernels into it), has a directory of its own,
+`<numba base>/simcore-<digest>`, the digest taken over the import closure of the modules
+it compiles (`engine_directory`; `simcore.simulate.engine_modules` names them). Editing an
+allocator then recompiles only the engines of that allocator, and adding a row to a
+registry (which no kernel imports) recompiles nothing. `simcore.base.jit.engine_cache`
+points the cached kernels at an engine's directory while it is compiled, loaded and run.
+Kernels compiled outside any engine (decoders, table builders, tools) stay in the default
+directory, named by a hash of every module that defines compiled code and of their
+imports (`configure_numba`), as safe as it is coarse.
 `configure_numba` must run before any cached function is defined: `simcore.base.jit`, through
 which every compiled function of simcore is declared, calls it first.
 """
@@ -101,11 +111,46 @@ def _remembered(computations: Mapping[str, Callable[[], str]]) -> dict[str, str]
     return {name: entry[name] for name in computations}
 
 
+def numba_base() -> Path:
+    """Where simcore's kernel cache directories are: $NUMBA_CACHE_DIR or cache_dir()/numba."""
+    return Path(os.environ.get("NUMBA_CACHE_DIR") or cache_dir() / "numba")
+
+
 def configure_numba() -> Path:
-    """Point numba's cache at <$NUMBA_CACHE_DIR or cache_dir()/numba>/simcore-<digest>."""
+    """Point numba's cache at the default directory, numba_base()/simcore-<digest> of every
+    kernel source (`sources_digest`): kernels compiled outside any engine live there."""
     import numba
 
-    base = os.environ.get("NUMBA_CACHE_DIR") or cache_dir() / "numba"
-    path = Path(base) / f"simcore-{sources_digest()[:16]}"
+    path = numba_base() / f"simcore-{sources_digest()[:16]}"
     numba.config.CACHE_DIR = str(path)
     return path
+
+
+def engine_directory(modules: Iterable[str]) -> tuple[Path, frozenset[str]]:
+    """The kernel cache directory of the engine compiling `modules` (its kernel modules:
+    the allocator's, the scheduler's, the event loop's), numba_base()/simcore-<digest> of
+    their import closure, and the names of the modules in that closure, whose kernels it
+    holds."""
+    modules = tuple(modules)
+    return engine_directories([modules])[modules]
+
+
+def engine_directories(module_sets: Iterable[tuple[str, ...]]
+                       ) -> dict[tuple[str, ...], tuple[Path, frozenset[str]]]:
+    """`engine_directory` of each set of modules, all remembered until the package's source
+    changes (`_remembered`), so a run's start-up parses no module."""
+    from simcore.base.fingerprint import closure, digest, module_name
+
+    def names(modules: tuple[str, ...]) -> str:
+        return json.dumps([module_name(p) for p in closure(modules)])
+
+    keys = {modules: ",".join(sorted(set(modules))) for modules in module_sets}
+    computations: dict[str, Callable[[], str]] = {}
+    for key in keys.values():  # the digest under the name closure_digests gives it
+        canonical = tuple(key.split(","))
+        computations[key] = functools.partial(lambda m: digest(closure(m)), canonical)
+        computations[f"modules:{key}"] = functools.partial(names, canonical)
+    found = _remembered(computations)
+    return {modules: (numba_base() / f"simcore-{found[key][:16]}",
+                      frozenset(json.loads(found[f"modules:{key}"])))
+            for modules, key in keys.items()}

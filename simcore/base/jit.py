@@ -12,7 +12,12 @@ scalars are fine; scratch space lives in the simulation state).
 NamedTuple class, and its own module implements the operations for it. numba picks the
 implementation from the type of the first argument while it compiles, so every machine
 kind and scheduler gets its own specialised engine, with no run-time switch and no
-central list of kinds to keep in sync; the compiled kernels are cached as usual.
+central list of kinds to keep in sync.
+
+Compiled kernels are cached on disk, per engine (`simcore.base.caches`): `engine_cache`
+points every cached kernel of the engine's modules at the engine's directory while the
+engine is compiled, loaded and run; other kernels, and all of them outside the context,
+use the default directory `NUMBA_CACHE`.
 """
 
 from __future__ import annotations
@@ -21,17 +26,21 @@ import contextlib
 import fcntl
 import functools
 import inspect
+import os
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 from numba import njit, typeof
 from numba.extending import overload
 
-from simcore.base.caches import configure_numba
+from simcore.base.caches import configure_numba, engine_directory
 
-#: numba's cache directory for simcore's compiled code: set here, before any of it is
-#: defined, so that merely importing simcore (a workflow parsing its rules) loads no numba.
+#: numba's default cache directory for simcore's compiled code (kernels compiled outside
+#: any engine): set here, before any of it is defined, so that merely importing simcore (a
+#: workflow parsing its rules) loads no numba.
 NUMBA_CACHE = configure_numba()
 
 _OPTIONS = {"nogil": True, "_nrt": False}
@@ -49,26 +58,120 @@ def _cached(**options: Any) -> Callable[[Callable], Any]:
 
     def decorate(fn: Callable) -> Any:
         dispatcher = compile_cached(fn)
-        cache_file = dispatcher._cache._cache_file  # numba's IndexDataCacheFile
-        save = cache_file.save
+        cached = _Cached(dispatcher, fn.__module__)
+        save = cached.file.save
 
         @functools.wraps(save)
         def locked_save(key: Any, data: Any) -> None:
-            with cache_lock():
+            with cache_lock(cached.root):
                 save(key, data)
 
-        cache_file.save = locked_save
+        cached.file.save = locked_save
+        with _engine:
+            _CACHED.append(cached)
+            if _active.count and cached.module in _active.modules:
+                cached.point(_active.root)
         return dispatcher
 
     return decorate
 
 
+class _Cached:
+    """A cached dispatcher and where numba keeps its files. numba fixes a function's cache
+    directory when it is decorated (`numba.core.caching`: the cache's `_cache_path`, its
+    locator's and its index-and-data file's, and the index path), so `point` rewrites them
+    to move the function to another root; the part below the root (numba's subdirectory
+    for the source file's directory) stays."""
+
+    def __init__(self, dispatcher: Any, module: str) -> None:
+        self.dispatcher = dispatcher
+        self.module = module
+        self.cache = dispatcher._cache  # numba's FunctionCache
+        self.file = self.cache._cache_file  # numba's IndexDataCacheFile
+        self.root = NUMBA_CACHE
+        self.below = Path(self.cache._cache_path).relative_to(NUMBA_CACHE)
+        self.point(NUMBA_CACHE)  # fails now, not in a run, if numba's layout changed
+
+    def point(self, root: Path) -> None:
+        path = str(root / self.below)
+        self.cache._cache_path = path
+        self.cache._impl.locator._cache_path = path  # where numba makes the directory
+        self.file._cache_path = path  # the data files are found relative to it
+        self.file._index_path = os.path.join(path, self.file._index_name)
+        self.root = root
+
+
+class _Engine:
+    """The engine whose directory the cached kernels of its modules now use, and how many
+    threads are in its `engine_cache` context."""
+
+    root: Path = NUMBA_CACHE
+    modules: frozenset[str] = frozenset()
+    count: int = 0
+
+
+#: Every cached dispatcher `_cached` made, and the engine they are pointed at (guarded by
+#: `_engine`, which also wakes threads waiting for another engine to finish).
+_CACHED: list[_Cached] = []
+_active = _Engine()
+_engine = threading.Condition()
+_thread = threading.local()
+
+
 @contextlib.contextmanager
-def cache_lock() -> Iterator[None]:
-    """An exclusive lock on the kernel cache, across processes (POSIX record locks, which
-    network file systems also honour)."""
-    NUMBA_CACHE.mkdir(parents=True, exist_ok=True)
-    with open(NUMBA_CACHE / ".write-lock", "a+b") as handle:
+def engine_cache(modules: Iterable[str]) -> Iterator[Path]:
+    """Within it, the cached kernels of `modules` and of the modules they import are read
+    from and written to the engine's directory (`simcore.base.caches.engine_directory`),
+    which it yields; kernels of other modules keep the default one. `modules` are the
+    kernel modules an engine compiles (`simcore.simulate.engine_modules`): numba compiles
+    the allocator's and the scheduler's kernels into the event loop, so its cached code is
+    valid only while all of them are unchanged. Re-entrant for the same engine; threads
+    asking for another engine wait until the threads running this one leave."""
+    root, members = engine_directory(modules)
+    held = getattr(_thread, "root", None)
+    if held is not None:
+        if held != root:
+            raise RuntimeError(f"kernel cache {held} is in use by this thread; cannot switch "
+                               f"to {root} inside it")
+        yield root
+        return
+    with _engine:
+        while _active.count and _active.root != root:
+            _engine.wait()
+        if not _active.count:
+            _active.root, _active.modules = root, members
+            for cached in _CACHED:
+                if cached.module in members:
+                    cached.point(root)
+        _active.count += 1
+    _thread.root = root
+    try:
+        yield root
+    finally:
+        _thread.root = None
+        with _engine:
+            _active.count -= 1
+            if not _active.count:
+                for cached in _CACHED:
+                    if cached.root != NUMBA_CACHE:
+                        cached.point(NUMBA_CACHE)
+                _active.root, _active.modules = NUMBA_CACHE, frozenset()
+                _engine.notify_all()
+
+
+def cache_directory() -> Path:
+    """The directory the current engine's kernels use (`NUMBA_CACHE` outside any)."""
+    with _engine:
+        return _active.root
+
+
+@contextlib.contextmanager
+def cache_lock(directory: Path | None = None) -> Iterator[None]:
+    """An exclusive lock on a kernel cache directory (by default the current engine's),
+    across processes (POSIX record locks, which network file systems also honour)."""
+    directory = cache_directory() if directory is None else directory
+    directory.mkdir(parents=True, exist_ok=True)
+    with open(directory / ".write-lock", "a+b") as handle:
         fcntl.lockf(handle, fcntl.LOCK_EX)
         try:
             yield

@@ -108,7 +108,7 @@ def _add_archive(commands: argparse._SubParsersAction) -> None:
 
 
 def _warm(args: argparse.Namespace) -> int:
-    from simcore import NUMBA_CACHE
+    from simcore.base.caches import numba_base
     from simcore.machines.registry import get_allocator
     from simcore.policy import get_scheduler
     from simcore.sweep.runner import warm_kernels
@@ -122,7 +122,8 @@ def _warm(args: argparse.Namespace) -> int:
         raise SpecError(f"--jobs {args.jobs}: expected at least 1")
     warmed = warm_kernels(pairs, args.jobs)
     print(f"kernels: {len(warmed)} engine(s) compiled in {time.perf_counter() - began:.1f} s "
-          f"with {args.jobs} process(es) (cache {NUMBA_CACHE})", file=sys.stderr)
+          f"with {args.jobs} process(es) (cache {numba_base()}, a directory per engine)",
+          file=sys.stderr)
     if args.flag:
         Path(args.flag).parent.mkdir(parents=True, exist_ok=True)
         Path(args.flag).touch()

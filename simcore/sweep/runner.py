@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import math
 import sys
 import time
@@ -238,8 +239,8 @@ def warm_kernels(pairs: Sequence[tuple[str, str]] | None = None, jobs: int = 1,
     if pairs is None:  # machines are steady unless they have a failure process
         pairs = [(a, s) for a in ALLOCATORS for s in SCHEDULERS
                  if SCHEDULERS[s].needs - {STEADY} <= ALLOCATORS[a].capabilities]
-    todo = list({_ready_mark(*pair): pair for pair in pairs
-                 if not kernels_ready(*pair)}.values())  # one per engine
+    todo = list({mark: pair for mark, pair in zip(_ready_marks(pairs), pairs, strict=True)
+                 if not mark.exists()}.values())  # one per engine
     if jobs <= 1 or len(todo) <= 1:
         outcomes: Iterator[tuple[tuple[str, str], float]] = (
             (pair, _compile_engine(*pair)) for pair in todo)
@@ -289,13 +290,32 @@ def kernels_ready(allocator: str, scheduler: str) -> bool:
     return _ready_mark(allocator, scheduler).exists()
 
 
-def _ready_mark(allocator: str, scheduler: str) -> Path:
-    """The marker of a compiled pair: one per allocator and scheduler module (the schedulers
-    of one module share its struct, hence its kernels)."""
-    from simcore import NUMBA_CACHE
-    from simcore.policy import SCHEDULERS
+def engines_digest(pairs: Sequence[tuple[str, str]]) -> str:
+    """A name for the compiled engines of these (allocator, scheduler) pairs: it changes
+    when one of their kernel cache directories does (their code changed) or the set of
+    engines does, and not when a registry gains a row."""
+    marks = sorted({f"{mark.parent.name}/{mark.name}" for mark in _ready_marks(pairs)})
+    return hashlib.sha256("\n".join(marks).encode()).hexdigest()[:16]
 
-    return NUMBA_CACHE / f".ready-{allocator}-{SCHEDULERS[scheduler].module}"
+
+def _ready_mark(allocator: str, scheduler: str) -> Path:
+    """The marker of a compiled pair, in its engine's kernel cache directory: one per
+    allocator and scheduler module (the schedulers of one module share its struct, hence
+    its kernels)."""
+    return _ready_marks([(allocator, scheduler)])[0]
+
+
+def _ready_marks(pairs: Sequence[tuple[str, str]]) -> list[Path]:
+    """`_ready_mark` of each pair, their directories found at once."""
+    from simcore.base.caches import engine_directories
+    from simcore.machines.registry import ALLOCATORS
+    from simcore.policy import SCHEDULERS
+    from simcore.simulate import engine_modules
+
+    modules = [engine_modules(ALLOCATORS[a], SCHEDULERS[s]) for a, s in pairs]
+    directories = engine_directories(modules)
+    return [directories[m][0] / f".ready-{a}-{SCHEDULERS[s].module}"
+            for m, (a, s) in zip(modules, pairs, strict=True)]
 
 
 def useful_workers(runs: int, workers: int) -> int:

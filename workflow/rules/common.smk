@@ -1,7 +1,6 @@
 # Shared by the rules: the experiment plan, path patterns and the file lists derived from them.
 
 import functools
-import hashlib
 import json
 import os
 import shutil
@@ -10,12 +9,12 @@ import sys
 from snakemake.exceptions import WorkflowError
 
 from simcore.base import patterns
-from simcore.base.caches import closure_digests, sources_digest
+from simcore.base.caches import closure_digests
 from simcore.sweep.config import read_config, validate
 from simcore.base.errors import SimcoreError
 from simcore.sweep.experiments import plan
 from simcore.sweep.identity import definitions_of
-from simcore.sweep.runner import useful_workers
+from simcore.sweep.runner import engines_digest, useful_workers
 from simcore.sweep.store import damaged_shards
 from simcore.sweep.timing import shard_request
 from simcore.workload.traces import load_catalogue
@@ -48,9 +47,8 @@ for note in NOTES:
 DATASET = next(iter(SHARDS.values())).dataset
 # Each (allocator, scheduler) pair is its own compiled engine: warm those the config uses.
 ENGINE_PAIRS = sorted({(s.machine_spec.allocator, s.policy_spec.scheduler) for s in SHARDS.values()})
-KERNELS_READY = R(patterns.KERNELS_READY).format(
-    digest=f"{sources_digest()[:16]}-{hashlib.sha256(repr(ENGINE_PAIRS).encode()).hexdigest()[:8]}"
-)
+# Named by the engines' kernel cache directories: a registry row changes none of them.
+KERNELS_READY = R(patterns.KERNELS_READY).format(digest=engines_digest(ENGINE_PAIRS))
 
 
 def dataset_file(pattern):
