@@ -26,20 +26,26 @@ from tests.conftest import ROOT
 
 SMALL = ROOT / "config/test/small.yaml"
 
-#: In a copy of the checkout: what `simcore plan` reports, and how many cache entries the
-#: runner itself accepts as they are (it reads each with this code's store schema).
+#: In a copy of the checkout: what `simcore plan` reports, how many cache entries the
+#: runner itself accepts as they are (it reads each with this code's store schema) and the
+#: kernel cache directories of the engines the runs use.
 MEASURE = """
 import json, sys
 from pathlib import Path
+from simcore.base.caches import engine_directory
+from simcore.simulate import engine_modules
 from simcore.sweep.planning import load_plan, summarize_plan
-from simcore.sweep.runner import MISSING, _entry_problem, shard_tasks
+from simcore.sweep.runner import _entry_problem, shard_tasks
 
 results = Path(sys.argv[1])
 report = summarize_plan("config/test/small.yaml", results)
-valid = sum(_entry_problem(task) is None for shard in load_plan("config/test/small.yaml")
+shards = load_plan("config/test/small.yaml")
+valid = sum(_entry_problem(task) is None for shard in shards
             for task in shard_tasks(shard, results))
+engines = sorted({engine_directory(engine_modules(s.machine_spec.allocator_row,
+                                                  s.policy_spec.row))[0].name for s in shards})
 print(json.dumps({"runs": report["runs"], "to_simulate": report["to_simulate"],
-                  "valid": valid}))
+                  "valid": valid, "engines": engines}))
 """
 
 
@@ -133,7 +139,8 @@ def test_adding_elsewhere_re_simulates_nothing(store, checkout, what, change):
     assert before["to_simulate"] == 0 and before["valid"] == before["runs"] == 28
     change(checkout)
     after = measure(checkout, store)
-    assert after == before, f"adding {what} changed run keys or refused cache entries"
+    assert after == before, f"adding {what} changed run keys, refused cache entries or moved " \
+                            "an engine's kernel cache"
 
 
 EDITED = [
@@ -229,3 +236,44 @@ def test_seeds_that_cannot_differ_are_said(capsys):
     config["experiments"]["fixed"]["transforms"] = {"arrival_shake_s": 60}
     notes.clear()
     assert [len(s.runs) for s in plan(config, None, notes)] == [3] and not notes
+
+
+
+@pytest.mark.slow
+def test_a_new_column_is_filled_in_for_the_runs_chosen(store, checkout, tmp_path):
+    """A metric added after the store was made: no run is simulated again, the shard files
+    read it as null, and `simcore resimulate` fills it in for exactly the runs selected."""
+    results = tmp_path / "results"
+    shutil.copytree(store, results)
+    edit(checkout, "core/columns.py", "absent=None),\n)",
+         'absent=None),\n    Column("fake_metric", int, "count", "new", absent=7),\n)')
+    assert measure(checkout, results)["to_simulate"] == 0
+    env = {"PYTHONPATH": str(checkout), "PATH": "/usr/bin:/bin", "HOME": str(Path.home())}
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        out = subprocess.run([sys.executable, *args], cwd=checkout, env=env,
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+        return out
+
+    first = run("-m", "simcore", "resimulate", "--configfile", "config/test/small.yaml",
+                "--results", str(results), "--experiment", "shapes", "--where", "p_fat=1")
+    assert "2 runs simulated again" in first.stderr
+    again = run("-m", "simcore", "resimulate", "--configfile", "config/test/small.yaml",
+                "--results", str(results), "--experiment", "small", "--policy", "fcfs",
+                "--where", "offered_load=0.6")
+    assert "4 runs simulated again" in again.stderr
+    values = run("-c", READ_METRIC, str(results)).stdout.split()
+    # shapes: p_fat=1 on bgl and torus-links (2 runs); small: fcfs at 0.6 on torus and
+    # flat, seeds 1 and 2 (4 runs); every other run of the 28 still has no value
+    assert values.count("7") == 6 and values.count("None") == 22
+
+
+READ_METRIC = """
+import sys
+from pathlib import Path
+from simcore.sweep.store import read_summaries
+
+rows = read_summaries(Path(sys.argv[1]) / "torus-sweep-test" / "store")
+print(*rows["fake_metric"].to_list())
+"""

@@ -1,17 +1,13 @@
-"""Backfilling: start later jobs early without delaying the head job's reservation.
+"""Backfilling on partitioned machines: start later jobs early without delaying the head
+job's reservation (Krevat's weak backfilling, Aridor's aggressive backfilling).
 
-Partitioned machines (Krevat's weak backfilling, Aridor's aggressive backfilling): the
-head job's reservation is the earliest estimated end of running jobs at which it can be
-placed, and the partition it would get then. A later job may start now if it fits now and
-either ends by that time (by its estimate) or stays clear of the reserved partition; on a
-box machine it may grow by at most `max_growth` units. Without a reservation
-(`reservation=False`), any job that fits starts (plain skip-ahead).
-
-Machines where only counts matter (flat): EASY exactly as Mu'alem and Feitelson define
-it: the head's shadow time is the first estimated end at which enough nodes are free; the
-extra nodes are those free now plus those of every running job ending (by estimate) by the
-shadow time, minus the head's size. A later job that fits now starts if it ends by the
-shadow time, or else if it uses no more than the extra nodes, which it then consumes.
+The head job's reservation is the earliest estimated end of running jobs at which it can
+be placed, and the partition it would get then (`shadow_time`). A later job may start now
+if it fits now and either ends by that time (by its estimate) or stays clear of the
+reserved partition; on a box machine it may grow by at most `max_growth` units. Without a
+reservation (`reservation=False`), any job that fits starts (plain skip-ahead). Machines
+where only counts matter run EASY instead (`simcore.schedulers.easy`), on the same
+reservation and the same memo of the last pass (`resume_pass`, `end_pass`).
 """
 
 from __future__ import annotations
@@ -152,30 +148,49 @@ def _first_placeable(m, st, jobs, head, n, k, free):
 
 
 @kernel
-def backfill_pass(m, st, jobs, delay, max_growth, reservation, t, head_pos):
-    """Start queued jobs after the blocked head that do not delay its reservation.
+def resume_pass(m, st, jobs, head_pos, reservation):
+    """Where a backfill pass behind the head at `head_pos` begins: (first queue position to
+    examine, shadow time, extra units). Where the last pass started nothing and the
+    occupancy and head are as they were (EPOCH), it goes on with the jobs that arrived
+    since, on the same reservation; otherwise it starts after the head with a fresh one
+    (none without `reservation` or running jobs: an infinite shadow time)."""
+    ctr, last_pass = st.ctr, st.memo.last_pass
+    head = st.queue.jobs[head_pos]
+    if last_pass[PASS_EPOCH] == ctr[EPOCH] and last_pass[PASS_HEAD] == head:
+        return last_pass[PASS_SCANNED], st.acc[PASS_SHADOW], last_pass[PASS_EXTRA]
+    shadow = np.inf
+    extra = 0
+    if reservation and ctr[N_ACTIVE] > 0:
+        shadow, free_at_shadow = shadow_time(m, st, jobs, head)
+        extra = free_at_shadow - jobs.size[head]
+        if np.isnan(st.out.reserved_s[head]):
+            st.out.reserved_s[head] = shadow
+    return head_pos + 1, shadow, extra
 
-    A pass that started nothing leaves the occupancy, the head, its reservation and every
-    verdict as they were; until the occupancy changes (EPOCH) the next pass only examines
-    jobs that arrived since.
-    """
-    ctr, queue, waiting = st.ctr, st.queue.jobs, st.queue.waiting
-    fail_epoch, last_pass = st.memo.fail_epoch, st.memo.last_pass
-    head = queue[head_pos]
-    epoch = ctr[EPOCH]
-    if last_pass[PASS_EPOCH] == epoch and last_pass[PASS_HEAD] == head:
-        begin = last_pass[PASS_SCANNED]
-        shadow = st.acc[PASS_SHADOW]
-        extra = last_pass[PASS_EXTRA]
+
+@kernel
+def end_pass(st, epoch, head, shadow, extra):
+    """Remember a pass that began in occupancy `epoch` for the next one, if it started
+    nothing (the occupancy is still `epoch`); forget it otherwise."""
+    last_pass = st.memo.last_pass
+    if st.ctr[EPOCH] == epoch:
+        last_pass[PASS_EPOCH] = epoch
+        last_pass[PASS_HEAD] = head
+        last_pass[PASS_SCANNED] = st.ctr[QLEN]
+        st.acc[PASS_SHADOW] = shadow
+        last_pass[PASS_EXTRA] = extra
     else:
-        begin = head_pos + 1
-        shadow = np.inf
-        extra = 0
-        if reservation and ctr[N_ACTIVE] > 0:
-            shadow, free_at_shadow = shadow_time(m, st, jobs, head)
-            extra = free_at_shadow - jobs.size[head]
-            if np.isnan(st.out.reserved_s[head]):
-                st.out.reserved_s[head] = shadow
+        last_pass[PASS_EPOCH] = -1
+
+
+@kernel
+def backfill_pass(m, st, jobs, delay, max_growth, reservation, t, head_pos):
+    """Start queued jobs after the blocked head that neither delay its reservation nor
+    take its reserved partition, on a partitioned machine."""
+    ctr, queue, waiting, fail_epoch = st.ctr, st.queue.jobs, st.queue.waiting, \
+        st.memo.fail_epoch
+    head, epoch = queue[head_pos], ctr[EPOCH]
+    begin, shadow, extra = resume_pass(m, st, jobs, head_pos, reservation)
     size, estimate, placement_class = jobs.size, jobs.estimate, jobs.placement_class
     occ, mask, reserved, nothing = st.run.occ, st.scratch.mask, st.scratch.reserved, \
         st.scratch.nothing
@@ -188,14 +203,6 @@ def backfill_pass(m, st, jobs, delay, max_growth, reservation, t, head_pos):
         if not waiting[j] or size[j] > ctr[FREE_UNITS]:
             continue
         in_time = t + delay + estimate[j] <= shadow
-        if m.counts_only:
-            if reservation and not in_time:
-                if size[j] > extra:
-                    continue
-                extra -= size[j]
-            start_job(st, jobs, delay, j, t, place(m, st, j, size[j], occ, 0, nothing, mask),
-                      mask)
-            continue
         guarded = FAIL_GUARDED if (reservation and not in_time) else FAIL_BACKFILL
         cls = placement_class[j]
         if fail_epoch[cls, guarded] == ctr[EPOCH]:
@@ -210,11 +217,4 @@ def backfill_pass(m, st, jobs, delay, max_growth, reservation, t, head_pos):
             continue
         start_job(st, jobs, delay, j, t, alloc, mask)
         failures = 0
-    if ctr[EPOCH] == epoch:
-        last_pass[PASS_EPOCH] = epoch
-        last_pass[PASS_HEAD] = head
-        last_pass[PASS_SCANNED] = ctr[QLEN]
-        st.acc[PASS_SHADOW] = shadow
-        last_pass[PASS_EXTRA] = extra
-    else:
-        last_pass[PASS_EPOCH] = -1
+    end_pass(st, epoch, head, shadow, extra)

@@ -4,10 +4,11 @@ the head job blocks (`fcfs`, `backfill`, `migration`, `bm` in `simcore.policy`).
 One decision: FCFS starts jobs from the head of the queue; if the head is blocked, the
 block is attributed to its cause, then (if the policy migrates) a migration is tried and
 FCFS runs again after a successful one, then (if it backfills) later jobs are backfilled
-around the head's reservation. B+M is simply both phases. With the `cplant-order` phase
-(`cplant`, `cplant-backfill`) the queue is first sorted in Cplant's order
-(`simcore.schedulers.cplant`) instead of staying in arrival order. Which phases a
-scheduler runs is its registry row's variant.
+around the head's reservation: EASY where only counts matter (`simcore.schedulers.easy`),
+weak backfilling on partitioned machines (`simcore.schedulers.backfill`). B+M is simply
+both phases. With the `cplant-order` phase (`cplant`, `cplant-backfill`) the queue is
+first sorted in Cplant's order (`simcore.schedulers.cplant`) instead of staying in
+arrival order. Which phases a scheduler runs is its registry row's variant.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from simcore.core.decide import decide
 from simcore.core.state import DECISIONS, QLEN, STARTS, compact_queue
 from simcore.schedulers.backfill import backfill_pass
 from simcore.schedulers.cplant import sort_queue
+from simcore.schedulers.easy import easy_pass
 from simcore.schedulers.fcfs import fcfs_pass
 from simcore.schedulers.migration import migrate
 
@@ -75,7 +77,10 @@ def decide_phased(policy, m, st, jobs, t):
             policy.migrate_apply_equal, t):
         head_pos = fcfs_pass(m, st, jobs, policy.start_delay, t)
     if head_pos < ctr[QLEN] and policy.backfill:
-        backfill_pass(m, st, jobs, policy.start_delay, policy.max_growth, policy.reservation,
-                      t, head_pos)
+        if m.counts_only:
+            easy_pass(m, st, jobs, policy.start_delay, policy.reservation, t, head_pos)
+        else:
+            backfill_pass(m, st, jobs, policy.start_delay, policy.max_growth,
+                          policy.reservation, t, head_pos)
     if ctr[STARTS] != starts:
         compact_queue(st)
