@@ -29,7 +29,7 @@ _API = {
     "header_of": "simcore.jobs.swf",
     "read_swf": "simcore.jobs.swf",
     "write_swf": "simcore.jobs.swf",
-    "WorkloadSpec": "simcore.workload.transforms",
+    "WorkloadSpec": "simcore.workload.spec",
     "prepare": "simcore.workload.transforms",
 }
 

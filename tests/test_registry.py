@@ -15,8 +15,8 @@ from simcore.machines.spec import MachineSpec
 from simcore.policy import SCHEDULERS, PolicySpec
 from simcore.simulate import simulate
 from simcore.sweep.config import schema
+from simcore.workload.spec import transforms
 from simcore.workload.synthetic import MODELS
-from simcore.workload.transforms import transforms
 from tests.conftest import ROOT
 
 SCHEMA = ROOT / "workflow/schemas/config.schema.yaml"

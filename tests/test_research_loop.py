@@ -151,6 +151,53 @@ EDITED = [
 ]
 
 
+TRANSFORM_MODULE = '''"""Arrivals rounded down to a multiple of a step: an extension transform."""
+import dataclasses
+
+import numpy as np
+
+
+def apply(jobs, value, machine, seed):
+    return dataclasses.replace(jobs, submit_s=np.floor(jobs.submit_s / value) * value)
+'''
+TRANSFORM_FIELD = '''    arrival_step_s: float = _transform(Parameter(
+        "arrival_step_s", float, 0.0, "arrivals rounded down to a multiple of this; 0: kept",
+        unit="s", minimum=0.0), module="simcore.workload.round_arrivals")
+
+    def __post_init__'''
+USE_TRANSFORM = """
+from simcore.machines.spec import MachineSpec
+from simcore.sweep.identity import code_modules
+from simcore.sweep.planning import load_plan
+from simcore.workload.spec import WorkloadSpec
+from simcore.workload.synthetic import SyntheticSpec, synthesize
+from simcore.workload.transforms import prepare
+
+table = synthesize(SyntheticSpec.create("lublin", {"jobs": 50, "max_procs": 16}), 1)
+jobs = prepare(table, WorkloadSpec(arrival_step_s=3600.0), MachineSpec.parse("flat:16"))
+print(all(t % 3600 == 0 for t in jobs.submit_s), len(jobs))
+shard = load_plan("config/test/small.yaml")[0]
+print("simcore.workload.round_arrivals" in code_modules(shard))
+"""
+
+
+@pytest.mark.slow
+def test_an_extension_transform_is_one_row_and_one_module(store, checkout):
+    """A transform whose default leaves jobs unchanged: a field naming its module, and the
+    module. No run is simulated again and no engine recompiled; where it is set, prepare
+    applies it, and only runs that set it execute its module."""
+    before = measure(checkout, store)
+    (checkout / "simcore/workload/round_arrivals.py").write_text(TRANSFORM_MODULE)
+    edit(checkout, "workload/spec.py", "\n    def __post_init__", "\n" + TRANSFORM_FIELD)
+    assert measure(checkout, store) == before
+    out = subprocess.run([sys.executable, "-c", USE_TRANSFORM], cwd=checkout, text=True,
+                         capture_output=True, env={"PYTHONPATH": str(checkout),
+                                                   "PATH": "/usr/bin:/bin",
+                                                   "HOME": str(Path.home())})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "50", "False"]
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("module, old, new", EDITED, ids=[e[0] for e in EDITED])
 def test_editing_a_module_re_simulates_exactly_the_runs_that_execute_it(store, checkout,

@@ -13,7 +13,8 @@ from simcore.jobs.cleaning import clean
 from simcore.jobs.swf import read_swf
 from simcore.machines.spec import MachineSpec
 from simcore.workload.shapes import fat_shapes, slim_shapes, synthesize
-from simcore.workload.transforms import WorkloadSpec, offered_load, prepare, transforms
+from simcore.workload.spec import transforms
+from simcore.workload.transforms import WorkloadSpec, offered_load, prepare
 
 BGL = (8, 4, 4)
 

@@ -16,7 +16,7 @@ from simcore.cli.common import (
     memory_flag,
 )
 from simcore.workload.sources import describe_choices
-from simcore.workload.transforms import transforms
+from simcore.workload.spec import transforms
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -102,8 +102,8 @@ def _menus_candidates(args: argparse.Namespace) -> int:
     from simcore.machines.spec import MachineSpec
     from simcore.sweep.experiments import SEED
     from simcore.tools.menu_search import write_workload_candidates
+    from simcore.workload.spec import WorkloadSpec
     from simcore.workload.synthetic import JOBS
-    from simcore.workload.transforms import WorkloadSpec
 
     check_name("--prefix", args.prefix)
     machine = MachineSpec.parse(f"torus:{args.torus}")

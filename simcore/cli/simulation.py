@@ -25,8 +25,8 @@ from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS
 from simcore.machines.spec import MachineSpec
 from simcore.policy import SCHEDULERS, PolicySpec
 from simcore.workload.sources import describe_choices, model_machine
+from simcore.workload.spec import transforms
 from simcore.workload.synthetic import JOBS, SyntheticSpec
-from simcore.workload.transforms import transforms
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:

@@ -22,8 +22,8 @@ from simcore.base.patterns import NAME
 from simcore.machines.contract import CAPABILITIES
 from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS
 from simcore.policy import SCHEDULERS, all_parameters
+from simcore.workload.spec import FIXED, GRID, transforms
 from simcore.workload.synthetic import MODELS
-from simcore.workload.transforms import FIXED, GRID, transforms
 
 #: The page's opening example: a complete configuration, small enough to read at once (a
 #: test validates and plans it). Its keys' order is the order of the page's sections.

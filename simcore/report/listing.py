@@ -17,8 +17,8 @@ from simcore.machines.descriptions import machines_dirs
 from simcore.machines.registry import ALLOCATORS, KINDS
 from simcore.policy import SCHEDULERS
 from simcore.report.runs import LISTED_JOBS
+from simcore.workload.spec import transforms
 from simcore.workload.synthetic import MODELS
-from simcore.workload.transforms import transforms
 
 REGISTRIES = ("machines", "allocators", "schedulers", "models", "transforms", "traces",
               "columns")

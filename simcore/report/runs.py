@@ -9,7 +9,7 @@ from typing import Any
 
 from simcore.base.atomic import atomic_path
 from simcore.core.result import SimulationResult
-from simcore.workload.transforms import WorkloadSpec
+from simcore.workload.spec import WorkloadSpec
 
 #: The report lists each job's termination time up to this many jobs.
 LISTED_JOBS = 100

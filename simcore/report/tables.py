@@ -44,7 +44,7 @@ from simcore.sweep.store import (
     read_summaries,
     write_table,
 )
-from simcore.workload.transforms import transforms
+from simcore.workload.spec import transforms
 
 TRANSFORMS = tuple(transforms())
 CONFIG_KEYS = (*PARTITIONS, "machine_spec", "scheduler", *TRANSFORMS, *POLICY_COLUMNS)

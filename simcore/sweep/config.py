@@ -30,8 +30,8 @@ from simcore.machines.registry import ALLOCATORS, KINDS
 from simcore.machines.spec import MACHINE_TEXT
 from simcore.policy import SCHEDULERS, all_parameters
 from simcore.sweep.limits import check_runs
+from simcore.workload.spec import FIXED, GRID, transforms
 from simcore.workload.synthetic import MODELS
-from simcore.workload.transforms import FIXED, GRID, transforms
 
 
 def schema(path: str | os.PathLike[str]) -> dict[str, Any]:

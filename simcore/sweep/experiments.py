@@ -46,8 +46,8 @@ from simcore.machines.spec import MachineSpec
 from simcore.policy import SCHEDULERS, PolicySpec, all_parameters
 from simcore.sweep.limits import Limits, check_plan, experiment_runs
 from simcore.sweep.store import RESULT_SCHEMA_VERSION
+from simcore.workload.spec import FIXED, GRID, WorkloadSpec, transforms
 from simcore.workload.synthetic import JOBS, SyntheticSpec
-from simcore.workload.transforms import FIXED, GRID, WorkloadSpec, transforms
 
 DEFAULT_DATASET = "torus-sweep"
 SEED_COUNT = Parameter("count", int, 1, "how many seeds, from `first` on", unit="seeds",
@@ -185,7 +185,7 @@ class Shard:
         machine = self.machine_of(run)
         identity = {
             "workload": workload_hash,
-            "transforms": run.transforms.to_dict(),
+            "transforms": run.transforms.identity(),
             "seed": run.seed,
             "machine": machine.key(),
             "machine_options": dict(machine.options),

@@ -12,7 +12,8 @@ filled in), the result schema's version and `definitions(shard)`, which holds
 - the digest of the source closure of the modules the run executes (`code_modules`): the
   simulation entry point and the workload transforms, the scheduler's module, the
   allocator's (and its ordering's), the modules reading the kind's descriptions, the
-  model's, and every simcore module they import. The registries (REGISTRIES) are neither
+  model's, the extension transforms' that act in the run, and every simcore module they
+  import. The registries (REGISTRIES) are neither
   included nor followed: they enter through the rows above. Planning, the runner, the
   progress reporter, the Slurm cluster and the reporting are never imported by those
   modules, so they are not part of any run's identity either.
@@ -28,16 +29,14 @@ from typing import Any
 
 from simcore.base.caches import closure_digests
 from simcore.base.fingerprint import ROOT_NAME, closure, definition
-from simcore.machines.spec import MachineSpec
-from simcore.policy import PolicySpec
-from simcore.sweep.experiments import Shard, Source
+from simcore.sweep.experiments import Shard
 from simcore.workload.synthetic import MODELS
 
 #: Modules whose content enters a run key only through the rows the run uses: the
-#: registries of schedulers, machine kinds and allocators, workload models and output
-#: columns.
+#: registries of schedulers, machine kinds and allocators, workload models, workload
+#: transforms and output columns.
 REGISTRIES = ("simcore.policy", "simcore.machines.registry", "simcore.workload.synthetic",
-              "simcore.core.columns")
+              "simcore.workload.spec", "simcore.core.columns")
 #: Neither included in a run's code nor followed: the registries, and the package's own
 #: `__init__` (its lazy table of public names and the version string run no simulation).
 STOP = (ROOT_NAME, *REGISTRIES)
@@ -46,13 +45,15 @@ RUN_MODULES = ("simcore.simulate", "simcore.workload.transforms")
 
 
 def code_modules(shard: Shard) -> tuple[str, ...]:
-    """The modules whose source closure is the code a shard's runs execute."""
-    return _modules(shard.machine_spec, shard.policy_spec, shard.source)
-
-
-def _modules(machine: MachineSpec, policy: PolicySpec, source: Source) -> tuple[str, ...]:
-    model = (MODELS[source.synthetic.model].module,) if source.synthetic is not None else ()
-    return (*RUN_MODULES, policy.row.module, *machine.modules, *model)
+    """The modules whose source closure is the code a shard's runs execute: RUN_MODULES,
+    the scheduler's, the machine's (`MachineSpec.modules`), the workload model's and those
+    of the extension transforms that act in any of its runs."""
+    model = (MODELS[shard.source.synthetic.model].module,) \
+        if shard.source.synthetic is not None else ()
+    extensions = sorted({module for run in shard.runs
+                         for _, module in run.transforms.extensions()})
+    return (*RUN_MODULES, shard.policy_spec.row.module, *shard.machine_spec.modules, *model,
+            *extensions)
 
 
 def code_files(shard: Shard) -> list[Path]:

@@ -17,7 +17,7 @@ from simcore.policy import all_parameters
 from simcore.sweep.experiments import Run, Shard
 from simcore.sweep.planning import load_plan
 from simcore.sweep.runner import entry_paths, run_shard, shard_tasks
-from simcore.workload.transforms import transforms
+from simcore.workload.spec import transforms
 
 
 def selectable() -> dict[str, Parameter]:

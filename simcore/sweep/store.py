@@ -37,7 +37,8 @@ from simcore.core.columns import JOB_COLUMNS, RUN_METRICS, Column
 from simcore.jobs.jobs import Jobs
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec, all_parameters
-from simcore.workload.transforms import WorkloadSpec, offered_load, transforms
+from simcore.workload.spec import WorkloadSpec, transforms
+from simcore.workload.transforms import offered_load
 
 if TYPE_CHECKING:
     import polars as pl

@@ -37,7 +37,7 @@ from simcore.machines.slurm.menu import load_menu, write_fragment
 
 if TYPE_CHECKING:
     from simcore.machines.spec import MachineSpec
-    from simcore.workload.transforms import WorkloadSpec
+    from simcore.workload.spec import WorkloadSpec
 
 SIZE_SETS = ("pow2", "pow4", "quantiles", "work")
 SPACINGS = ("full", "half")
