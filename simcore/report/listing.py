@@ -241,7 +241,11 @@ def outputs_markdown() -> str:
         "(eq. 4.3) is the rest: units idle while jobs wait (fragmentation, a blocked head),",
         "units added by rounding a size up or growing a job, units held during start delays.",
         "Parameters that do not apply to a run (a scheduler's parameter under another",
-        "scheduler, shapes on machines without them) are null.",
+        "scheduler, shapes on machines without them) are null. So are the columns a run",
+        "made before the store gained them (a new run metric or parameter: runs are never",
+        "simulated again for a new column); `simcore resimulate --configfile C",
+        "[--experiment E] [--policy P] [--where NAME=VALUE]` fills them in for the runs",
+        "chosen.",
     ]
     tables = {f"tables/{name}": t.description for name, t in TABLE_DEFINITIONS.items()}
     for output in dict.fromkeys(r["output"] for r in rows):
