@@ -63,7 +63,7 @@ def registry_rows() -> Iterator[tuple[str, str]]:
         for named in kind.modules:
             yield "simcore.machines.registry", named
     for scheduler in SCHEDULERS.values():
-        yield "simcore.policy", scheduler.module
+        yield "simcore.schedulers.registry", scheduler.module
     for model in MODELS.values():
         yield "simcore.workload.synthetic", model.module
 
