@@ -93,6 +93,12 @@ F_PRIORITY = Parameter(
     "slot ('slot', the paper's Algorithm 1) or in every slot without a CS process "
     "('always')", choices=("slot", "always"))
 
+#: The confidence level of every interval the tables and figures report, but where a
+#: study states its own (`Scheduler.confidence`).
+CONFIDENCE = 0.95
+#: Chu (1995): response times to 90% confidence.
+CHU_CONFIDENCE = 0.90
+
 
 @dataclass(frozen=True)
 class Scheduler:
@@ -105,6 +111,9 @@ class Scheduler:
     needs: frozenset[str] = frozenset()
     variant: Mapping[str, Any] = field(default_factory=dict, hash=False)
     engine: bool = False
+    #: The confidence level of its runs' intervals in the tables and figures: the one
+    #: its study states (Chu's queue disciplines: CHU_CONFIDENCE), else CONFIDENCE.
+    confidence: float = CONFIDENCE
 
     @property
     def parameter_names(self) -> tuple[str, ...]:
@@ -117,23 +126,12 @@ class Scheduler:
         return SchedulerImplementation.resolve(self.module, self.variant, self.engine,
                                                f"scheduler {self.name}")
 
-    @property
-    def confidence(self) -> float:
-        """The confidence level of its runs' intervals where a study states one: Chu's
-        90% for Chu's queue disciplines, else CONFIDENCE."""
-        return CHU_CONFIDENCE if self.module in _CHU_MODULES else CONFIDENCE
 
 
-#: The confidence level of every interval the tables and figures report, but where a
-#: study states its own (Scheduler.confidence).
-CONFIDENCE = 0.95
-#: Chu (1995): response times to 90% confidence.
-CHU_CONFIDENCE = 0.90
 _PHASED = "simcore.schedulers.phased"
 _QUEUES = "simcore.schedulers.queues"
 #: Chu's queues keep their own order of waiting jobs, which requeued jobs would bypass.
 _QUEUED = frozenset({"steady"})
-_CHU_MODULES = frozenset({_QUEUES, "simcore.schedulers.priority"})
 _TIMESHARE = "simcore.timeshare.engine"
 _TIMESHARED = frozenset({"counts", "steady"})  # any units; its engine has no failures
 SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
@@ -159,32 +157,40 @@ SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
     Scheduler("immediate-fit", "Chu's Immediate Fit: an arrival starts at once if it fits "
               "(unless a job has waited WTL); completions start jobs from the head until one "
               "does not fit", _QUEUES, (START_DELAY, WTL), needs=_QUEUED,
+              confidence=CHU_CONFIDENCE,
               variant={"order": "arrival", "scan_all": False, "immediate": True}),
     Scheduler("scan-all", "Chu's Scan All: as Immediate Fit, but completions start every "
               "waiting job that fits, stopping only at one past the WTL", _QUEUES,
               (START_DELAY, WTL), needs=_QUEUED,
+              confidence=CHU_CONFIDENCE,
               variant={"order": "arrival", "scan_all": True, "immediate": True}),
     Scheduler("mq", "Chu's Multiple Queues: Q queues by size (ScanUp or ScanDown), passes "
               "over queue 1, 2, ... as Scan All", _QUEUES,
               (START_DELAY, WTL, QUEUES, SCAN, CRITERION, BLOCKING), needs=_QUEUED,
+              confidence=CHU_CONFIDENCE,
               variant={"order": "queues", "scan_all": True, "immediate": True}),
     Scheduler("smallest-jf", "Smallest Job First: waiting jobs by processors, ascending",
               _QUEUES, (START_DELAY, WTL, SCAN_ALL), needs=_QUEUED,
+              confidence=CHU_CONFIDENCE,
               variant={"order": "smallest", "scan_all": False, "immediate": False}),
     Scheduler("largest-jf", "Largest Job First: waiting jobs by processors, descending",
               _QUEUES, (START_DELAY, WTL, SCAN_ALL), needs=_QUEUED,
+              confidence=CHU_CONFIDENCE,
               variant={"order": "largest", "scan_all": False, "immediate": False}),
     Scheduler("sjf", "Shortest Job First: waiting jobs by estimated run time", _QUEUES,
               (START_DELAY, WTL, SCAN_ALL, ESTIMATES), needs=_QUEUED,
+              confidence=CHU_CONFIDENCE,
               variant={"order": "shortest", "scan_all": False, "immediate": False}),
     Scheduler("smallest-sdjf", "Smallest Service Demand Job First: waiting jobs by estimated "
               "run time x processors", _QUEUES, (START_DELAY, WTL, SCAN_ALL, ESTIMATES),
               needs=_QUEUED,
+              confidence=CHU_CONFIDENCE,
               variant={"order": "demand", "scan_all": False, "immediate": False}),
     Scheduler("priority", "Das Sharma and Pradhan's priority scheduling with reservations "
               "(MAX_PRI) on 2D meshes", "simcore.schedulers.priority",
               (START_DELAY, MAX_PRI, RESERVE),
-              needs=frozenset({"submeshes", "partitions", "steady"})),
+              needs=frozenset({"submeshes", "partitions", "steady"}),
+              confidence=CHU_CONFIDENCE),
     Scheduler("cplant", "Cplant's queue order (Leung et al.): ascending requested "
               "units, then requested time, then arrival; jobs start from the front while "
               "they fit (FCFS placement)", _PHASED, (START_DELAY, ESTIMATES),
