@@ -55,6 +55,7 @@ from matplotlib.ticker import Formatter
 from simcore.base.atomic import atomic_path
 from simcore.base.errors import SimcoreError
 from simcore.report.tables import (
+    ALWAYS_MIGRATE,
     CONFIG_KEYS,
     MAX_SUCCESSFUL,
     RESPONSE_TARGET,
@@ -423,8 +424,8 @@ def bsld_vs_utilization(experiment: str, rows: pl.DataFrame) -> Figure | None:
 
 
 def _always(part: pl.DataFrame) -> bool:
-    """Whether the rows are always-migrate runs (fn_tor 0, fn_max 1)."""
-    return bool((part["fn_tor"] == 0.0).all() and (part["fn_max"] == 1.0).all())
+    """Whether the rows are always-migrate runs (their schedulers' `always_migrate`)."""
+    return bool(part.select(ALWAYS_MIGRATE.all()).item())
 
 
 def migrations_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:

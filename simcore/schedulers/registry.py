@@ -114,6 +114,10 @@ class Scheduler:
     #: The confidence level of its runs' intervals in the tables and figures: the one
     #: its study states (Chu's queue disciplines: CHU_CONFIDENCE), else CONFIDENCE.
     confidence: float = CONFIDENCE
+    #: The parameter values under which it migrates at every chance (Krevat's "always
+    #: migrate"): its runs with them bound the successful migrations of its other runs
+    #: (the migrations table's maximum successful); empty: it has no such setting.
+    always_migrate: Mapping[str, Any] = field(default_factory=dict, hash=False)
 
     @property
     def parameter_names(self) -> tuple[str, ...]:
@@ -132,6 +136,8 @@ _PHASED = "simcore.schedulers.phased"
 _QUEUES = "simcore.schedulers.queues"
 #: Chu's queues keep their own order of waiting jobs, which requeued jobs would bypass.
 _QUEUED = frozenset({"steady"})
+#: Krevat's thresholds for migrating at every chance.
+_ALWAYS = {"fn_tor": 0.0, "fn_max": 1.0}
 _TIMESHARE = "simcore.timeshare.engine"
 _TIMESHARED = frozenset({"counts", "steady"})  # any units; its engine has no failures
 SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
@@ -145,11 +151,12 @@ SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
     Scheduler("migration", "FCFS, then Krevat's migration when the head blocks (re-place "
               "running jobs to enlarge the largest free partition)",
               _PHASED, (START_DELAY, FN_TOR, FN_MAX, MIGRATE_WHEN, EQUAL_LAYOUT),
-              needs=frozenset({"migrates"}), variant={"migrate": True}),
+              needs=frozenset({"migrates"}), variant={"migrate": True}, always_migrate=_ALWAYS),
     Scheduler("bm", "Krevat's backfilling + migration: FCFS, migration, FCFS, backfilling",
               _PHASED, (START_DELAY, RESERVATION, MAX_GROWTH, ESTIMATES, FN_TOR, FN_MAX,
                         MIGRATE_WHEN, EQUAL_LAYOUT),
-              needs=frozenset({"migrates"}), variant={"migrate": True, "backfill": True}),
+              needs=frozenset({"migrates"}), variant={"migrate": True, "backfill": True},
+              always_migrate=_ALWAYS),
     Scheduler("conservative", "conservative backfilling: every job gets the earliest "
               "reservation that delays no earlier one; early completions compress the plan",
               "simcore.schedulers.conservative", (START_DELAY, ESTIMATES),
