@@ -54,6 +54,7 @@ from matplotlib.ticker import Formatter
 
 from simcore.base.atomic import atomic_path
 from simcore.base.errors import SimcoreError
+from simcore.policy import SCHEDULERS
 from simcore.report.tables import (
     ALWAYS_MIGRATE,
     CONFIG_KEYS,
@@ -583,8 +584,10 @@ def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
 
 
 _RESPONSE_LABEL = "mean response time (h)"
-#: MQ's parameters besides Q, which split its curves where they vary.
-_MQ_VARIANTS = ("scan", "criterion", "blocking", "wtl")
+#: The schedulers keeping Q queues (those with the `queues` parameter: Multiple Queues).
+_QUEUED = tuple(name for name, row in SCHEDULERS.items() if "queues" in row.parameter_names)
+#: Their parameters besides Q, which split their curves where they vary.
+_QUEUE_VARIANTS = ("scan", "criterion", "blocking", "wtl")
 
 
 def _levels(rows: pl.DataFrame) -> str:
@@ -641,12 +644,12 @@ def response_ci_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
 
 def response_vs_queues(experiment: str, rows: pl.DataFrame) -> Figure | None:
     """Multiple Queues: mean response time against the number of queues Q."""
-    rows = rows.filter((pl.col("scheduler") == "mq")
+    rows = rows.filter(pl.col("scheduler").is_in(_QUEUED)
                        & pl.col("mean_response_s_mean").is_not_null())
     if rows["queues"].n_unique() < 2:
         return None
-    panels = _panels(rows, ["queues", *_MQ_VARIANTS])
-    columns = ["machine", *_varying(rows, _MQ_VARIANTS)]
+    panels = _panels(rows, ["queues", *_QUEUE_VARIANTS])
+    columns = ["machine", *_varying(rows, ("scheduler", *_QUEUE_VARIANTS))]
     keys = list(rows.select(columns).unique().sort(columns).iter_rows(named=True))
     bars, _ = _error_bars(rows)
     fig, axes = _figure(len(panels), 4.4, 3.4)
