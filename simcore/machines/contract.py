@@ -89,6 +89,13 @@ class AllocatorHooks:
         return {}, {}
 
     @staticmethod
+    def metrics_text(summary: Mapping[str, Any]) -> tuple[str, str] | None:
+        """What the command line prints of the run metrics it measures (`job_metrics`):
+        what they are (e.g. "locality") and their values in `summary`, a run's summary,
+        as text; None where the run has none of them: nothing."""
+        return None
+
+    @staticmethod
     def failure_domains(struct: Any) -> tuple[np.ndarray, np.ndarray]:
         """(resource bits, units) of each domain that fails as a whole
         (`simcore.core.failures`): every unit u alone, resource bit u."""
@@ -110,6 +117,7 @@ class AllocatorImplementation:
     refused: Callable[[MachineSpec, Jobs], np.ndarray]
     observables: Callable[[Any, float], dict[str, Any]]
     job_metrics: Callable[[Any, Any, Any], tuple[dict[str, pa.Array], dict[str, Any]]]
+    metrics_text: Callable[[Mapping[str, Any]], tuple[str, str] | None]
     failure_domains: Callable[[Any], tuple[np.ndarray, np.ndarray]]
 
     @classmethod
