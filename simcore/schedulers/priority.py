@@ -33,7 +33,7 @@ from simcore.base.jit import implements, kernel
 from simcore.core.allocate import place
 from simcore.core.decide import decide
 from simcore.core.state import DECISIONS, FREE_UNITS, N_ACTIVE, STARTS, compact_queue, start_job
-from simcore.machines.mesh2d.grid import assign, busy_list, fill_grid, write_rect
+from simcore.machines.submesh import assign, busy_list, fill_grid, write_rect
 
 if TYPE_CHECKING:
     from simcore.schedulers.contract import Policy
