@@ -148,6 +148,35 @@ class KindGrammar(Protocol):
     def argument_key(self, argument: str, /) -> str: ...
 
 
+@dataclass(frozen=True, eq=False)
+class UnitLayout:
+    """Where a machine's units are, as a schedule's exports number them
+    (`simcore.schedules.units`): the coordinates of each unit bit within `sides`, whether
+    partitions wrap, and each bit's export id where the kind numbers its units itself
+    (None: x fastest over the coordinates); a machine of several tori also names each
+    bit's torus."""
+
+    sides: tuple[int, ...]
+    coords: np.ndarray  # (units, dims) int64: the coordinates of unit bit b
+    wraps: bool
+    ids: np.ndarray | None = None  # (units,) int64: the export id of unit bit b
+    torus: np.ndarray | None = None  # (units,) int64: the torus of unit bit b
+    torus_names: tuple[str, ...] = ()
+    torus_sides: tuple[tuple[int, ...], ...] = ()
+
+
+class KindHooks:
+    """The optional functions of a kind's grammar module, each as a module without it
+    behaves."""
+
+    @staticmethod
+    def unit_layout(argument: str) -> UnitLayout | None:
+        """Where the units of the machine `argument` describes are: None, bit b is unit
+        (x, y, ...) of the machine's dimensions row-major, the last coordinate fastest (as
+        boxes and meshes place them)."""
+        return None
+
+
 class Wiring(Protocol):
     """A wired machine's description: its dimensions and its content hash."""
 
