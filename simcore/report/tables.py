@@ -118,10 +118,14 @@ class Derived:
 
 @dataclass(frozen=True)
 class Table:
+    """A result table: its statistics (and derived columns) of the configurations' runs,
+    of the runs `rows` selects where given (all where None)."""
+
     name: str
     description: str
     statistics: tuple[Statistic, ...]
     derived: tuple[Derived, ...] = ()
+    rows: pl.Expr | None = None
 
 
 MAX_SUCCESSFUL = Statistic("max_successful_mean", "migrations_successful", "mean",
@@ -144,7 +148,8 @@ TABLE_DEFINITIONS = {t.name: t for t in (
               Statistic("mean_time_between_migrations_s_mean",
                         "mean_time_between_migrations_s", "mean", "time between"),
               MAX_SUCCESSFUL,
-              Statistic("utilization_mean", "utilization", "mean", "utilization"))),
+              Statistic("utilization_mean", "utilization", "mean", "utilization")),
+          rows=pl.col("scheduler").is_in(MIGRATING)),
     Table("capacity", "Capacity utilized, unused and lost (Krevat eqs. 4.1-4.3) and out of "
           "service (failed units) as fractions of the machine's capacity over the run, with "
           "goodput (the work of the jobs that completed), means over replications.", (
@@ -354,12 +359,10 @@ def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
         if table.name == "saturation":
             out[table.name] = _saturation(out["wait_slowdown"])
             continue
-        rows = summaries
+        rows = summaries if table.rows is None else summaries.filter(table.rows)
         stats = [s for s in table.statistics if s is not MAX_SUCCESSFUL]
-        if table.name == "migrations":
-            rows = summaries.filter(pl.col("scheduler").is_in(MIGRATING))
         reduced = _reduce(rows, keys, [(s.column, s.metric, s.statistic) for s in stats])
-        if table.name == "migrations":
+        if MAX_SUCCESSFUL in table.statistics:
             always = _reduce(
                 rows.filter(ALWAYS_MIGRATE),
                 ALWAYS_MATCH, [(MAX_SUCCESSFUL.column, MAX_SUCCESSFUL.metric, "mean")],
