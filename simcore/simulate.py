@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -60,6 +60,19 @@ PROGRESS_STEP = 20_000
 #: above 128 MiB; it grows as the run needs.
 LOG_WORDS_PER_JOB = 64
 LOG_WORDS_AT_FIRST = 2**24
+
+
+class Execution(NamedTuple):
+    """One pass of the event loop (`_execute`): the structs it ran on and the state it
+    left, the kernel's wall time and, apart from it, the time compiling the kernel or
+    loading it from the cache took."""
+
+    machine: Any
+    policy: Any
+    jobs: KernelJobs
+    state: Any
+    elapsed_s: float
+    ready_s: float
 
 
 def simulate(
@@ -134,9 +147,11 @@ def _simulate(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int,
     log = None
     compile_s = 0.0
     while True:
-        machine_struct, kernel_policy, kernel_jobs, state, elapsed, ready_s = _execute(
-            jobs, spec, policy, seed, log, progress, progress_step)
-        compile_s += ready_s
+        run = _execute(jobs, spec, policy, seed, log, progress, progress_step)
+        machine_struct, kernel_policy, kernel_jobs, state = (run.machine, run.policy,
+                                                             run.jobs, run.state)
+        elapsed = run.elapsed_s
+        compile_s += run.ready_s
         if not log_short(state):
             break
         # one decision placed more than half the log could hold: run again with room
@@ -182,14 +197,12 @@ def _applied_outages(spec: MachineSpec, state: Any) -> OutageEvents | None:
 
 def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int,
              log: tuple[int, int] | None, progress: Callable[[int, int, float], None] | None,
-             progress_step: int = PROGRESS_STEP) -> tuple[Any, ...]:
+             progress_step: int = PROGRESS_STEP) -> Execution:
     """Build the machine, the policy and the state, and run the event loop to its end
     (drawing the failure process further whenever the run outlasts it, and growing the
     placement log as it fills: `log` entries and code words at first, None for as many as
-    it most likely needs; a log one decision overfilled ends the loop early, `log_short`);
-    returns the machine and policy structs, the kernel jobs, the state, the kernel's wall
-    time and, apart from it, the time compiling the kernel or loading it from the cache
-    took."""
+    it most likely needs; a log one decision overfilled ends the loop early,
+    `log_short`)."""
     machine_struct, size, placement_class = spec.implementation.build(spec, jobs)
     classes, dense = np.unique(placement_class, return_inverse=True)
     estimates = policy.params().get("estimates", "requested")
@@ -223,8 +236,8 @@ def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int,
         if progress is not None:
             progress(int(state.ctr[STARTS]), len(jobs),
                      float(state.acc[T_PREV] - jobs.submit_s[0]))
-    return (machine_struct, kernel_policy, kernel_jobs, state,
-            time.perf_counter() - began, ready_s)
+    return Execution(machine_struct, kernel_policy, kernel_jobs, state,
+                     time.perf_counter() - began, ready_s)
 
 
 def _check_log(spec: MachineSpec, capacity: int, room: int) -> None:

@@ -242,7 +242,7 @@ def test_every_run_executes_the_engine_and_its_own_family_only():
         files = {p.relative_to(ROOT / "simcore").as_posix() for p in code_files(shard)}
         assert {"core/engine.py", "simulate.py", "workload/transforms.py"} <= files
         assert not {f for f in files if f.startswith(("sweep/", "report/", "cli/"))}
-        assert not {"policy.py", "machines/registry.py", "core/columns.py",
+        assert not {"schedulers/registry.py", "machines/registry.py", "core/columns.py",
                     "workload/synthetic.py", "base/progress.py"} & files
         families = {f.split("/")[1] for f in files if f.count("/") == 2
                     and f.startswith("machines/")}

@@ -20,7 +20,8 @@ LAYERS = (
     ("simcore.base",),
     ("simcore.jobs",),
     ("simcore.core",),
-    ("simcore.machines", "simcore.machines.contract", "simcore.machines.descriptions"),
+    ("simcore.machines", "simcore.machines.contract", "simcore.machines.descriptions",
+     "simcore.machines.submesh"),
     ("simcore.machines.flat", "simcore.machines.boxes", "simcore.machines.bgl",
      "simcore.machines.mesh2d", "simcore.machines.curves", "simcore.machines.slurm",
      "simcore.machines.cubes"),
@@ -63,7 +64,7 @@ def registry_rows() -> Iterator[tuple[str, str]]:
         for named in kind.modules:
             yield "simcore.machines.registry", named
     for scheduler in SCHEDULERS.values():
-        yield "simcore.policy", scheduler.module
+        yield "simcore.schedulers.registry", scheduler.module
     for model in MODELS.values():
         yield "simcore.workload.synthetic", model.module
 

@@ -138,7 +138,7 @@ def _drawn(tables_dir: Path) -> list[tuple[str, object]]:
 
     out = []
     with matplotlib.style.context(STYLE, after_reset=True):
-        for name, (table, draw) in FIGURES.items():
+        for name, (table, draw, _) in FIGURES.items():
             rows = pl.read_parquet(tables_dir / f"{table}.parquet")
             for experiment in sorted(set(rows["experiment"].to_list())):
                 fig = draw(experiment, rows.filter(pl.col("experiment") == experiment))

@@ -152,8 +152,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print(json_text(run_report(result, args.workload, spec)))
         return 0
-    _print_run(result.summary, result.timing,
-               policy.describe(machine.capabilities))
+    _print_run(result.summary, result.timing, policy.describe(machine.capabilities),
+               machine.implementation.metrics_text(result.summary))
     if export is not None:
         print(f"  schedule exported to {export} (simcore show {export} draws it)")
     return 0
@@ -183,8 +183,10 @@ def _machine_and_policy(args: argparse.Namespace) -> tuple[MachineSpec, PolicySp
     return machine, PolicySpec.from_params(args.scheduler, params).on(capabilities)
 
 
-def _print_run(s: dict, timing: dict, policy: str) -> None:
-    """A run's summary (`s`) and costs as lines of text."""
+def _print_run(s: dict, timing: dict, policy: str,
+               measured: tuple[str, str] | None = None) -> None:
+    """A run's summary (`s`) and costs as lines of text; `measured`: what the allocator
+    measured from the placements and their values (its `metrics_text`)."""
     print(f"{s['jobs']} jobs on {s['machine']} under {policy}")
     print(f"  utilization {s['utilization']:.4f}  unused {s['unused']:.4f}  lost {s['lost']:.4f}")
     print(f"  wait mean {s['mean_wait_s']:.0f} s, median {s['median_wait_s']:.0f} s; "
@@ -193,17 +195,14 @@ def _print_run(s: dict, timing: dict, policy: str) -> None:
           f"{s['measured_jobs']} jobs; busy fraction {s['busy_fraction']:.4f}")
     print(f"  makespan {s['makespan_s']:.0f} s; grown jobs {s['grown_jobs']}; migrations "
           f"{s['migrations_successful']}/{s['migrations_attempted']} successful")
-    if "span_ring_mean" in s:
-        print(f"  locality: mean span {s['span_ring_mean']:.1f} (linear "
-              f"{s['span_linear_mean']:.1f}), bounding cube / smallest "
-              f"{s['bcube_ratio_mean']:.2f}, components {s['components_mean']:.2f}, "
-              f"hops {s['mean_hops_mean']:.2f}")
+    if measured is not None:
+        print(f"  {measured[0]}: {measured[1]}")
     print(f"  kernel compiled or loaded from numba's cache in {timing['compile_s']:.3f} s"
           " (not counted below)")
     print(f"  simulated in {timing['simulate_s']:.3f} s "
           f"({timing['s_per_decision'] * 1e6:.1f} us per decision)"
-          + (f", locality measured in {timing['metrics_s']:.3f} s"
-             if "span_ring_mean" in s else ""))
+          + (f", {measured[0]} measured in {timing['metrics_s']:.3f} s"
+             if measured is not None else ""))
 
 
 def _synthesize(args: argparse.Namespace) -> int:

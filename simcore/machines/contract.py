@@ -89,6 +89,13 @@ class AllocatorHooks:
         return {}, {}
 
     @staticmethod
+    def metrics_text(summary: Mapping[str, Any]) -> tuple[str, str] | None:
+        """What the command line prints of the run metrics it measures (`job_metrics`):
+        what they are (e.g. "locality") and their values in `summary`, a run's summary,
+        as text; None where the run has none of them: nothing."""
+        return None
+
+    @staticmethod
     def failure_domains(struct: Any) -> tuple[np.ndarray, np.ndarray]:
         """(resource bits, units) of each domain that fails as a whole
         (`simcore.core.failures`): every unit u alone, resource bit u."""
@@ -110,6 +117,7 @@ class AllocatorImplementation:
     refused: Callable[[MachineSpec, Jobs], np.ndarray]
     observables: Callable[[Any, float], dict[str, Any]]
     job_metrics: Callable[[Any, Any, Any], tuple[dict[str, pa.Array], dict[str, Any]]]
+    metrics_text: Callable[[Mapping[str, Any]], tuple[str, str] | None]
     failure_domains: Callable[[Any], tuple[np.ndarray, np.ndarray]]
 
     @classmethod
@@ -138,6 +146,35 @@ class KindGrammar(Protocol):
     def parse_argument(self, argument: str, /) -> tuple[int, ...]: ...
 
     def argument_key(self, argument: str, /) -> str: ...
+
+
+@dataclass(frozen=True, eq=False)
+class UnitLayout:
+    """Where a machine's units are, as a schedule's exports number them
+    (`simcore.schedules.units`): the coordinates of each unit bit within `sides`, whether
+    partitions wrap, and each bit's export id where the kind numbers its units itself
+    (None: x fastest over the coordinates); a machine of several tori also names each
+    bit's torus."""
+
+    sides: tuple[int, ...]
+    coords: np.ndarray  # (units, dims) int64: the coordinates of unit bit b
+    wraps: bool
+    ids: np.ndarray | None = None  # (units,) int64: the export id of unit bit b
+    torus: np.ndarray | None = None  # (units,) int64: the torus of unit bit b
+    torus_names: tuple[str, ...] = ()
+    torus_sides: tuple[tuple[int, ...], ...] = ()
+
+
+class KindHooks:
+    """The optional functions of a kind's grammar module, each as a module without it
+    behaves."""
+
+    @staticmethod
+    def unit_layout(argument: str) -> UnitLayout | None:
+        """Where the units of the machine `argument` describes are: None, bit b is unit
+        (x, y, ...) of the machine's dimensions row-major, the last coordinate fastest (as
+        boxes and meshes place them)."""
+        return None
 
 
 class Wiring(Protocol):

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from simcore.base.contracts import load
+from simcore.base.contracts import hooks, load
 from simcore.base.errors import SpecError
 from simcore.base.params import Parameter
 from simcore.machines.contract import (
@@ -33,7 +33,9 @@ from simcore.machines.contract import (
     STEADY,
     AllocatorImplementation,
     KindGrammar,
+    KindHooks,
     OrderingModule,
+    UnitLayout,
     WiringReader,
 )
 
@@ -47,7 +49,9 @@ class MachineKind:
     (p_fat, p_torus apply).
     `grammar`: a module reading the kind's own spec argument (`kind:ARGUMENT`, instead of
     `kind:AxBxC`) with `parse_argument(argument) -> dims` and `argument_key(argument)`
-    (the content hash of a file it names, or "")."""
+    (the content hash of a file it names, or ""), and where its units are not row-major
+    over the dimensions, `unit_layout(argument)` (`KindHooks`). `packed`: its units have no
+    identity (any free ones will do), so a schedule's exports number them as a packing."""
 
     name: str
     summary: str
@@ -59,6 +63,7 @@ class MachineKind:
     wiring: str | None = None
     shaped_jobs: bool = False
     grammar: str | None = None
+    packed: bool = False
 
     @property
     def wired(self) -> bool:
@@ -73,6 +78,13 @@ class MachineKind:
         """The module reading the kind's spec argument."""
         assert self.grammar is not None
         return load(self.grammar, KindGrammar, f"machine kind {self.name}")
+
+    def unit_layout(self, argument: str) -> UnitLayout | None:
+        """Where the units of its machine `argument` are, from its grammar module (None:
+        row-major over the dimensions, `KindHooks.unit_layout`)."""
+        if self.grammar is None:
+            return None
+        return hooks(self.grammar_module(), KindHooks)["unit_layout"](argument)
 
     def wiring_module(self) -> WiringReader:
         """The module reading wiring files."""
@@ -193,7 +205,7 @@ FAILURE_OPTIONS = (
 WIRED = "wired"
 KINDS: dict[str, MachineKind] = {row.name: row for row in (
     MachineKind("flat", "N fully connected units", "flat:128", "any-free",
-                max_dims=1),
+                max_dims=1, packed=True),
     MachineKind("torus", "units on a torus: partitions wrap around in every dimension",
                 "torus:4x4x8", "largest-free", max_dims=None, wraps=True),
     MachineKind("mesh", "units on a mesh: partitions do not wrap", "mesh:8x8x5",

@@ -41,6 +41,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import NamedTuple
 
 import matplotlib as mpl
 import matplotlib.style
@@ -54,7 +55,9 @@ from matplotlib.ticker import Formatter
 
 from simcore.base.atomic import atomic_path
 from simcore.base.errors import SimcoreError
+from simcore.policy import SCHEDULERS
 from simcore.report.tables import (
+    ALWAYS_MIGRATE,
     CONFIG_KEYS,
     MAX_SUCCESSFUL,
     RESPONSE_TARGET,
@@ -423,8 +426,8 @@ def bsld_vs_utilization(experiment: str, rows: pl.DataFrame) -> Figure | None:
 
 
 def _always(part: pl.DataFrame) -> bool:
-    """Whether the rows are always-migrate runs (fn_tor 0, fn_max 1)."""
-    return bool((part["fn_tor"] == 0.0).all() and (part["fn_max"] == 1.0).all())
+    """Whether the rows are always-migrate runs (their schedulers' `always_migrate`)."""
+    return bool(part.select(ALWAYS_MIGRATE.all()).item())
 
 
 def migrations_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
@@ -582,8 +585,10 @@ def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
 
 
 _RESPONSE_LABEL = "mean response time (h)"
-#: MQ's parameters besides Q, which split its curves where they vary.
-_MQ_VARIANTS = ("scan", "criterion", "blocking", "wtl")
+#: The schedulers keeping Q queues (those with the `queues` parameter: Multiple Queues).
+_QUEUED = tuple(name for name, row in SCHEDULERS.items() if "queues" in row.parameter_names)
+#: Their parameters besides Q, which split their curves where they vary.
+_QUEUE_VARIANTS = ("scan", "criterion", "blocking", "wtl")
 
 
 def _levels(rows: pl.DataFrame) -> str:
@@ -640,12 +645,12 @@ def response_ci_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
 
 def response_vs_queues(experiment: str, rows: pl.DataFrame) -> Figure | None:
     """Multiple Queues: mean response time against the number of queues Q."""
-    rows = rows.filter((pl.col("scheduler") == "mq")
+    rows = rows.filter(pl.col("scheduler").is_in(_QUEUED)
                        & pl.col("mean_response_s_mean").is_not_null())
     if rows["queues"].n_unique() < 2:
         return None
-    panels = _panels(rows, ["queues", *_MQ_VARIANTS])
-    columns = ["machine", *_varying(rows, _MQ_VARIANTS)]
+    panels = _panels(rows, ["queues", *_QUEUE_VARIANTS])
+    columns = ["machine", *_varying(rows, ("scheduler", *_QUEUE_VARIANTS))]
     keys = list(rows.select(columns).unique().sort(columns).iter_rows(named=True))
     bars, _ = _error_bars(rows)
     fig, axes = _figure(len(panels), 4.4, 3.4)
@@ -678,19 +683,72 @@ def response_vs_queues(experiment: str, rows: pl.DataFrame) -> Figure | None:
     return fig
 
 
-#: Figure names, in drawing order, with the table each is drawn from and how; `{axis}` is
-#: the slug of the figure's x axis (AXIS_SLUGS), so that a file is named after what it plots.
-FIGURES: dict[str, tuple[str, Callable[[str, pl.DataFrame], Figure | None]]] = {
-    "utilization-vs-{axis}": ("utilization", utilization_vs_load),
-    "accepted-vs-load": ("wait_slowdown", accepted_vs_load),
-    "wait-vs-utilization": ("wait_slowdown", wait_vs_utilization),
-    "bsld-vs-utilization": ("wait_slowdown", bsld_vs_utilization),
-    "migrations-vs-{axis}": ("migrations", migrations_vs_load),
-    "capacity": ("capacity", capacity),
-    "response-vs-{axis}": ("response", response_vs_load),
-    "response-ci-vs-{axis}": ("response", response_ci_vs_load),
-    "response-vs-queues": ("response", response_vs_queues),
+class FigureDefinition(NamedTuple):
+    """A figure: the table it is drawn from, how (`draw(experiment, rows)`, None where the
+    rows do not support it) and its caption in the workflow's report (reStructuredText,
+    `captions`)."""
+
+    table: str
+    draw: Callable[[str, pl.DataFrame], Figure | None]
+    caption: str
+
+
+_PLACES = ("One colour and marker per machine and policy; a panel per workload and per value "
+           "of any other parameter that varies (slim or fat shapes, the torus probability).")
+#: Figure names, in drawing order, with the table each is drawn from, how, and its caption;
+#: `{axis}` is the slug of the figure's x axis (AXIS_SLUGS), so that a file is named after
+#: what it plots.
+FIGURES: dict[str, FigureDefinition] = {
+    "utilization-vs-{axis}": FigureDefinition("utilization", utilization_vs_load, (
+        "Capacity utilized (Krevat's eq. 4.1: units requested x run time over the machine's "
+        "capacity) against the experiment's load axis, the offered load or the runtime scale "
+        f"c (the file name says which). {_PLACES} Error bars are 95% confidence intervals "
+        "(Student t) when every point rests on three runs or more, and are left out "
+        "otherwise; the subtitle says which and the runs per point (n). Series are offset "
+        "sideways by up to 2.5% of the axis so that curves that coincide stay visible, and "
+        "curves equal in a panel are drawn once and named there.")),
+    "accepted-vs-load": FigureDefinition("wait_slowdown", accepted_vs_load, (
+        "Mean accepted load against the offered load, one curve per machine and policy, "
+        "with the diagonal where the two are equal and each curve's knee marked (the "
+        "saturation table's): the whole curve behind a saturation point, drawn for sweeps "
+        "of at least four offered loads.")),
+    "wait-vs-utilization": FigureDefinition("wait_slowdown", wait_vs_utilization, (
+        "Mean job wait (hours, log scale) against utilization, one point per load value, "
+        "each curve traced in load order: how much waiting a scheduler and machine pay for "
+        "the utilization they reach. Colours, markers and panels as in the utilization "
+        "figure.")),
+    "bsld-vs-utilization": FigureDefinition("wait_slowdown", bsld_vs_utilization, (
+        "Mean bounded slowdown (response over run time, both at least 10 s; log scale) "
+        "against utilization, one point per load value. Colours, markers and panels as in "
+        "the utilization figure.")),
+    "migrations-vs-{axis}": FigureDefinition("migrations", migrations_vs_load, (
+        "Migrations per run of the migrating schedulers against the load axis (log scale): "
+        "attempted (solid) and successful, i.e. the largest free partition grew (dashed). "
+        "Krevat's maximum successful is the successful curve of the policy that migrates "
+        "whenever the head job blocks (the subtitle names it). Below: the mean time between "
+        "successful migrations (hours).")),
+    "capacity": FigureDefinition("capacity", capacity, (
+        "Capacity utilized, unused (free units no waiting job asked for, eq. 4.2) and lost "
+        "(the rest, eq. 4.3: fragmentation, rounding and growth, start delays) for each "
+        "machine and policy, at up to six load values.")),
+    "response-vs-{axis}": FigureDefinition("response", response_vs_load, (
+        "Mean and median response time (hours, log scales) against the load axis, one curve "
+        "per machine and policy, as in Frachtenberg et al.'s Figure 7: where a scheduler "
+        "saturates its response time turns sharply upward.")),
+    "response-ci-vs-{axis}": FigureDefinition("response", response_ci_vs_load, (
+        "Mean response time (hours) against the offered load with confidence intervals: 90% "
+        "for Chu's queue disciplines (Chu's level), 95% otherwise; hollow markers where the "
+        "half-width is above 5% of the mean (more runs are needed).")),
+    "response-vs-queues": FigureDefinition("response", response_vs_queues, (
+        "Multiple Queues: mean response time (hours) against the number of queues Q.")),
 }
+
+
+def captions() -> dict[str, str]:
+    """The report caption of every file name a figure can take (`figure_name`, each x axis
+    filled in): what the workflow's report shows under each figure."""
+    return {name.format(axis=slug): figure.caption for name, figure in FIGURES.items()
+            for slug in AXIS_SLUGS.values()}
 
 
 def figure_name(figure: str, rows: pl.DataFrame) -> str:
@@ -718,7 +776,7 @@ def write_figures(tables_dir: str | os.PathLike[str], out_dir: str | os.PathLike
     verified against their checksums before they are drawn. `jobs` processes draw
     experiments side by side (the same files as one)."""
     tables = {}
-    for table in sorted({source for source, _ in FIGURES.values()}):
+    for table in sorted({figure.table for figure in FIGURES.values()}):
         path = Path(tables_dir) / f"{table}.parquet"
         if not path.is_file():
             raise SimcoreError(f"missing result table {path}; write it with "
@@ -743,9 +801,9 @@ def _experiment_figures(experiment: str, tables: dict[str, pl.DataFrame],
     """One experiment's figures (`write_figures`)."""
     paths: list[Path] = []
     with matplotlib.style.context(STYLE, after_reset=True):
-        for name, (table, draw) in FIGURES.items():
-            rows = tables[table]
-            fig = draw(experiment, rows) if rows.height else None
+        for name, figure in FIGURES.items():
+            rows = tables[figure.table]
+            fig = figure.draw(experiment, rows) if rows.height else None
             if fig is not None:
                 paths += _save(fig, out, figure_name(name, rows))
     return paths

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 import os
 import re
 import textwrap
@@ -48,9 +49,21 @@ from simcore.workload.spec import transforms
 
 TRANSFORMS = tuple(transforms())
 CONFIG_KEYS = (*PARTITIONS, "machine_spec", "scheduler", *TRANSFORMS, *POLICY_COLUMNS)
+#: Per scheduler that has them, the parameter values of its always-migrate runs (its row's
+#: `always_migrate`).
+_ALWAYS = {name: row.always_migrate for name, row in SCHEDULERS.items() if row.always_migrate}
 #: What an always-migrate run shares with the runs it bounds: all but the policy's name
-#: and its migration thresholds.
-ALWAYS_MATCH = tuple(k for k in CONFIG_KEYS if k not in ("policy", "fn_tor", "fn_max"))
+#: and the parameters that make it migrate always.
+ALWAYS_MATCH = tuple(k for k in CONFIG_KEYS
+                     if k not in ("policy", *(p for v in _ALWAYS.values() for p in v)))
+#: Whether a run is one of its scheduler's always-migrate runs.
+ALWAYS_MIGRATE = pl.any_horizontal(pl.lit(False), *(
+    functools.reduce(operator.and_, [pl.col("scheduler") == name,
+                                     *(pl.col(p) == v for p, v in values.items())])
+    for name, values in _ALWAYS.items()))
+#: Those values in words, e.g. "fn_tor 0, fn_max 1".
+ALWAYS_TEXT = "; ".join(dict.fromkeys(", ".join(f"{p} {v:g}" for p, v in values.items())
+                                      for values in _ALWAYS.values()))
 MIGRATING = tuple(name for name, row in SCHEDULERS.items() if "migrates" in row.needs)
 #: What a saturation row shares with the runs it summarises: all but the offered load.
 SATURATION_KEYS = tuple(k for k in CONFIG_KEYS if k != "offered_load")
@@ -106,10 +119,14 @@ class Derived:
 
 @dataclass(frozen=True)
 class Table:
+    """A result table: its statistics (and derived columns) of the configurations' runs,
+    of the runs `rows` selects where given (all where None)."""
+
     name: str
     description: str
     statistics: tuple[Statistic, ...]
     derived: tuple[Derived, ...] = ()
+    rows: pl.Expr | None = None
 
 
 MAX_SUCCESSFUL = Statistic("max_successful_mean", "migrations_successful", "mean",
@@ -124,7 +141,7 @@ TABLE_DEFINITIONS = {t.name: t for t in (
                         "achieved load"))),
     Table("migrations", "Runs of migrating schedulers: migrations attempted and successful, "
           "time between them, and the maximum successful: the successful migrations of the "
-          "matching always-migrate runs (fn_tor 0, fn_max 1; blank without such runs).", (
+          f"matching always-migrate runs ({ALWAYS_TEXT}; blank without such runs).", (
               Statistic("migrations_attempted_mean", "migrations_attempted", "mean",
                         "attempted"),
               Statistic("migrations_successful_mean", "migrations_successful", "mean",
@@ -132,7 +149,8 @@ TABLE_DEFINITIONS = {t.name: t for t in (
               Statistic("mean_time_between_migrations_s_mean",
                         "mean_time_between_migrations_s", "mean", "time between"),
               MAX_SUCCESSFUL,
-              Statistic("utilization_mean", "utilization", "mean", "utilization"))),
+              Statistic("utilization_mean", "utilization", "mean", "utilization")),
+          rows=pl.col("scheduler").is_in(MIGRATING)),
     Table("capacity", "Capacity utilized, unused and lost (Krevat eqs. 4.1-4.3) and out of "
           "service (failed units) as fractions of the machine's capacity over the run, with "
           "goodput (the work of the jobs that completed), means over replications.", (
@@ -223,9 +241,9 @@ def table_columns() -> dict[str, list[tuple[str, str | None, str]]]:
             metric = _COLUMNS[stat.metric]
             meaning = f"{STATISTICS[stat.statistic]} of {stat.metric} ({metric.meaning})"
             if stat is MAX_SUCCESSFUL:
-                meaning = ("mean successful migrations of the always-migrate runs (fn_tor 0, "
-                           "fn_max 1) of the same configuration, Krevat's maximum; blank "
-                           "without such runs")
+                meaning = ("mean successful migrations of the always-migrate runs "
+                           f"({ALWAYS_TEXT}) of the same configuration, Krevat's maximum; "
+                           "blank without such runs")
             stats.append((stat.column, metric.unit, meaning))
         stats += [(d.column, d.unit, d.meaning) for d in table.derived]
         out[table.name] = (keys if table.name != "saturation" else []) + stats
@@ -333,7 +351,7 @@ def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
     keys (nulls first). The migrations table holds migrating schedulers' runs only, and
     its max_successful_mean is Krevat's "max successful": the mean successful migrations
     over the runs that share the configuration but for the policy name and thresholds and
-    migrate always (fn_tor=0, fn_max=1); null without such runs. The saturation table
+    migrate always (their rows' `always_migrate`); null without such runs. The saturation table
     (keys SATURATION_KEYS) summarises the wait_slowdown table's accepted loads, see
     `_saturation`."""
     keys = CONFIG_KEYS
@@ -342,14 +360,12 @@ def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
         if table.name == "saturation":
             out[table.name] = _saturation(out["wait_slowdown"])
             continue
-        rows = summaries
+        rows = summaries if table.rows is None else summaries.filter(table.rows)
         stats = [s for s in table.statistics if s is not MAX_SUCCESSFUL]
-        if table.name == "migrations":
-            rows = summaries.filter(pl.col("scheduler").is_in(MIGRATING))
         reduced = _reduce(rows, keys, [(s.column, s.metric, s.statistic) for s in stats])
-        if table.name == "migrations":
+        if MAX_SUCCESSFUL in table.statistics:
             always = _reduce(
-                rows.filter((pl.col("fn_tor") == 0.0) & (pl.col("fn_max") == 1.0)),
+                rows.filter(ALWAYS_MIGRATE),
                 ALWAYS_MATCH, [(MAX_SUCCESSFUL.column, MAX_SUCCESSFUL.metric, "mean")],
             ).drop("n")
             reduced = (reduced.join(always, on=list(ALWAYS_MATCH), how="left", nulls_equal=True)

@@ -1,5 +1,5 @@
 """Space-sharing schedulers: numba decision steps, one policy struct each.
 
-A scheduler module builds the struct its registry row (`simcore.policy`) names
+A scheduler module builds the struct its registry row (`simcore.schedulers.registry`) names
 (`kernel_policy`) and implements `simcore.core.decide.decide` for it.
 """

@@ -36,7 +36,7 @@ from simcore.core.decide import decide
 from simcore.core.state import DECISIONS, FREE_UNITS, QLEN, STARTS, compact_queue, start_job
 
 if TYPE_CHECKING:
-    from simcore.policy import PolicySpec
+    from simcore.schedulers.contract import Policy
 
 
 class ConservativePolicy(NamedTuple):
@@ -56,7 +56,7 @@ PROFILE = 1
 DELAYED = 2
 
 
-def kernel_policy(policy: PolicySpec, n_jobs: int) -> ConservativePolicy:
+def kernel_policy(policy: Policy, n_jobs: int) -> ConservativePolicy:
     """A fresh plan for `n_jobs` jobs."""
     return ConservativePolicy(
         policy.start_delay_s, np.full(n_jobs, np.nan), np.zeros(n_jobs),

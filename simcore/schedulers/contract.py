@@ -2,9 +2,10 @@
 scheduler the event engine runs (`SchedulerModule`), of one with an engine of its own
 (`EngineModule`, the time-sharing schedulers), and their optional functions.
 
-The policy registry (`simcore.policy`) resolves the module of each of its rows against
-one of the two once (`SchedulerImplementation`); everything else calls the module through
-that object.
+The scheduler registry (`simcore.schedulers.registry`) resolves the module of each of its
+rows against one of the two once (`SchedulerImplementation`); everything else calls the
+module through that object. A module reads its run's policy as a `Policy`, which
+`simcore.policy.PolicySpec` (above this layer) satisfies.
 """
 
 from __future__ import annotations
@@ -19,7 +20,19 @@ if TYPE_CHECKING:
     from simcore.core.result import SimulationResult
     from simcore.jobs.jobs import Jobs
     from simcore.machines.spec import MachineSpec
-    from simcore.policy import PolicySpec
+
+
+class Policy(Protocol):
+    """What a scheduler module reads of its run's policy: the scheduler's name, its
+    parameters as attributes (`policy.start_delay_s`, defaults filled in) and all of
+    them (`params()`)."""
+
+    @property
+    def scheduler(self) -> str: ...
+
+    def params(self) -> dict[str, Any]: ...
+
+    def __getattr__(self, name: str) -> Any: ...
 
 
 class SchedulerModule(Protocol):
@@ -28,7 +41,7 @@ class SchedulerModule(Protocol):
     arguments, and the module implements `simcore.core.decide.decide` for that struct.
     Its optional functions are `SchedulerHooks`."""
 
-    def kernel_policy(self, policy: PolicySpec, n_jobs: int, /, **variant: Any) -> Any: ...
+    def kernel_policy(self, policy: Policy, n_jobs: int, /, **variant: Any) -> Any: ...
 
 
 class EngineModule(Protocol):
@@ -36,7 +49,7 @@ class EngineModule(Protocol):
     the result with the run metrics every engine reports (`simcore.core.result`), taking
     its registry row's variant as keyword arguments."""
 
-    def simulate(self, jobs: Jobs, machine: MachineSpec, policy: PolicySpec, seed: int, /,
+    def simulate(self, jobs: Jobs, machine: MachineSpec, policy: Policy, seed: int, /,
                  **variant: Any) -> SimulationResult: ...
 
 
@@ -76,12 +89,12 @@ class SchedulerImplementation:
             check_variant(found.kernel_policy, 2, variant, what)
         return cls(what, found, variant, engine, **hooks(found, SchedulerHooks))
 
-    def kernel_policy(self, policy: PolicySpec, n_jobs: int) -> Any:
+    def kernel_policy(self, policy: Policy, n_jobs: int) -> Any:
         """The policy struct of a run of `n_jobs` jobs (event-engine schedulers)."""
         assert not self.engine, f"{self.what} runs its own engine"
         return self.module.kernel_policy(policy, n_jobs, **self.variant)
 
-    def simulate(self, jobs: Jobs, machine: MachineSpec, policy: PolicySpec,
+    def simulate(self, jobs: Jobs, machine: MachineSpec, policy: Policy,
                  seed: int) -> SimulationResult:
         """A whole run on the scheduler's own engine."""
         assert self.engine, f"{self.what} runs on the event engine"

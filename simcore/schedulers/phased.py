@@ -1,5 +1,5 @@
 """The phased schedulers of Krevat's thesis: FCFS, then migration and/or backfilling when
-the head job blocks (`fcfs`, `backfill`, `migration`, `bm` in `simcore.policy`).
+the head job blocks (`fcfs`, `backfill`, `migration`, `bm` in `simcore.schedulers.registry`).
 
 One decision: FCFS starts jobs from the head of the queue; if the head is blocked, the
 block is attributed to its cause, then (if the policy migrates) a migration is tried and
@@ -26,7 +26,7 @@ from simcore.schedulers.fcfs import fcfs_pass
 from simcore.schedulers.migration import migrate
 
 if TYPE_CHECKING:
-    from simcore.policy import PolicySpec
+    from simcore.schedulers.contract import Policy
 
 
 class PhasedPolicy(NamedTuple):
@@ -42,7 +42,7 @@ class PhasedPolicy(NamedTuple):
     start_delay: float
 
 
-def kernel_policy(policy: PolicySpec, n_jobs: int, *, cplant_order: bool = False,
+def kernel_policy(policy: Policy, n_jobs: int, *, cplant_order: bool = False,
                   migrate: bool = False, backfill: bool = False) -> PhasedPolicy:
     """The struct of a phased policy: the phases it runs besides FCFS (Cplant's queue
     order, migration, backfilling) and its parameters."""

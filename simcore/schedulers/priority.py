@@ -33,10 +33,10 @@ from simcore.base.jit import implements, kernel
 from simcore.core.allocate import place
 from simcore.core.decide import decide
 from simcore.core.state import DECISIONS, FREE_UNITS, N_ACTIVE, STARTS, compact_queue, start_job
-from simcore.machines.mesh2d.grid import assign, busy_list, fill_grid, write_rect
+from simcore.machines.submesh import assign, busy_list, fill_grid, write_rect
 
 if TYPE_CHECKING:
-    from simcore.policy import PolicySpec
+    from simcore.schedulers.contract import Policy
 
 WAITING, RESERVING, SEEN, ACTIVE = range(4)
 
@@ -52,7 +52,7 @@ class PriorityPolicy(NamedTuple):
     count: np.ndarray  # (4,) int64: WAITING, RESERVING listed, SEEN arrivals, ACTIVE jobs
 
 
-def kernel_policy(policy: PolicySpec, n_jobs: int) -> PriorityPolicy:
+def kernel_policy(policy: Policy, n_jobs: int) -> PriorityPolicy:
     max_pri = policy.max_pri
     return PriorityPolicy(
         policy.start_delay_s, -1 if max_pri is None else max_pri, policy.reserve,

@@ -52,7 +52,7 @@ from simcore.core.state import (
 )
 
 if TYPE_CHECKING:
-    from simcore.policy import PolicySpec
+    from simcore.schedulers.contract import Policy
 
 #: The orders of waiting jobs a discipline keeps (see the module docstring).
 Order = Literal["arrival", "queues", "smallest", "largest", "shortest", "demand"]
@@ -76,7 +76,7 @@ class QueuePolicy(NamedTuple):
     count: np.ndarray  # (3,) int64: LISTED jobs, SEEN arrivals, ACTIVE jobs after the last call
 
 
-def kernel_policy(policy: PolicySpec, n_jobs: int, *, order: Order, scan_all: bool,
+def kernel_policy(policy: Policy, n_jobs: int, *, order: Order, scan_all: bool,
                   immediate: bool) -> QueuePolicy:
     """The struct of a queue discipline: its order of waiting jobs, whether it is a Scan
     All discipline and whether arrivals start at once, and its parameters."""

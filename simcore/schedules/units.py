@@ -16,6 +16,11 @@ along their ordering, placement menus torus by torus. Exports use one rule for a
   lowest free ids), not a placement;
 - a wired (BG/L) machine's units are its midplanes: the cable bits after them are no
   units.
+
+Nothing here names a kind: a kind whose bits are not row-major says where its units are
+with its grammar module's `unit_layout` (`simcore.machines.contract.UnitLayout`: cubes,
+menus), a kind whose units have no identity is `packed` on its row (flat), and an
+allocator with an ordering numbers by its ranks.
 """
 
 from __future__ import annotations
@@ -101,17 +106,27 @@ def _arc(used: np.ndarray, side: int, wraps: bool) -> tuple[int, int]:
 
 
 def numbering(spec: MachineSpec) -> Numbering:
-    """The export numbering of `spec`'s units (module docstring)."""
-    if spec.kind == "flat":
+    """The export numbering of `spec`'s units (module docstring): a packing where the
+    kind's units have no identity (`packed`), the ordering's ranks where the allocator packs
+    along one, else where the kind's row puts them (`MachineKind.unit_layout`), row-major
+    by default."""
+    if spec.row.packed:
         return Numbering((spec.units,), np.arange(spec.units, dtype=np.int64)[:, None], None,
                          False)
     if spec.allocator_row.ordered:
         return _curve(spec)
-    if spec.kind == "slurm-torus3d":
-        return _menu(spec)
-    if spec.kind == "cubes":
-        return _cubes(spec)
-    return _row_major(spec.dims, spec.wrap)
+    layout = spec.row.unit_layout(spec.argument)
+    if layout is None:
+        return _row_major(spec.dims, spec.wrap)
+    ids = x_fastest(layout.coords, layout.sides) if layout.ids is None else layout.ids
+    coords = np.empty_like(layout.coords)
+    coords[ids] = layout.coords
+    torus = None
+    if layout.torus is not None:
+        torus = np.empty_like(layout.torus)
+        torus[ids] = layout.torus
+    return Numbering(layout.sides, coords, ids, layout.wraps, torus=torus,
+                     torus_names=layout.torus_names, torus_sides=layout.torus_sides)
 
 
 def x_fastest(coords: np.ndarray, sides: tuple[int, ...]) -> np.ndarray:
@@ -135,18 +150,6 @@ def _row_major(dims: tuple[int, ...], wraps: bool) -> Numbering:
                       tuple(dims), wraps)
 
 
-def _cubes(spec: MachineSpec) -> Numbering:
-    """Cube machines: cube c (row-major over the grid of cubes) holds bits c*S^3 on, chip
-    (x, y, z) of a cube being its bit (x*S + y)*S + z."""
-    from simcore.machines.cubes.grammar import geometry
-
-    grid, side = geometry(spec.argument)
-    bits = np.arange(spec.units, dtype=np.int64)
-    cube = np.stack(np.unravel_index(bits // side ** 3, grid), axis=1)
-    chip = np.stack(np.unravel_index(bits % side ** 3, (side,) * 3), axis=1)
-    return _from_bits((cube * side + chip).astype(np.int64), tuple(spec.dims), True)
-
-
 def _curve(spec: MachineSpec) -> Numbering:
     """Curve allocators: bit r is the processor of rank r, whose index x + X*y + X*Y*z is
     its export id."""
@@ -157,22 +160,3 @@ def _curve(spec: MachineSpec) -> Numbering:
     rank = np.empty(spec.units, dtype=np.int64)
     rank[order] = ids
     return Numbering(sides, coords, np.asarray(order, dtype=np.int64), spec.wrap, rank)
-
-
-def _menu(spec: MachineSpec) -> Numbering:
-    """Placement menus: units torus by torus, x fastest in a torus, as the menu numbers
-    them."""
-    from simcore.machines.slurm.menu import load_menu
-
-    menu = load_menu(spec.argument)
-    coords = np.zeros((menu.units, 3), dtype=np.int64)
-    torus = np.zeros(menu.units, dtype=np.int64)
-    for t, tor in enumerate(menu.toruses):
-        cells = np.flatnonzero(tor.unit_of >= 0)
-        units = tor.unit_of[cells]
-        coords[units] = np.stack(np.unravel_index(cells, tor.dims, order="F"), axis=1)
-        torus[units] = t
-    sides = tuple(int(max(t.dims[d] for t in menu.toruses)) for d in range(3))
-    return Numbering(sides, coords, np.arange(menu.units, dtype=np.int64), True,
-                     torus=torus, torus_names=tuple(t.name for t in menu.toruses),
-                     torus_sides=tuple(tuple(t.dims) for t in menu.toruses))

@@ -35,8 +35,8 @@ from simcore.workload.synthetic import MODELS
 #: Modules whose content enters a run key only through the rows the run uses: the
 #: registries of schedulers, machine kinds and allocators, workload models, workload
 #: transforms and output columns.
-REGISTRIES = ("simcore.policy", "simcore.machines.registry", "simcore.workload.synthetic",
-              "simcore.workload.spec", "simcore.core.columns")
+REGISTRIES = ("simcore.schedulers.registry", "simcore.machines.registry",
+              "simcore.workload.synthetic", "simcore.workload.spec", "simcore.core.columns")
 #: Neither included in a run's code nor followed: the registries, and the package's own
 #: `__init__` (its lazy table of public names and the version string run no simulation).
 STOP = (ROOT_NAME, *REGISTRIES)

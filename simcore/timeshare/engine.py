@@ -63,7 +63,7 @@ from simcore.timeshare.state import (
 
 if TYPE_CHECKING:
     from simcore.machines.spec import MachineSpec
-    from simcore.policy import PolicySpec
+    from simcore.schedulers.contract import Policy
 
 #: Cost of a global context switch on a processor whose process changes, derived once
 #: from scenario 1 under gang scheduling (120 s of work end at 124 s with two jobs
@@ -442,7 +442,7 @@ def _end_of_slot(st, jobs, a):
         st.ctr[EPOCH] += 1
 
 
-def kernel_jobs(jobs: Jobs, policy: PolicySpec) -> TimeShareJobs:
+def kernel_jobs(jobs: Jobs, policy: Policy) -> TimeShareJobs:
     """The kernel's view of `jobs` under `policy` (estimates x mpl)."""
     bsp = jobs.bsp
     if bsp is None:
@@ -456,7 +456,7 @@ def kernel_jobs(jobs: Jobs, policy: PolicySpec) -> TimeShareJobs:
         r_ded=1.0 / iteration, even_s=bsp.even_s, odd_s=bsp.odd_s, block=bsp.block)
 
 
-def kernel_policy(policy: PolicySpec, mode: Mode) -> TimeSharePolicy:
+def kernel_policy(policy: Policy, mode: Mode) -> TimeSharePolicy:
     """The struct of a time-sharing policy sharing processors in `mode`."""
     values = policy.params()
     return TimeSharePolicy(
@@ -465,7 +465,7 @@ def kernel_policy(policy: PolicySpec, mode: Mode) -> TimeSharePolicy:
         SWITCH_COST_S, values.get("f_priority") == "always")
 
 
-def run(jobs: Jobs, machine: MachineSpec, policy: PolicySpec,
+def run(jobs: Jobs, machine: MachineSpec, policy: Policy,
         mode: Mode) -> tuple[Any, float, float]:
     """The kernel's final state for `jobs` on `machine` under `policy` sharing processors
     in `mode`, its run time and, apart from it, the time compiling the kernel or loading
@@ -487,7 +487,7 @@ def run(jobs: Jobs, machine: MachineSpec, policy: PolicySpec,
     return state, elapsed, compile_s
 
 
-def simulate(jobs: Jobs, machine: MachineSpec, policy: PolicySpec, seed: int, *,
+def simulate(jobs: Jobs, machine: MachineSpec, policy: Policy, seed: int, *,
              mode: Mode) -> Any:
     """`simcore.simulate` for time-sharing schedulers (`mode`: their registry row's
     variant): the schedule, the usual run metrics (those of the event engine it has none

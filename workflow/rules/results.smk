@@ -1,5 +1,7 @@
 # Tables and figures over the dataset's shards, and the dataset archive.
 
+from simcore.report.plots import captions as figure_captions
+
 
 localrules:
     tables,
@@ -37,6 +39,9 @@ rule figures:
             category="Figures",
             subcategory="{experiment}",
         ),
+    params:
+        # each figure's caption, from its definition (simcore.report.plots.FIGURES)
+        captions=figure_captions(),
     threads: workflow.cores
     log:
         "logs/figures/{dataset}.log",

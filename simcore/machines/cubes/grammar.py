@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from simcore.base.errors import SpecError
+from simcore.machines.contract import UnitLayout
 
 _ARGUMENT = re.compile(r"\A(\d+)x(\d+)x(\d+):(\d+)\Z")
 
@@ -30,3 +33,13 @@ def parse_argument(argument: str) -> tuple[int, int, int]:
 def argument_key(argument: str) -> str:
     """The argument names no file."""
     return ""
+
+
+def unit_layout(argument: str) -> UnitLayout:
+    """Cube c (row-major over the grid of cubes) holds bits c*S^3 on, chip (x, y, z) of a
+    cube being its bit (x*S + y)*S + z; partitions wrap (the kind's hook)."""
+    grid, side = geometry(argument)
+    bits = np.arange(int(np.prod(grid)) * side ** 3, dtype=np.int64)
+    cube = np.stack(np.unravel_index(bits // side ** 3, grid), axis=1)
+    chip = np.stack(np.unravel_index(bits % side ** 3, (side,) * 3), axis=1)
+    return UnitLayout(parse_argument(argument), (cube * side + chip).astype(np.int64), True)

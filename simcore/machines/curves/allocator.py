@@ -30,7 +30,8 @@ mean hop distance (see `DILATION` in `simcore.machines.registry` and `dilate_cur
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 import numpy as np
 import pyarrow as pa
@@ -257,6 +258,17 @@ def job_metrics(m: CurveMachine, st, jobs) -> tuple[dict[str, pa.Array], dict[st
         columns["dilation"] = arrow_array(m.factor)
     run_s = st.out.end_s - st.out.start_s
     return columns, aggregate(values, size, run_s)
+
+
+def metrics_text(summary: Mapping[str, Any]) -> tuple[str, str] | None:
+    """The locality aggregates `job_metrics` measured, as the command line prints them."""
+    if summary.get("span_ring_mean") is None:
+        return None
+    s = summary
+    return "locality", (f"mean span {s['span_ring_mean']:.1f} (linear "
+                        f"{s['span_linear_mean']:.1f}), bounding cube / smallest "
+                        f"{s['bcube_ratio_mean']:.2f}, components {s['components_mean']:.2f}, "
+                        f"hops {s['mean_hops_mean']:.2f}")
 
 
 def aggregate(values: np.ndarray, size: np.ndarray, run_s: np.ndarray) -> dict[str, float]:

@@ -44,6 +44,7 @@ import yaml
 
 from simcore.base.errors import SpecError
 from simcore.base.yamlfiles import parse_yaml
+from simcore.machines.contract import UnitLayout
 from simcore.machines.slurm.hostlist import expand
 
 AXES = ("x", "y", "z")
@@ -147,6 +148,23 @@ def parse_argument(argument: str) -> tuple[int]:
 def argument_key(argument: str) -> str:
     """The menu file's content hash (part of the machine's key)."""
     return load_menu(argument).digest
+
+
+def unit_layout(argument: str) -> UnitLayout:
+    """Units torus by torus, x fastest in a torus, as the menu numbers them: each unit's
+    export id is its bit (the kind's hook)."""
+    menu = load_menu(argument)
+    coords = np.zeros((menu.units, 3), dtype=np.int64)
+    torus = np.zeros(menu.units, dtype=np.int64)
+    for t, tor in enumerate(menu.toruses):
+        cells = np.flatnonzero(tor.unit_of >= 0)
+        units = tor.unit_of[cells]
+        coords[units] = np.stack(np.unravel_index(cells, tor.dims, order="F"), axis=1)
+        torus[units] = t
+    sides = tuple(int(max(t.dims[d] for t in menu.toruses)) for d in range(3))
+    return UnitLayout(sides, coords, True, np.arange(menu.units, dtype=np.int64), torus,
+                      tuple(t.name for t in menu.toruses),
+                      tuple(tuple(t.dims) for t in menu.toruses))
 
 
 @functools.lru_cache(maxsize=16)
