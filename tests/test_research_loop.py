@@ -99,6 +99,7 @@ def add_row(checkout: Path, module: str, table: str, row: str) -> None:
     path.write_text(text[:end] + f"\n    {row}," + text[end:])
 
 
+SCHEDULERS = "schedulers/registry.py"
 SCHEDULER_ROW = ('Scheduler("fcfs-again", "FCFS, a second row", _PHASED, (START_DELAY, '
                  'Parameter("patience_s", float, 5.0, "new", unit="s", minimum=0.0)))')
 ALLOCATOR_ROW = ('Allocator("any-free-again", "any free units, a second row", ("flat",), '
@@ -109,7 +110,7 @@ MODEL_ROW = ('Model("uniform", "uniform sizes", (JOBS,), "simcore.workload.lubli
 METRIC_ROW = 'Column("fake_metric", float, "s", "a metric added after the store was made"),'
 
 UNCHANGED = [
-    ("a scheduler row", lambda c: add_row(c, "schedulers/registry.py", "SCHEDULERS", SCHEDULER_ROW)),
+    ("a scheduler row", lambda c: add_row(c, SCHEDULERS, "SCHEDULERS", SCHEDULER_ROW)),
     ("an allocator row", lambda c: add_row(c, "machines/registry.py", "ALLOCATORS",
                                            ALLOCATOR_ROW)),
     ("a machine kind", lambda c: (
@@ -119,13 +120,13 @@ UNCHANGED = [
     ("a run metric", lambda c: edit(c, "core/columns.py", "    *locality_aggregates(),\n)",
                                     f"    *locality_aggregates(),\n    {METRIC_ROW}\n)")),
     ("a parameter of another scheduler", lambda c: edit(
-        c, "schedulers/registry.py", '"simcore.schedulers.conservative", (START_DELAY, ESTIMATES),',
+        c, SCHEDULERS, '"simcore.schedulers.conservative", (START_DELAY, ESTIMATES),',
         '"simcore.schedulers.conservative", (START_DELAY, ESTIMATES, Parameter("slack_s", '
         'float, 0.0, "new", unit="s", minimum=0.0)),')),
     ("help text", lambda c: (
-        edit(c, "schedulers/registry.py", '"seconds between allocation and start;', '"time from allocation to '
-             'start;'),
-        edit(c, "schedulers/registry.py", '"first come, first served;', '"first come, first served (FCFS);'),
+        edit(c, SCHEDULERS, '"seconds between allocation and start;',
+             '"time from allocation to start;'),
+        edit(c, SCHEDULERS, '"first come, first served;', '"first come, first served (FCFS);'),
         edit(c, "machines/registry.py", '"N fully connected units"', '"N units, all linked"'))),
     ("the progress bar", lambda c: edit(c, "base/progress.py", '"""Progress of long work',
                                          '"""Progress (a bar) of long work')),
@@ -212,7 +213,7 @@ def test_editing_a_module_re_simulates_exactly_the_runs_that_execute_it(store, c
 
 def test_a_changed_default_re_simulates_the_runs_that_use_it(store, checkout):
     """A default is part of the row: runs of the schedulers having it are keyed anew."""
-    edit(checkout, "schedulers/registry.py", '"start_delay_s", float, 0.0,', '"start_delay_s", float, 1.0,')
+    edit(checkout, SCHEDULERS, '"start_delay_s", float, 0.0,', '"start_delay_s", float, 1.0,')
     assert measure(checkout, store)["to_simulate"] == 28
 
 
