@@ -1,6 +1,7 @@
 # Tables and figures over the dataset's shards, and the dataset archive.
 
 from simcore.report.plots import captions as figure_captions
+from simcore.report.tables import TABLE_DEFINITIONS
 
 
 localrules:
@@ -20,6 +21,9 @@ rule tables:
             caption="../report/tables.rst",
             category="Tables",
         ),
+    params:
+        # each table's description, from its definition (simcore.report.tables)
+        descriptions={name: t.description for name, t in TABLE_DEFINITIONS.items()},
     log:
         "logs/tables/{dataset}.log",
     benchmark:
