@@ -138,13 +138,15 @@ def engine_directory(modules: Iterable[str]) -> tuple[Path, frozenset[str]]:
 def engine_directories(module_sets: Iterable[tuple[str, ...]]
                        ) -> dict[tuple[str, ...], tuple[Path, frozenset[str]]]:
     """`engine_directory` of each set of modules, all remembered until the package's source
-    changes (`_remembered`), so a run's start-up parses no module."""
-    from simcore.base.fingerprint import closure, digest, module_name
+    changes (`_remembered`), so a run's start-up parses no module. A module with no source
+    file (one made in memory) has no kernels numba could cache and is left out."""
+    from simcore.base.fingerprint import closure, digest, module_file, module_name
 
     def names(modules: tuple[str, ...]) -> str:
         return json.dumps([module_name(p) for p in closure(modules)])
 
-    keys = {modules: ",".join(sorted(set(modules))) for modules in module_sets}
+    keys = {modules: ",".join(sorted({m for m in modules if module_file(m) is not None}))
+            for modules in module_sets}
     computations: dict[str, Callable[[], str]] = {}
     for key in keys.values():  # the digest under the name closure_digests gives it
         canonical = tuple(key.split(","))
