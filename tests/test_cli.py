@@ -76,6 +76,16 @@ def test_swf_info_bad_line_fails_precisely(tmp_path):
     assert f"{path}:2: found 17 fields; expected 18" in result.stderr
 
 
+def test_run_of_a_time_sharing_scheduler_prints_its_summary():
+    """Its engine reports no Chu statistics: the text says what it has instead of failing
+    on what it lacks."""
+    result = simcore("run", "--workload", "lublin:32", "--jobs", "60", "--seed", "1",
+                     "--machine", "flat:32", "--scheduler", "gang", "--bsp-model", "random")
+    assert result.returncode == 0, result.stderr
+    line = next(s for s in result.stdout.splitlines() if "response mean" in s)
+    assert "busy fraction" not in line and line.strip().endswith(" s")
+
+
 def test_run_on_a_curve_machine(tmp_path):
     """An ordered allocator with its options, a replicated workload, per-job nodes."""
     out = tmp_path / "jobs.parquet"

@@ -191,8 +191,10 @@ def _print_run(s: dict, timing: dict, policy: str,
     print(f"  utilization {s['utilization']:.4f}  unused {s['unused']:.4f}  lost {s['lost']:.4f}")
     print(f"  wait mean {s['mean_wait_s']:.0f} s, median {s['median_wait_s']:.0f} s; "
           f"bounded slowdown mean {s['mean_bsld']:.2f}")
-    print(f"  response mean {s['mean_response_s']:.2f} s, sd {s['sd_response_s']:.2f} s over "
-          f"{s['measured_jobs']} jobs; busy fraction {s['busy_fraction']:.4f}")
+    chu = "" if s.get("sd_response_s") is None else (  # the time-sharing engine has none
+        f", sd {s['sd_response_s']:.2f} s over {s['measured_jobs']} jobs; busy fraction "
+        f"{s['busy_fraction']:.4f}")
+    print(f"  response mean {s['mean_response_s']:.2f} s{chu}")
     print(f"  makespan {s['makespan_s']:.0f} s; grown jobs {s['grown_jobs']}; migrations "
           f"{s['migrations_successful']}/{s['migrations_attempted']} successful")
     if measured is not None:
