@@ -65,8 +65,8 @@ def test_an_engine_cache_covers_its_kernels_and_no_registry():
         files = names(closure(modules))
         assert {"core/state.py", "base/jit.py"} <= files, modules
         # a registry row compiles nothing: adding one must keep every compiled engine
-        assert not {"machines/registry.py", "policy.py", "machines/spec.py",
-                    "simulate.py"} & files, modules
+        assert not {"machines/registry.py", "schedulers/registry.py", "policy.py",
+                    "machines/spec.py", "simulate.py"} & files, modules
         assert not {f for f in files if f.split("/")[0] in (
             "tools", "report", "sweep", "cli", "schedules", "workload")}, modules
 
@@ -119,7 +119,7 @@ def test_an_engine_cache_changes_only_with_the_code_it_compiles(tmp_path):
     assert len(set(before.values())) > 10
     edit("machines/registry.py", '    Allocator("free-list", ',
          NEW_ALLOCATOR + '    Allocator("free-list", ')
-    edit("policy.py", '    Scheduler("fcfs", ', NEW_SCHEDULER + '    Scheduler("fcfs", ')
+    edit("schedulers/registry.py", '    Scheduler("fcfs", ', NEW_SCHEDULER + '    Scheduler("fcfs", ')
     added = directories()
     assert len(added) > len(before)
     # a row compiles nothing new, and the workflow does not warm the engines again
