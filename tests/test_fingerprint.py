@@ -119,7 +119,8 @@ def test_an_engine_cache_changes_only_with_the_code_it_compiles(tmp_path):
     assert len(set(before.values())) > 10
     edit("machines/registry.py", '    Allocator("free-list", ',
          NEW_ALLOCATOR + '    Allocator("free-list", ')
-    edit("schedulers/registry.py", '    Scheduler("fcfs", ', NEW_SCHEDULER + '    Scheduler("fcfs", ')
+    edit("schedulers/registry.py", '    Scheduler("fcfs", ',
+         NEW_SCHEDULER + '    Scheduler("fcfs", ')
     added = directories()
     assert len(added) > len(before)
     # a row compiles nothing new, and the workflow does not warm the engines again
