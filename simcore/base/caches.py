@@ -126,12 +126,13 @@ def configure_numba() -> Path:
     return path
 
 
-def engine_directory(modules: Iterable[str]) -> tuple[Path, frozenset[str]]:
+@functools.lru_cache(maxsize=256)
+def engine_directory(modules: tuple[str, ...]) -> tuple[Path, frozenset[str]]:
     """The kernel cache directory of the engine compiling `modules` (its kernel modules:
     the allocator's, the scheduler's, the event loop's), numba_base()/simcore-<digest> of
     their import closure, and the names of the modules in that closure, whose kernels it
-    holds."""
-    modules = tuple(modules)
+    holds. Found once per process: every run enters it, and the code a process runs is
+    the code it imported."""
     return engine_directories([modules])[modules]
 
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import functools
 import inspect
 import os
 import threading
@@ -47,52 +46,58 @@ _OPTIONS = {"nogil": True, "_nrt": False}
 
 
 def _cached(**options: Any) -> Callable[[Callable], Any]:
-    """numba's `njit(cache=True)`, with writes to the on-disk cache serialised across
-    processes. numba saves a compiled signature by reading the function's cache index,
-    choosing a free data file name and writing both back: two processes compiling
-    different signatures of one function at once (two engines) would otherwise pick the
-    same data file, and the index would point one signature at the other's code. Reads
-    need no lock (numba replaces each file atomically and ignores an entry whose data file
-    is missing)."""
+    """numba's `njit(cache=True)`, reading and writing the cache directory of the engine
+    the calling thread runs (`engine_cache`), and with writes serialised across processes.
+    numba saves a compiled signature by reading the function's cache index, choosing a free
+    data file name and writing both back: two processes compiling different signatures of
+    one function at once (two engines) would otherwise pick the same data file, and the
+    index would point one signature at the other's code. Reads need no lock (numba
+    replaces each file atomically and ignores an entry whose data file is missing)."""
     compile_cached = njit(cache=True, **options)
 
     def decorate(fn: Callable) -> Any:
         dispatcher = compile_cached(fn)
-        cached = _Cached(dispatcher, fn.__module__)
-        save = cached.file.save
-
-        @functools.wraps(save)
-        def locked_save(key: Any, data: Any) -> None:
-            with cache_lock(cached.root):
-                save(key, data)
-
-        cached.file.save = locked_save
-        with _engine:
-            _CACHED.append(cached)
-            if _active.count and cached.module in _active.modules:
-                cached.point(_active.root)
+        _Cached(dispatcher, fn.__module__)
         return dispatcher
 
     return decorate
 
 
 class _Cached:
-    """A cached dispatcher and where numba keeps its files. numba fixes a function's cache
-    directory when it is decorated (`numba.core.caching`: the cache's `_cache_path`, its
-    locator's and its index-and-data file's, and the index path), so `point` rewrites them
-    to move the function to another root; the part below the root (numba's subdirectory
-    for the source file's directory) stays."""
+    """A cached dispatcher whose cache files live in the directory of the engine running
+    it. numba fixes a function's cache directory when it is decorated
+    (`numba.core.caching`: the cache's `_cache_path`, its locator's and its
+    index-and-data file's, and the index path), so each load and save of a compiled
+    signature first points them at the directory it belongs in (`cache_directory`); the
+    part below the root (numba's subdirectory for the source file's directory) stays."""
 
     def __init__(self, dispatcher: Any, module: str) -> None:
-        self.dispatcher = dispatcher
         self.module = module
         self.cache = dispatcher._cache  # numba's FunctionCache
         self.file = self.cache._cache_file  # numba's IndexDataCacheFile
-        self.root = NUMBA_CACHE
         self.below = Path(self.cache._cache_path).relative_to(NUMBA_CACHE)
+        self.root = NUMBA_CACHE
         self.point(NUMBA_CACHE)  # fails now, not in a run, if numba's layout changed
+        load, save = self.cache.load_overload, self.cache.save_overload
+
+        def load_overload(sig: Any, target_context: Any) -> Any:
+            with _pointing:
+                self.point(cache_directory(self.module))
+                return load(sig, target_context)
+
+        def save_overload(sig: Any, data: Any) -> None:
+            with _pointing:
+                root = cache_directory(self.module)
+                self.point(root)
+                with cache_lock(root):
+                    save(sig, data)
+
+        self.cache.load_overload = load_overload
+        self.cache.save_overload = save_overload
 
     def point(self, root: Path) -> None:
+        if root == self.root:
+            return
         path = str(root / self.below)
         self.cache._cache_path = path
         self.cache._impl.locator._cache_path = path  # where numba makes the directory
@@ -101,74 +106,52 @@ class _Cached:
         self.root = root
 
 
-class _Engine:
-    """The engine whose directory the cached kernels of its modules now use, and how many
-    threads are in its `engine_cache` context."""
-
-    root: Path = NUMBA_CACHE
-    modules: frozenset[str] = frozenset()
-    count: int = 0
-
-
-#: Every cached dispatcher `_cached` made, and the engine they are pointed at (guarded by
-#: `_engine`, which also wakes threads waiting for another engine to finish).
-_CACHED: list[_Cached] = []
-_active = _Engine()
-_engine = threading.Condition()
+#: Held while a kernel is pointed at a directory and loaded from or saved to it.
+_pointing = threading.RLock()
+#: The engine the calling thread runs: (its directory, the modules whose kernels it holds).
 _thread = threading.local()
 
 
 @contextlib.contextmanager
 def engine_cache(modules: Iterable[str]) -> Iterator[Path]:
-    """Within it, the cached kernels of `modules` and of the modules they import are read
-    from and written to the engine's directory (`simcore.base.caches.engine_directory`),
-    which it yields; kernels of other modules keep the default one. `modules` are the
-    kernel modules an engine compiles (`simcore.simulate.engine_modules`): numba compiles
-    the allocator's and the scheduler's kernels into the event loop, so its cached code is
-    valid only while all of them are unchanged. Re-entrant for the same engine; threads
-    asking for another engine wait until the threads running this one leave."""
-    root, members = engine_directory(modules)
-    held = getattr(_thread, "root", None)
+    """Within it, the calling thread's kernels of `modules` and of the modules they import
+    are read from and written to the engine's directory
+    (`simcore.base.caches.engine_directory`), which it yields; kernels of other modules
+    use the default one. `modules` are the kernel modules an engine compiles
+    (`simcore.simulate.engine_modules`): numba compiles the allocator's and the
+    scheduler's kernels into the event loop, so its cached code is valid only while all of
+    them are unchanged. Entering costs nothing per kernel: a kernel is pointed at its
+    directory only when numba loads or saves it. Re-entrant for the same engine."""
+    root, members = engine_directory(tuple(modules))
+    held = getattr(_thread, "engine", None)
     if held is not None:
-        if held != root:
-            raise RuntimeError(f"kernel cache {held} is in use by this thread; cannot switch "
-                               f"to {root} inside it")
+        if held[0] != root:
+            raise RuntimeError(f"kernel cache {held[0]} is in use by this thread; cannot "
+                               f"switch to {root} inside it")
         yield root
         return
-    with _engine:
-        while _active.count and _active.root != root:
-            _engine.wait()
-        if not _active.count:
-            _active.root, _active.modules = root, members
-            for cached in _CACHED:
-                if cached.module in members:
-                    cached.point(root)
-        _active.count += 1
-    _thread.root = root
+    _thread.engine = (root, members)
     try:
         yield root
     finally:
-        _thread.root = None
-        with _engine:
-            _active.count -= 1
-            if not _active.count:
-                for cached in _CACHED:
-                    if cached.root != NUMBA_CACHE:
-                        cached.point(NUMBA_CACHE)
-                _active.root, _active.modules = NUMBA_CACHE, frozenset()
-                _engine.notify_all()
+        _thread.engine = None
 
 
-def cache_directory() -> Path:
-    """The directory the current engine's kernels use (`NUMBA_CACHE` outside any)."""
-    with _engine:
-        return _active.root
+def cache_directory(module: str | None = None) -> Path:
+    """Where the calling thread's kernels of `module` are cached: the directory of the
+    engine it runs if that engine compiles the module (any module, if None), else the
+    default `NUMBA_CACHE`."""
+    engine = getattr(_thread, "engine", None)
+    if engine is None or (module is not None and module not in engine[1]):
+        return NUMBA_CACHE
+    return engine[0]
 
 
 @contextlib.contextmanager
 def cache_lock(directory: Path | None = None) -> Iterator[None]:
-    """An exclusive lock on a kernel cache directory (by default the current engine's),
-    across processes (POSIX record locks, which network file systems also honour)."""
+    """An exclusive lock on a kernel cache directory (by default the calling thread's
+    engine's), across processes (POSIX record locks, which network file systems also
+    honour)."""
     directory = cache_directory() if directory is None else directory
     directory.mkdir(parents=True, exist_ok=True)
     with open(directory / ".write-lock", "a+b") as handle:
