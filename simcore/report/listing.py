@@ -112,7 +112,9 @@ COMMAND_JSON = {
         ("to_simulate", "runs", "runs - cached"),
         ("experiments", None, "one object per experiment: `experiment`, `shards`, `runs`, "
          "`cached`"),
-        ("experiment", None, "in `experiments`: the experiment's name")),
+        ("experiment", None, "in `experiments`: the experiment's name"),
+        ("notes", None, "the planning's warnings, a line each (e.g. seeds that cannot "
+         "differ on a workload where nothing is random)")),
     "simcore bgl links --json": _fields(
         ("machine", None, "the wired machine description's name"),
         ("dim", None, "the dimension of the line"),
