@@ -136,6 +136,12 @@ def engine_directory(modules: tuple[str, ...]) -> tuple[Path, frozenset[str]]:
     return engine_directories([modules])[modules]
 
 
+def module_directory(module: str) -> Path:
+    """The kernel cache directory of the kernels of `module` that no engine's structs
+    specialise: numba_base()/simcore-<digest> of the module's import closure."""
+    return engine_directory((module,))[0]
+
+
 def engine_directories(module_sets: Iterable[tuple[str, ...]]
                        ) -> dict[tuple[str, ...], tuple[Path, frozenset[str]]]:
     """`engine_directory` of each set of modules, all remembered until the package's source

@@ -33,9 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from numba import njit, typeof
+from numba.core import sigutils
 from numba.extending import overload
 
-from simcore.base.caches import configure_numba, engine_directory
+from simcore.base.caches import configure_numba, engine_directory, module_directory
 
 #: numba's default cache directory for simcore's compiled code (kernels compiled outside
 #: any engine): set here, before any of it is defined, so that merely importing simcore (a
@@ -82,18 +83,29 @@ class _Cached:
 
         def load_overload(sig: Any, target_context: Any) -> Any:
             with _pointing:
-                self.point(cache_directory(self.module))
+                self.point(self.directory(sig))
                 return load(sig, target_context)
 
         def save_overload(sig: Any, data: Any) -> None:
             with _pointing:
-                root = cache_directory(self.module)
+                root = self.directory(sig)
                 self.point(root)
                 with cache_lock(root):
                     save(sig, data)
 
         self.cache.load_overload = load_overload
         self.cache.save_overload = save_overload
+
+    def directory(self, sig: Any) -> Path:
+        """Where this kernel's signature `sig` is cached. A signature taking an allocator's
+        or scheduler's struct is compiled with the struct's implementations of the
+        operations (`implements`), so it belongs to the engine running it
+        (`cache_directory`); any other depends on its module's code alone, and is cached
+        under that module's import closure, once for every engine."""
+        args = sigutils.normalize_signature(sig)[0]
+        if any(_takes_struct(t) for t in args):
+            return cache_directory(self.module)
+        return module_directory(self.module)
 
     def point(self, root: Path) -> None:
         if root == self.root:
@@ -106,6 +118,15 @@ class _Cached:
         self.root = root
 
 
+def _takes_struct(kind: Any) -> bool:
+    """Whether a numba type is, or holds, a struct some module implements operations for."""
+    if getattr(kind, "instance_class", None) in _STRUCTS:
+        return True
+    return any(_takes_struct(t) for t in getattr(kind, "types", ()))
+
+
+#: The structs (machine and policy NamedTuples) that modules implement operations for.
+_STRUCTS: set[type] = set()
 #: Held while a kernel is pointed at a directory and loaded from or saved to it.
 _pointing = threading.RLock()
 #: The engine the calling thread runs: (its directory, the modules whose kernels it holds).
@@ -202,6 +223,7 @@ def implements(operation: Callable, struct: type) -> Callable[[Callable], Callab
             raise TypeError(f"{impl.__qualname__} implements {operation.__qualname__}: "
                             "expected the same parameter names")
         operation.implementations[struct] = impl
+        _STRUCTS.add(struct)
         return fn
 
     return register
