@@ -12,9 +12,11 @@ Each engine, the event loop specialised for one allocator module and one schedul
 `<numba base>/simcore-<digest>`, the digest taken over the import closure of the modules
 it compiles (`engine_directory`; `simcore.simulate.engine_modules` names them). Editing an
 allocator then recompiles only the engines of that allocator, and adding a row to a
-registry (which no kernel imports) recompiles nothing. `simcore.base.jit.engine_cache`
-points the cached kernels at an engine's directory while it is compiled, loaded and run.
-Kernels compiled outside any engine (decoders, table builders, tools) stay in the default
+registry (which no kernel imports) recompiles nothing. Only the signatures that take an
+allocator's or scheduler's struct go there (`simcore.base.jit`, while `engine_cache` says
+which engine runs); a kernel taking no struct depends on its own module's code alone and
+is cached once under that module's import closure (`module_directory`), for every engine.
+Struct-taking kernels compiled outside any engine (decoders, tools) use the default
 directory, named by a hash of every module that defines compiled code and of their
 imports (`configure_numba`), as safe as it is coarse.
 `configure_numba` must run before any cached function is defined: `simcore.base.jit`, through
