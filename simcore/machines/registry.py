@@ -303,6 +303,17 @@ ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
 )}
 
 
+def all_options() -> dict[str, Parameter]:
+    """Every allocator option (failure options included) by name (one definition per name
+    across allocators)."""
+    out: dict[str, Parameter] = {}
+    for row in ALLOCATORS.values():
+        for p in row.options:
+            if out.setdefault(p.name, p) != p:
+                raise SpecError(f"allocator option {p.name} is defined twice")
+    return out
+
+
 def get_allocator(name: str) -> Allocator:
     if name not in ALLOCATORS:
         raise SpecError(f"allocator {name!r}; expected one of {', '.join(ALLOCATORS)}")

@@ -20,7 +20,7 @@ import yaml
 from simcore.base.params import INT64_MAX, Parameter
 from simcore.base.patterns import NAME
 from simcore.machines.contract import CAPABILITIES
-from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS
+from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS, all_options
 from simcore.policy import SCHEDULERS, all_parameters
 from simcore.workload.spec import FIXED, GRID, transforms
 from simcore.workload.synthetic import MODELS
@@ -177,7 +177,7 @@ def _machines(key: str, node: dict, root: dict, example: dict) -> list[str]:
     machine = _resolved(node.get("additionalProperties", {}), root)
     alternatives = [_resolved(alt, root) for alt in machine.get("oneOf", [machine])]
     mapping = next((alt for alt in alternatives if "properties" in alt), {})
-    options = {p.name: p for row in ALLOCATORS.values() for p in row.options}
+    options = all_options()
     keys = [k for k in mapping.get("properties", {}) if k not in options]
     lines = ["", "A machine is a spec string `kind:size` (the kind's default allocator), or a "
              "mapping of " + ", ".join(f"`{k}`" for k in keys) + " and the allocator's options:",
@@ -310,7 +310,7 @@ def _grid_prose(grid: dict) -> list[str]:
     names = list(grid.get("properties", {}))
     known = set(transforms())
     scheduler = [n for n in names if n not in known and n in all_parameters()]
-    allocator = {p.name for row in ALLOCATORS.values() for p in row.options}
+    allocator = set(all_options())
     machine = [n for n in names if n not in known and n not in scheduler and n in allocator]
     other = [n for n in names if n not in known and n not in scheduler and n not in machine]
     text = (f"Each key takes a non-empty list of values; the experiment runs every combination "

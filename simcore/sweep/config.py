@@ -26,7 +26,7 @@ from simcore.base.params import SEED
 from simcore.base.patterns import NAME
 from simcore.base.yamlfiles import read_yaml
 from simcore.machines.curves.orderings import describe_choices as describe_orderings
-from simcore.machines.registry import ALLOCATORS, KINDS
+from simcore.machines.registry import ALLOCATORS, KINDS, all_options
 from simcore.machines.spec import MACHINE_TEXT
 from simcore.policy import SCHEDULERS, all_parameters
 from simcore.sweep.limits import check_runs
@@ -40,7 +40,7 @@ def schema(path: str | os.PathLike[str]) -> dict[str, Any]:
     defs = document.setdefault("$defs", {})
     defs["name"] = {"type": "string", "pattern": NAME.pattern}
     defs["policy"] = {"oneOf": [_one_policy(row) for row in SCHEDULERS.values()]}
-    options = {p.name: p.schema() for row in ALLOCATORS.values() for p in row.options}
+    options = {name: p.schema() for name, p in all_options().items()}
     defs["machine"] = {"oneOf": [
         {"type": "string", "pattern": MACHINE_TEXT.pattern,
          "description": "kind:size, e.g. torus:4x4x8 (the kind's default allocator), or a "
@@ -57,8 +57,7 @@ def schema(path: str | os.PathLike[str]) -> dict[str, Any]:
                                            ["model", *(p.name for p in row.parameters
                                                        if p.default is None)])
                                    for row in MODELS.values()]}
-    swept = {p.name: p for p in all_parameters().values()}
-    swept.update((p.name, p) for row in ALLOCATORS.values() for p in row.options)
+    swept = {**all_parameters(), **all_options()}
     for axis in (FIXED, GRID):
         properties = {}
         for name, field in transforms().items():

@@ -41,7 +41,7 @@ from simcore.base import patterns
 from simcore.base.errors import ConfigError, SimcoreError
 from simcore.base.params import INT64_MAX, SEED, Parameter
 from simcore.jobs.cleaning import CleaningOptions
-from simcore.machines.registry import ALLOCATORS, check_compatible
+from simcore.machines.registry import ALLOCATORS, all_options, check_compatible
 from simcore.machines.spec import MachineSpec
 from simcore.policy import SCHEDULERS, PolicySpec, all_parameters
 from simcore.sweep.limits import Limits, check_plan, experiment_runs
@@ -415,11 +415,8 @@ def _parameter_axes(values: Mapping[str, Any], where: str,
                                   "the grid or the policy to set it, not both")
             policy_axes[name] = _axis(parameters[name], value, at)
         elif options:
-            option = next(o for o in machines[options[0]].allocator_row.options
-                          if o.name == name)
-            machine_axes[name] = _axis(option, value, at)
-        elif name in parameters or any(name in {o.name for o in row.options}
-                                       for row in ALLOCATORS.values()):
+            machine_axes[name] = _axis(all_options()[name], value, at)
+        elif name in parameters or name in all_options():
             users = [row.name for row in SCHEDULERS.values() if name in row.parameter_names]
             users += [f"allocator {row.name}" for row in ALLOCATORS.values()
                       if name in {o.name for o in row.options}]
@@ -506,6 +503,7 @@ def _experiment(dataset: str, name: str, values: Any, where: str,
         for machine_name in machine_names:
             machine = machines[machine_name]
             found = len(shards)
+            points = _points(source, machine, grid, fixed, f"{where}.grid")
             for policy_name in policy_names:
                 policy = _normalised(policies[policy_name], machine)
                 if policy is None:
@@ -514,7 +512,7 @@ def _experiment(dataset: str, name: str, values: Any, where: str,
                     raise ConfigError(f"{where}.schedules: policy {policy_name} (scheduler "
                                       f"{policy.scheduler}) time-shares the machine, so its "
                                       "runs have no schedule to export; expected 0")
-                runs, lost = _runs(source, machine, policy, grid, fixed, seeds, policy_axes,
+                runs, lost = _runs(source, machine, policy, points, seeds, policy_axes,
                                    machine_axes, f"{where}.grid")
                 if lost:
                     merged[workload] = merged.get(workload, 0) + lost
@@ -528,10 +526,10 @@ def _experiment(dataset: str, name: str, values: Any, where: str,
                     raise ConfigError(f"{where}: no policy of {values['policies']} can run on "
                                       f"machine {machine_name}: {exc}") from None
     for workload, lost in merged.items():
-        notes.append(f"{where}.seeds: {len(seeds)} seeds give the same runs on workload "
-                     f"{workload}, where nothing is random, so {lost} runs were merged into "
-                     f"the others (tables show fewer runs per row); set "
-                     f"{FIXED}.arrival_shake_s (input shaking) for seeds that differ")
+        notes.append(f"{where}.seeds: on workload {workload}, {lost} runs were merged into "
+                     f"others: where nothing is random, the {len(seeds)} seeds give the same "
+                     f"run (tables show fewer runs per row); set {FIXED}.arrival_shake_s "
+                     "(input shaking) for seeds that differ")
     return shards
 
 
@@ -551,46 +549,57 @@ def _with_options(machine: MachineSpec, options: Mapping[str, Any]) -> MachineSp
         {**dict(machine.options), **options}.items())))
 
 
-def _runs(source: Source, machine: MachineSpec, policy: PolicySpec,
-          grid: Mapping[str, Sequence[Any]], fixed: Mapping[str, Any], seeds: Sequence[int],
-          policy_axes: Mapping[str, Sequence[Any]], machine_axes: Mapping[str, Sequence[Any]],
-          where: str) -> tuple[tuple[Run, ...], int]:
-    """Grid points x seeds, normalised and without duplicates, in grid order (transforms,
-    then the policy's parameters, then the allocator's options; axes of parameters the
-    policy or allocator does not have are left out), and how many runs were merged
-    because their seeds cannot differ."""
+def _points(source: Source, machine: MachineSpec, grid: Mapping[str, Sequence[Any]],
+            fixed: Mapping[str, Any], where: str) -> list[WorkloadSpec]:
+    """The grid's transform points on `machine`, normalised, in grid order (shape
+    transforms left out where jobs have no shapes)."""
     keys = list(transforms())
     shaped = {name for name, f in transforms().items() if f.metadata["shaped"]}
     axes = [grid.get(key, [None]) for key in keys]
-    mine = {k: v for k, v in policy_axes.items() if k in policy.row.parameter_names}
-    options = {o.name for o in machine.allocator_row.options}
-    theirs = {k: v for k, v in machine_axes.items() if k in options}
-    runs: dict[Run, None] = {}
-    lost = 0
+    points: dict[WorkloadSpec, None] = {}
     for point in itertools.product(*axes):
         values = {k: v for k, v in zip(keys, point, strict=True) if v is not None}
         if not machine.row.shaped_jobs:
             values = {k: v for k, v in values.items() if k not in shaped}
         settings = {"processors_per_unit": source.processors_per_unit, **fixed, **values}
         try:
-            spec = WorkloadSpec(**settings)
+            points[WorkloadSpec(**settings)] = None
         except SimcoreError as exc:
             raise ConfigError(f"{where}: {exc}") from None
-        for chosen in itertools.product(*mine.values()):
-            swept = policy.replace(**dict(zip(mine, chosen, strict=True))).on(
-                machine.capabilities)
-            params = tuple((k, v) for k, v in swept.params().items()
-                           if v != getattr(policy, k))
-            for picked in itertools.product(*theirs.values()):
-                try:
-                    on = _with_options(machine, dict(zip(theirs, picked, strict=True)))
-                except SimcoreError as exc:
-                    raise ConfigError(f"{where}: {exc}") from None
-                changed = tuple((k, v) for k, v in on.options
-                                if v != machine.option(k))
-                random = source.synthetic is not None or spec.random() or on.random()
-                if not random and Run(spec, 0, params, changed) not in runs:
-                    lost += len(set(seeds)) - 1
-                for seed in seeds:
-                    runs[Run(spec, seed if random else 0, params, changed)] = None
+    return list(points)
+
+
+def _runs(source: Source, machine: MachineSpec, policy: PolicySpec,
+          points: Sequence[WorkloadSpec], seeds: Sequence[int],
+          policy_axes: Mapping[str, Sequence[Any]], machine_axes: Mapping[str, Sequence[Any]],
+          where: str) -> tuple[tuple[Run, ...], int]:
+    """Transform points x the policy's parameter axes x the allocator's option axes x
+    seeds, without duplicates, in that order (axes of parameters the policy or allocator
+    does not have are left out), and how many runs were merged because their seeds cannot
+    differ."""
+    mine = {k: v for k, v in policy_axes.items() if k in policy.row.parameter_names}
+    options = {o.name for o in machine.allocator_row.options}
+    theirs = {k: v for k, v in machine_axes.items() if k in options}
+    settings = []  # (the policy's grid values, the machine with the grid's options, them)
+    for chosen in itertools.product(*mine.values()):
+        swept = policy.replace(**dict(zip(mine, chosen, strict=True))).on(
+            machine.capabilities) if mine else policy
+        params = tuple((k, v) for k, v in swept.params().items() if v != getattr(policy, k))
+        for picked in itertools.product(*theirs.values()):
+            try:
+                on = _with_options(machine, dict(zip(theirs, picked, strict=True))) \
+                    if theirs else machine
+            except SimcoreError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
+            changed = tuple((k, v) for k, v in on.options if v != machine.option(k))
+            settings.append((params, on, changed))
+    runs: dict[Run, None] = {}
+    lost = 0
+    for spec in points:
+        for params, on, changed in settings:
+            random = source.synthetic is not None or spec.random() or on.random()
+            if not random and Run(spec, 0, params, changed) not in runs:
+                lost += len(set(seeds)) - 1
+            for seed in seeds:
+                runs[Run(spec, seed if random else 0, params, changed)] = None
     return tuple(runs), lost

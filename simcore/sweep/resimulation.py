@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 from simcore.base.errors import SpecError
 from simcore.base.params import SEED, Parameter
-from simcore.machines.registry import ALLOCATORS
+from simcore.machines.registry import all_options
 from simcore.policy import all_parameters
 from simcore.sweep.experiments import Run, Shard
 from simcore.sweep.planning import load_plan
@@ -23,10 +23,8 @@ from simcore.workload.spec import transforms
 def selectable() -> dict[str, Parameter]:
     """What `--where NAME=VALUE` may name: a transform, a scheduler parameter, an allocator
     option or the seed."""
-    out = {name: f.metadata["parameter"] for name, f in transforms().items()}
-    out.update(all_parameters())
-    out.update((p.name, p) for row in ALLOCATORS.values() for p in row.options)
-    return {**out, SEED.name: SEED}
+    return {**{name: f.metadata["parameter"] for name, f in transforms().items()},
+            **all_parameters(), **all_options(), SEED.name: SEED}
 
 
 def conditions(texts: Sequence[str]) -> dict[str, Any]:
