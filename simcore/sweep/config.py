@@ -131,6 +131,27 @@ def read_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     return config
 
 
+def check_same_reading(ours: Any, theirs: Any, where: str = "") -> None:
+    """Refuse a configuration that another reader (Snakemake's own YAML or JSON loader)
+    read otherwise than `read_config`: a ConfigError names the first key whose values
+    differ in type or value."""
+    if isinstance(ours, Mapping) and isinstance(theirs, Mapping):
+        for key in sorted({*ours, *theirs}, key=str):
+            inner = f"{where}.{key}" if where else str(key)
+            if key not in ours or key not in theirs:
+                reader = "Snakemake" if key in theirs else "simcore"
+                raise ConfigError(f"{inner}: present only as {reader} reads the file; "
+                                  "expected both to read it alike")
+            check_same_reading(ours[key], theirs[key], inner)
+    elif isinstance(ours, list) and isinstance(theirs, list) and len(ours) == len(theirs):
+        for i, (mine, other) in enumerate(zip(ours, theirs, strict=True)):
+            check_same_reading(mine, other, f"{where}[{i}]")
+    elif type(ours) is not type(theirs) or ours != theirs:
+        raise ConfigError(f"{where or '(top level)'}: Snakemake reads {theirs!r}, simcore "
+                          f"{ours!r}; expected a value both read alike (quote a string, "
+                          "write a number plainly)")
+
+
 def validate(config: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
     """Check `config` against the schema at `path`; raise a ConfigError naming the key of
     the first problem (the most specific one where several alternatives fail). A

@@ -7,10 +7,11 @@ import shutil
 import sys
 
 from snakemake.exceptions import WorkflowError
+from snakemake.utils import update_config
 
 from simcore.base import patterns
 from simcore.base.caches import closure_digests
-from simcore.sweep.config import read_config, validate
+from simcore.sweep.config import check_same_reading, read_config, validate
 from simcore.base.errors import SimcoreError
 from simcore.sweep.experiments import plan
 from simcore.sweep.identity import definitions_of
@@ -34,9 +35,15 @@ wildcard_constraints:
 
 R = patterns.results
 try:  # bad input is a one-line message naming the key, not a traceback
-    for path in workflow.configfiles:  # Snakemake keeps a repeated key's last value: refuse it
-        read_config(path)
-    validate(config, workflow.source_path("../schemas/config.schema.yaml"))
+    # The configuration as simcore reads each file (refusing a repeated key, a bomb of
+    # aliases, a YAML 1.1 surprise), merged as Snakemake merges them; Snakemake read the
+    # files with its own loader first, and must have read the same.
+    OURS = {}
+    for path in workflow.configfiles:
+        update_config(OURS, read_config(path))
+    update_config(OURS, workflow.config_settings.config)  # --config KEY=VALUE
+    check_same_reading(OURS, config)
+    validate(OURS, workflow.source_path("../schemas/config.schema.yaml"))
     CATALOGUE = load_catalogue(config["traces"]["catalogue"])
     NOTES = []
     SHARDS = {shard.label(): shard for shard in plan(config, CATALOGUE, NOTES)}
