@@ -222,6 +222,27 @@ def test_replication_counts_in_the_estimate_and_the_flag_raises_the_limit(capsys
     assert "above the limit of 0.0001 GiB" in err
 
 
+@pytest.mark.parametrize(("command", "value"), [
+    (("synthesize", "lublin:64", "--jobs", "10", "--seed", "1"), "nan"),
+    (("synthesize", "lublin:64", "--jobs", "10", "--seed", "1"), "inf"),
+    (("menus", "candidates", "--workload", "lublin:64", "--jobs", "10", "--torus", "4x4x8",
+      "--prefix", "m"), "nan"),
+    (("run", "--workload", "lublin:64", "--jobs", "10", "--seed", "1", "--machine",
+      "flat:64", "--scheduler", "fcfs"), "-1"),
+])
+def test_a_memory_limit_that_is_not_a_positive_number_is_refused(tmp_path, capsys, command,
+                                                                  value):
+    out = ("--out", str(tmp_path / "out")) if command[0] != "run" else ()
+    err = refused(capsys, *command, *out, "--max-memory-gib", value)
+    assert f"--max-memory-gib {float(value)}; expected a finite number above 0" in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_show_refuses_a_time_that_is_not_a_number(tmp_path, capsys):
+    err = refused(capsys, "show", str(tmp_path), "--at", "nan")
+    assert err == "simcore: error: --at nan; expected a finite number\n"
+
+
 def test_a_config_with_a_million_seeds_is_refused_before_it_is_read_through(monkeypatch):
     config = small_config()
     config["experiments"]["small"]["seeds"] = list(range(1_000_000))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -77,6 +78,14 @@ def check_name(option: str, name: object) -> None:
         raise SpecError(f"{option} {name!r}: expected a name of {NAME_RULE} (no '/' or '..')")
 
 
+def check_finite(option: str, value: float, minimum: float = -math.inf) -> None:
+    """A number given for `option` must be finite and above `minimum` (NaN compares false
+    with every bound, so it would switch a check off silently)."""
+    if not math.isfinite(value) or value <= minimum:
+        bound = "" if minimum == -math.inf else f" above {minimum:g}"
+        raise SpecError(f"{option} {value}; expected a finite number{bound}")
+
+
 def check_store(store: str | None) -> None:
     """A --store given must be a directory: a missing one would read as an empty store."""
     if store is not None and not Path(store).is_dir():
@@ -104,6 +113,7 @@ def memory_flag(parser: argparse.ArgumentParser) -> None:
 def check_memory(args: argparse.Namespace, jobs: int | None, copies: int = 1) -> None:
     """Refuse, before it is made, a workload of `jobs` x `copies` jobs above --max-memory-gib
     (`simcore.sweep.limits`)."""
+    check_finite("--max-memory-gib", args.max_memory_gib, minimum=0)
     if jobs is not None:
         check_run_memory(jobs * copies, args.max_memory_gib, "--jobs" if copies == 1 else
                          f"--jobs x --replication {copies}",

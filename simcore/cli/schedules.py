@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from simcore.base.errors import SpecError
-from simcore.cli.common import check_store, key_value
+from simcore.cli.common import check_finite, check_store, key_value
 from simcore.sweep.store import PARTITIONS
 
 
@@ -71,6 +71,8 @@ def _show(args: argparse.Namespace) -> int:
     if len(args.directories) > 2:
         raise SpecError(f"show: {len(args.directories)} directories; expected one, or two "
                         "side by side")
+    for at in args.at:
+        check_finite("--at", at)
     out = check_directory(args.out or args.directories[0], "--out")
     for path in write_pictures(args.directories, out, args.at):
         print(path)
