@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from simcore.base.errors import ConfigError, SpecError, SWFValueError, TraceError
 from simcore.base.jsontext import json_text
@@ -312,6 +314,32 @@ def test_limits_of_the_wrong_kind_are_refused(value):
         limits.Limits.from_config({"max_runs": value})
     with pytest.raises(ConfigError, match=r"limits\.runs: unknown limit"):
         limits.Limits.from_config({"runs": 1})
+
+
+LISTS = [("small", ("policies",)), ("small", ("workloads",)), ("small", ("machines",)),
+         ("small", ("seeds",)), ("small", ("grid", "offered_load")),
+         ("shapes", ("grid", "p_fat"))]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(LISTS), st.data())
+def test_an_entry_given_twice_in_an_experiment_list_is_refused(where, data):
+    experiment, path = where
+    config = small_config()
+    holder = config["experiments"][experiment]
+    for key in path[:-1]:
+        holder = holder[key]
+    values = holder[path[-1]]
+    copied = data.draw(st.sampled_from(values))
+    at = data.draw(st.integers(values.index(copied) + 1, len(values)))
+    values.insert(at, copied)
+    key = ".".join(("experiments", experiment, *path))
+    with pytest.raises(ConfigError) as caught:
+        plan(config)
+    message = str(caught.value)  # a grid value is named as converted (p_fat 0 as 0.0)
+    assert message.startswith(f"{key}[{at}]: ")
+    assert message.endswith(f" given again (first as [{values.index(copied)}]); expected "
+                            "each value once")
 
 
 def test_the_papers_configuration_is_within_the_default_limits():

@@ -359,7 +359,18 @@ def _names(values: Mapping[str, Any], key: str, where: str, known: Mapping[str, 
         if name not in known:
             raise ConfigError(f"{where}.{key}[{i}]: unknown name {name!r}; expected one of "
                               f"{sorted(known)}")
-    return names
+    return _once(names, f"{where}.{key}")
+
+
+def _once(values: list[Any], where: str) -> list[Any]:
+    """`values`, refused if one is given twice (it would count, or run, twice)."""
+    first: dict[Any, int] = {}
+    for i, value in enumerate(values):
+        if value in first:
+            raise ConfigError(f"{where}[{i}]: {value!r} given again (first as [{first[value]}])"
+                              "; expected each value once")
+        first[value] = i
+    return values
 
 
 def _axes(values: Mapping[str, Any], where: str) -> tuple[dict[str, Any], dict[str, list]]:
@@ -388,7 +399,7 @@ def _axis(parameter: Parameter, value: Any, where: str) -> list[Any]:
     """A grid axis: a non-empty list of the parameter's values, each converted."""
     if not isinstance(value, list) or not value:
         raise ConfigError(f"{where}: expected a non-empty list of values")
-    return [_value(parameter, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    return _once([_value(parameter, v, f"{where}[{i}]") for i, v in enumerate(value)], where)
 
 
 def _parameter_axes(values: Mapping[str, Any], where: str,
@@ -446,7 +457,7 @@ def _seeds(value: Any, where: str) -> list[int]:
     if not isinstance(value, list) or not value:
         raise ConfigError(f"{where}: expected a non-empty list of integers >= 0, or a mapping "
                           "{first: F, count: N}")
-    return [_value(SEED, s, f"{where}[{i}]") for i, s in enumerate(value)]
+    return _once([_value(SEED, s, f"{where}[{i}]") for i, s in enumerate(value)], where)
 
 
 def _estimate(values: Any, where: str, sources: Mapping[str, Source],
