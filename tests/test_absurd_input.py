@@ -350,7 +350,7 @@ def test_the_papers_configuration_is_within_the_default_limits():
 
 # --- names matched whole ---------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["small\n", "a\nb", "../x", ".hidden", ""])
+@pytest.mark.parametrize("name", ["small\n", "a\nb", "../x", ".hidden", "", "x" * 101])
 def test_names_are_matched_whole(name):
     assert not NAME.match(name)
     config = small_config()
@@ -359,6 +359,18 @@ def test_names_are_matched_whole(name):
         validate(config, SCHEMA)
     with pytest.raises(ConfigError, match="experiments"):
         plan(config)
+
+
+def test_a_dataset_name_is_bounded_in_length(tmp_path, capsys):
+    config = small_config()
+    config["dataset"] = "d" * 300  # a directory and an archive name: too long for a file
+    with pytest.raises(ConfigError, match=r"dataset: 'd{300}' does not match"):
+        validate(config, SCHEMA)
+    config["dataset"] = "d" * 100
+    validate(config, SCHEMA)
+    err = refused(capsys, "menus", "candidates", "--workload", "lublin:64", "--jobs", "10",
+                  "--torus", "4x4x8", "--prefix", "m" * 101, "--out", str(tmp_path / "m"))
+    assert "at most 100 characters" in err and list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize(("key", "value"), [("dataset", "test\n"),

@@ -46,7 +46,8 @@ def limited(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     ("~: 1", "f.yaml:1: key '~' is null"),
     ("? [a]\n: 1", "f.yaml:1: key at column 3 is a sequence"),
     ("a: &a [b, *a]", "f.yaml:1: an alias inside the anchor it names"),
-    ("a: " + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), f"f.yaml:1: nesting deeper than {MAX_DEPTH}"),
+    ("a: " + "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1),
+     f"f.yaml:1: nesting deeper than {MAX_DEPTH}"),
     (BOMB, f"f.yaml:6: {REFUSED_BOMB}"),
 ])
 def test_surprises_and_bombs_are_refused_at_load(text, found):

@@ -67,9 +67,13 @@ REPRODUCTION = "{dataset}/reproduction.md"
 
 #: Names of datasets, workloads, machines, policies and experiments: directory names.
 #: NAME_REGEX is unanchored for the workflow's wildcards; NAME matches a whole name.
-NAME_REGEX = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
+#: NAME_MAX keeps every file name made of one (`experiment=<name>`, `<dataset>.tar.xz`)
+#: well below the 255 bytes a file system allows.
+NAME_MAX = 100
+NAME_REGEX = rf"[A-Za-z0-9][A-Za-z0-9_.-]{{0,{NAME_MAX - 1}}}"
 NAME = re.compile(rf"\A{NAME_REGEX}\Z")
-NAME_RULE = "letters, digits, '_', '.', '-' starting with a letter or digit"
+NAME_RULE = (f"letters, digits, '_', '.', '-' starting with a letter or digit, at most "
+             f"{NAME_MAX} characters")
 #: Directories of the results root that are not datasets.
 SHARED = ("cache", "workloads")
 
