@@ -8,6 +8,7 @@ import gzip
 import http.server
 import io
 import os
+import re
 import shutil
 import signal
 import socketserver
@@ -165,10 +166,25 @@ def test_damaged_workload_file_says_how_to_rebuild(tmp_path, damage):
     (LINE.replace(" 100 4 ", " 100 99999999999999999999 "),
      r"x.swf:2: field 5 \(allocated_processors\) is 1e\+20, out of range; expected an integer"),
     (LINE.replace(" 100 4 ", " 1e999 4 "), r"x.swf:2: field 4 \(run_time\) is inf, out of range"),
+    (str(2**53 + 1) + LINE[1:],  # as a float it would be 2^53
+     r"x.swf:2: field 1 \(job_number\) is 9007199254740993, out of range; expected an integer"),
+    (LINE.replace(" 100 4 ", " 100 4.0 "),
+     r"x.swf:2: field 5 \(allocated_processors\) is '4.0'; expected an integer written in"),
+    (LINE.replace(" 100 4 ", " 100 1e3 "),
+     r"x.swf:2: field 5 \(allocated_processors\) is '1e3'; expected an integer written in"),
 ])
 def test_swf_numbers_out_of_range(line, message):
     with pytest.raises(SWFValueError, match=message):
         parse_swf(("; MaxProcs: 4\n" + line).encode(), "x.swf")
+
+
+@pytest.mark.parametrize("value", ["10^30", "1e3", "1" + "0" * 30, "0", "64procs", "-2"])
+def test_swf_header_sizes_are_integers_in_digits(value):
+    with pytest.raises(SWFValueError, match=rf"x.swf:2: header MaxNodes is '{re.escape(value)}'; "
+                                            r"expected -1 \(unknown\) or an integer from 1"):
+        parse_swf(f"; MaxProcs: 4\n; MaxNodes: {value}\n{LINE}".encode(), "x.swf")
+    header = "; MaxProcs: -1\n; MaxNodes: 338 (batch partition; 512 total)\n"
+    assert parse_swf((header + LINE).encode(), "x.swf").num_rows == 1
 
 
 @pytest.mark.parametrize(("data", "expected"), [

@@ -94,6 +94,10 @@ _TO_SPACE = bytes.maketrans(b"\t\v\f", b"   ")
 _OTHER_COMPRESSION = {b"\xfd7zXZ\x00": "xz", b"BZh": "bzip2", b"\x28\xb5\x2f\xfd": "zstd",
                       b"PK\x03\x04": "zip"}
 _KEY_LINE = re.compile(r"^;\s?([A-Za-z][A-Za-z0-9_]*):\s?(.*)$")
+#: The largest MaxProcs or MaxNodes a header may state (the largest machines hold about
+#: 10^7 processors); sizes are divided by it and multiplied by machine sizes.
+MAX_HEADER_SIZE = 10**9
+_HEADER_SIZE = re.compile(r"(-1|[1-9][0-9]*)(?:\s.*)?", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -202,7 +206,8 @@ def parse_swf(data: bytes, path: str = "<bytes>") -> pa.Table:
     comment_line[has_tokens] = buf[first_starts] == ord(";")
     data_line = has_tokens & ~comment_line
 
-    header = _header_lines(data, line_end, comment_line, data_line)
+    header, header_numbers = _header_lines(data, line_end, comment_line, data_line)
+    _check_header_sizes(header, header_numbers, path)
     if not data_line.any():
         raise SWFEmptyError(
             path, None, "header only, no job lines; expected lines of 18 numeric fields"
@@ -237,43 +242,57 @@ def parse_swf(data: bytes, path: str = "<bytes>") -> pa.Table:
 
 def _header_lines(
     data: bytes, line_end: np.ndarray, comment_line: np.ndarray, data_line: np.ndarray
-) -> tuple[str, ...]:
-    """Comment lines before the first job line, verbatim (trailing whitespace removed)."""
+) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """Comment lines before the first job line, verbatim (trailing whitespace removed),
+    and their line numbers."""
     first_data = int(np.argmax(data_line)) if data_line.any() else comment_line.size
     header_ids = np.flatnonzero(comment_line[:first_data])
     if not header_ids.size:
-        return ()
+        return (), ()
     end_byte = int(line_end[header_ids[-1]])
     lines = data[:end_byte].decode("latin-1").split("\n")
-    return tuple(lines[i].strip() for i in header_ids)
+    return tuple(lines[i].strip() for i in header_ids), tuple(int(i) + 1 for i in header_ids)
+
+
+def _check_header_sizes(lines: tuple[str, ...], numbers: tuple[int, ...], path: str) -> None:
+    """Refuse a MaxProcs or MaxNodes that is not an integer in digits (`1e3` was read as
+    1, `10^30` as 10) or is above MAX_HEADER_SIZE; -1 is SWF's 'unknown'."""
+    for line, number in zip(lines, numbers, strict=True):
+        match = _KEY_LINE.match(line)
+        if match is None or match.group(1) not in ("MaxProcs", "MaxNodes"):
+            continue
+        value = match.group(2).strip()
+        size = _HEADER_SIZE.fullmatch(value)
+        if size is None or int(size.group(1)) > MAX_HEADER_SIZE:
+            raise SWFValueError(path, number, f"header {match.group(1)} is {value[:40]!r}; "
+                                f"expected -1 (unknown) or an integer from 1 to "
+                                f"{MAX_HEADER_SIZE:,} in digits, then any remark after a "
+                                "space")
 
 
 def _convert(text: bytes, path: str, data: bytes, line_numbers: np.ndarray) -> pa.Table:
-    """Normalised job lines -> typed table; integers must be integral."""
-    try:
-        raw = pacsv.read_csv(
-            _arrow_owned(text),
-            read_options=pacsv.ReadOptions(column_names=list(FIELDS), block_size=1 << 20),
-            parse_options=pacsv.ParseOptions(delimiter=" "),
-            convert_options=pacsv.ConvertOptions(
-                column_types={name: pa.float64() for name in FIELDS}
-            ),
-        )
-    except pa.ArrowInvalid:
-        _raise_first_unparsable(data, path, line_numbers)
-        raise  # unreachable: the scan above always finds the token Arrow refused
-    columns = []
+    """Normalised job lines -> typed table. Integer fields are read as integers, never
+    through a float (2^53 + 1 would become 2^53); a file Arrow's integer reader refuses is
+    read again as floats only to name the first token at fault."""
+    raw = _read_csv(text, integers=True)
+    if raw is None:
+        raw = _read_csv(text, integers=False)
+        if raw is None:
+            _raise_first_unparsable(data, path, line_numbers)
     for index, name in enumerate(FIELDS):
         values = numpy_array(raw.column(name))
-        limit = np.finfo(np.float64).max if name in FLOAT_FIELDS else 2.0**53
-        out_of_range = np.flatnonzero(~(np.abs(values) <= limit))  # also NaN and inf
+        if values.dtype.kind == "i":  # exact: bounded without a float
+            out_of_range = np.flatnonzero((values > 2**53) | (values < -(2**53)))
+        else:
+            limit = np.finfo(np.float64).max if name in FLOAT_FIELDS else 2.0**53
+            out_of_range = np.flatnonzero(~(np.abs(values) <= limit))  # also NaN and inf
         if out_of_range.size:
             row = int(out_of_range[0])
             held = ("a finite number" if name in FLOAT_FIELDS
                     else "an integer of at most 2^53 in magnitude")
             raise SWFValueError(path, int(line_numbers[row]),
-                                f"field {index + 1} ({name}) is {float(values[row])!r}, out of "
-                                f"range; expected {held}")
+                                f"field {index + 1} ({name}) is {values[row].item()!r}, out "
+                                f"of range; expected {held}")
         if name in TIME_FIELDS:
             beyond = np.flatnonzero(values > MAX_TIME_S)
             if beyond.size:
@@ -282,7 +301,7 @@ def _convert(text: bytes, path: str, data: bytes, line_numbers: np.ndarray) -> p
                                     f"field {index + 1} ({name}) is {float(values[row])!r} s, "
                                     f"beyond simcore's bound of {MAX_TIME_S:.0e} s (31.7 years);"
                                     f" expected a time of at most {MAX_TIME_S:.0e} s, or -1")
-        if name not in FLOAT_FIELDS:
+        if name not in FLOAT_FIELDS and values.dtype.kind == "f":
             fractional = np.flatnonzero(values != np.floor(values))
             if fractional.size:
                 row = int(fractional[0])
@@ -291,10 +310,27 @@ def _convert(text: bytes, path: str, data: bytes, line_numbers: np.ndarray) -> p
                     int(line_numbers[row]),
                     f"field {index + 1} ({name}) is {float(values[row])!r}; expected an integer",
                 )
-            values = values.astype(np.int64)
-        columns.append(arrow_array(values))
+    if raw.schema != SCHEMA:  # every value is whole, but one is written as 4.0 or 1e3
+        _raise_first_not_integer(data, path, line_numbers)
+    columns = [raw.column(name).combine_chunks() for name in FIELDS]
     _check_unique(numpy_array(columns[0]), path, line_numbers)
     return pa.Table.from_arrays(columns, schema=SCHEMA)
+
+
+def _read_csv(text: bytes, integers: bool) -> pa.Table | None:
+    """The normalised lines as a table, integer fields as int64 if `integers` (else every
+    field as float64); None if Arrow refuses a token."""
+    types = {name: pa.float64() if name in FLOAT_FIELDS or not integers else pa.int64()
+             for name in FIELDS}
+    try:
+        return pacsv.read_csv(
+            _arrow_owned(text),
+            read_options=pacsv.ReadOptions(column_names=list(FIELDS), block_size=1 << 20),
+            parse_options=pacsv.ParseOptions(delimiter=" "),
+            convert_options=pacsv.ConvertOptions(column_types=types),
+        )
+    except pa.ArrowInvalid:
+        return None
 
 
 def _check_unique(job_numbers: np.ndarray, path: str, line_numbers: np.ndarray) -> None:
@@ -343,10 +379,24 @@ def _raise_first_unparsable(data: bytes, path: str, line_numbers: np.ndarray) ->
                 _raise_value(path, int(number), field, token)
 
 
+def _raise_first_not_integer(data: bytes, path: str, line_numbers: np.ndarray) -> None:
+    """Error path only: find the first integer field not written as one."""
+    lines = data.decode("latin-1").split("\n")
+    for number in line_numbers:
+        for field, token in enumerate(lines[number - 1].split(), start=1):
+            if FIELDS[field - 1] not in FLOAT_FIELDS and not _INTEGER.fullmatch(token):
+                raise SWFValueError(path, int(number), f"field {field} ({FIELDS[field - 1]}) "
+                                    f"is {token!r}; expected an integer written in digits")
+    raise AssertionError("Arrow refused an integer field that is written in digits")
+
+
 def _raise_value(path: str, line: int, field: int, token: str) -> None:
     raise SWFValueError(
         path, line, f"field {field} ({FIELDS[field - 1]}) is {token!r}; expected a number"
     )
+
+
+_INTEGER = re.compile(r"-?[0-9]+")
 
 
 def _is_number(token: str) -> bool:
