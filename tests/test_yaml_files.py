@@ -1,6 +1,8 @@
 """YAML read safely before anything reads it: a bomb of aliases, deep nesting, keys that
 are not strings and YAML 1.1 surprises are refused with the file and line, by simcore and
-by the workflow (which also refuses a file Snakemake's own loader reads otherwise)."""
+by the workflow (which also refuses a file Snakemake's own loader reads otherwise). The
+workflow also takes Snakemake's advice for a locked directory as given (`--unlock`, no
+`--cores`)."""
 
 from __future__ import annotations
 
@@ -79,9 +81,11 @@ def test_the_bomb_is_refused_by_simcore_under_a_memory_limit(tmp_path):
                             "(write the values out, or repeat smaller anchors)\n"
 
 
-def snakemake(tmp_path: Path, configfile: str) -> subprocess.CompletedProcess[str]:
+def snakemake(tmp_path: Path, configfile: str, mode: str = "-n"
+              ) -> subprocess.CompletedProcess[str]:
+    """Snakemake in `mode` (a dry run) on the repository's workflow, in `tmp_path`."""
     (tmp_path / "config").symlink_to(ROOT / "config")
-    return limited([sys.executable, "-m", "snakemake", "-n", "-s", str(ROOT / "Snakefile"),
+    return limited([sys.executable, "-m", "snakemake", mode, "-s", str(ROOT / "Snakefile"),
                     "--configfile", configfile, "--directory", str(tmp_path)], tmp_path)
 
 
@@ -100,3 +104,9 @@ def test_the_workflow_refuses_a_file_snakemake_reads_otherwise(tmp_path):
     assert result.returncode == 1
     assert ("configuration: limits.max_run_memory_gib: Snakemake reads 1000.0, simcore '1e3'"
             in result.stdout + result.stderr)
+
+
+def test_the_workflow_unlocks_without_cores(tmp_path):
+    result = snakemake(tmp_path, "config/test/small.yaml", "--unlock")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Unlocked working directory." in result.stdout + result.stderr

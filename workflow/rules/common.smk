@@ -108,6 +108,12 @@ def shard_workloads(wildcards):
     return sorted(workload_outputs(shard(wildcards)))
 
 
+def all_cores(wildcards):
+    """Every core of the run, asked when a job is made: a rule reading `workflow.cores`
+    as it is defined stops `snakemake --unlock`, which gives no --cores, before it runs."""
+    return workflow.cores
+
+
 def shard_threads(wildcards):
     """A shard's Dask workers. Where the configuration has at least as many shards as
     cores, one: Snakemake runs shards side by side, each simulating in its own process (a

@@ -46,7 +46,7 @@ rule figures:
     params:
         # each figure's caption, from its definition (simcore.report.plots.FIGURES)
         captions=figure_captions(),
-    threads: workflow.cores
+    threads: all_cores
     log:
         "logs/figures/{dataset}.log",
     benchmark:

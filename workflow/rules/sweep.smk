@@ -34,7 +34,7 @@ rule warm_kernels:
         touch(KERNELS_READY),
     params:
         pairs=[arg for pair in ENGINE_PAIRS for arg in ("--pair", *pair)],
-    threads: workflow.cores
+    threads: all_cores
     log:
         "logs/warm_kernels.log",
     benchmark:
