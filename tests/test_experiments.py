@@ -147,11 +147,12 @@ def test_any_transform_is_a_grid_axis():
         (5000, 60.0, 2)]
 
 
-def test_numeric_grid_values_are_canonical():
+def test_numeric_grid_values_are_compared_as_converted():
     config = copy.deepcopy(SMALL)
     config["experiments"]["small"]["grid"]["offered_load"] = [1, 1.0]
-    runs = shards(config)["small/lublin16/torus/fcfs"].runs
-    assert [r.transforms.offered_load for r in runs] == [1.0, 1.0], "one per seed, not two"
+    with pytest.raises(ConfigError, match=r"experiments\.small\.grid\.offered_load\[1\]: 1\.0 "
+                                          r"given again \(first as \[0\]\)"):
+        shards(config)
 
 
 @pytest.mark.parametrize(("edit", "message"), [
