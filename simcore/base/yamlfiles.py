@@ -4,13 +4,14 @@ published numbers and the machine descriptions go through `read_yaml` or `parse_
 Plain YAML keeps the last value of a key given twice in one mapping, so a typo that repeats
 a key silently discards the first setting; here it is an error naming the file, the key
 and both lines. Merge keys (`<<: *anchor`) may still be overridden, as YAML intends.
-Before anything is built from a document:
+A document is refused before a caller sees it unless:
 
-- its aliases may repeat at most MAX_REPEATED_NODES nodes in all, and it may nest at most
-  MAX_DEPTH deep (a few lines of nested aliases otherwise expand to billions of values);
+- its aliases repeat at most MAX_REPEATED_NODES nodes in all, and it nests at most
+  MAX_DEPTH deep (a few lines of nested aliases otherwise expand to billions of values),
+  checked on the parsed nodes before any value is built;
 - every mapping key is a string;
-- a plain scalar that YAML 1.1 (PyYAML, and Snakemake reading a `--configfile`) reads
-  otherwise than YAML 1.2 is refused: octal `010`, sexagesimal `1:20`, `0b` binary,
+- no plain scalar is one that YAML 1.1 (PyYAML, and Snakemake reading a `--configfile`)
+  reads otherwise than YAML 1.2: octal `010`, sexagesimal `1:20`, `0b` binary,
   underscores in numbers, and the booleans `yes`, `no`, `on`, `off`. Such a file then
   means the same to every reader, and a surprise is never read silently.
 
