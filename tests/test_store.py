@@ -26,7 +26,7 @@ from simcore.sweep import store
 from simcore.sweep.experiments import Source, plan
 from simcore.sweep.planning import summarize_plan
 from simcore.sweep.runner import run_shard
-from simcore.sweep.store import damaged_shards, read_shard, read_summaries, shard_dir
+from simcore.sweep.store import SEAL_KEY, damaged_shards, read_shard, read_summaries, shard_dir
 from simcore.workload.io import convert_trace, read_workload
 from tests.conftest import ROOT
 from tests.test_absurd_input import refused
@@ -155,6 +155,52 @@ def test_commands_refuse_a_shard_whose_specification_was_rewritten(two_shards, t
     error = refused(capsys, *argv[command])
     assert f"{bm}: metadata does not match its checksum" in error
     assert not out.exists()
+
+
+def test_the_workflow_check_refuses_a_shard_of_another_specification(tmp_path):
+    """A shard made for an earlier configuration (a restored backup of its directory, its
+    `.checked` records with it) is removed and rebuilt by the workflow, never read."""
+    shard = heavy_shard(jobs=60, loads=(0.6,), seeds=(1,))
+    workloads(tmp_path, shard)
+    delayed = dataclasses.replace(shard,
+                                  policy_spec=shard.policy_spec.replace(start_delay_s=1.0))
+    directory = shard_dir(tmp_path, shard.dataset, shard.names)
+    files = [directory / "summary.parquet", directory / "jobs.parquet"]
+    run_shard(shard, tmp_path, log=io.StringIO())
+    backup = shutil.copytree(directory, tmp_path / "backup")
+    planned = {str(f): delayed.to_json() for f in files}
+
+    def refused_as_stale() -> None:
+        found = damaged_shards(planned)
+        assert sorted(found) == sorted(planned)
+        assert all("policy_spec.start_delay_s 0.0 (the configuration's: 1.0)" in problem
+                   for problem in found.values()), found
+
+    refused_as_stale()  # unchanged files, but the configuration now plans another shard
+    run_shard(delayed, tmp_path, log=io.StringIO())
+    assert damaged_shards(planned) == {}
+    shutil.rmtree(directory)
+    shutil.copytree(backup, directory)
+    refused_as_stale()
+
+
+def test_a_shard_file_of_an_older_simcore_is_rebuilt_not_trusted(two_shards):
+    """A file whose checksums leave its metadata out, with the record an older simcore
+    wrote beside it: the workflow's check removes it for a rebuild from the run cache, and
+    readers refuse it saying so."""
+    bm, fcfs = two_shards
+    planned = as_written(bm, fcfs)
+    table = pq.read_table(bm)
+    older = {k: v for k, v in table.schema.metadata.items() if k != SEAL_KEY}
+    pq.write_table(table.replace_schema_metadata(older), bm, compression="zstd")
+    info = bm.stat()
+    stamp = [info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns]
+    bm.with_name(".summary.parquet.checked").write_text(
+        json.dumps({"stat": stamp, "sha256": file_digest(bm)}))
+    problem = f"{bm}: no checksum of its metadata (a file of an older simcore)"
+    assert damaged_shards(planned) == {str(bm): problem}
+    with pytest.raises(IntegrityError, match=re.escape(f"{problem}; remove it and run")):
+        read_shard(bm)
 
 
 # -- workload files: what made them, and whose they are ------------------------------------

@@ -9,11 +9,12 @@ Every file is zstd Parquet written atomically, so a reader never sees half a fil
 interrupted sweep leaves only whole cache entries behind. The partition columns
 (experiment, workload, machine, policy) live in the directory names only; read the store
 with `read_summaries`, which restores them with explicit types. Every file carries schema
-metadata: `result_schema_version`, `simcore_version`, the checksum of its content and the
+metadata: `result_schema_version`, `simcore_version`, the checksum of its content, the
 checksum of its metadata (`sealed`) and, for shard files, the resolved shard
-specification, which must name the shard its directory names (`read_shard`). These checksums
-live here, not in `simcore.base.checksums`: that module is part of every run's code
-(`simcore.sweep.identity`), and the run cache's keys must not change with the store's.
+specification, which must name the shard its directory names (`read_shard`) and, in the
+workflow, be the one the configuration plans for it (`damaged_shards`). The metadata's
+checksum lives here, not in `simcore.base.checksums`: that module is part of every run's
+code (`simcore.sweep.identity`), and the run cache's keys must not change with the store.
 
 The columns are defined once: the run's identity, the workload transforms
 (`WorkloadSpec`), every scheduler parameter (`simcore.policy`) and the run metrics
@@ -132,7 +133,7 @@ def write_table(table: pa.Table, path: str | os.PathLike[str],
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd")
     if metadata is not None and "shard" in metadata:
-        _record_stamp(path)
+        _record_stamp(path, table.schema.metadata[b"shard"])
 
 
 def read_verified(path: str | os.PathLike[str], schema: pa.Schema | None = None,
@@ -238,39 +239,76 @@ def misplaced(path: PurePath, metadata: Mapping[bytes, bytes]) -> str | None:
     return None
 
 
-def damaged_shards(files: Sequence[str | os.PathLike[str]]) -> dict[str, str]:
-    """The existing shard `files` that `read_shard` refuses, each with its problem (without
-    the repair, REBUILD; missing files are not damaged: the workflow makes them).
+def damaged_shards(planned: Mapping[str, str]) -> dict[str, str]:
+    """The existing shard files of `planned` (path -> the specification the configuration
+    plans for its shard, `Shard.to_json`) that `read_shard` refuses or that were written
+    for another specification (an earlier configuration's, say, restored from a backup),
+    each with its problem (without the repair, REBUILD; missing files are not damaged:
+    the workflow makes them).
 
     Reading a file whole is the only full check, so a file is read only when its stat
-    stamp (size, inode, modification and change time) differs from the one recorded
-    beside it (`.<name>.checked`) when it was written or last passed. Any write changes
-    the stamp: a copy, truncation or edit gets a new change time even when the
-    modification time is set back, and no user can set a change time. The record also
-    holds the sha256 of the bytes written, so a change the decoded table does not show
-    (a byte of the statistics readers filter on, say) is refused too."""
+    stamp (size, inode, modification and change time) or the digest of the planned
+    specification differs from those recorded beside it (`.<name>.checked`) when it was
+    written or last passed. Any write changes the stamp: a copy, truncation or edit gets a
+    new change time even when the modification time is set back, and no user can set a
+    change time. The record also holds the sha256 of the bytes written, so a change the
+    decoded table does not show (a byte of the statistics readers filter on, say) is
+    refused too."""
     damaged = {}
-    for name in map(str, files):
+    for name, specification in planned.items():
         try:
             stamp = _stamp(name)
         except FileNotFoundError:
             continue
         recorded = _recorded(name)
-        if recorded.get("stat") == stamp:
+        wanted = hashlib.sha256(specification.encode()).hexdigest()
+        if recorded.get("stat") == stamp and recorded.get("shard") == wanted:
             continue
         try:
-            read_shard(name)
+            table = read_shard(name)
         except FileNotFoundError:
             continue
         except IntegrityError as exc:
             damaged[name] = str(exc).removesuffix(f"; {REBUILD}")
             continue
-        written = recorded.get("sha256")
-        if written is not None and file_digest(name) != written:
+        written = json.loads((table.schema.metadata or {})[b"shard"])  # read_shard checked
+        if written != json.loads(specification):
+            damaged[name] = (f"{name}: written for another specification of its shard than "
+                             f"the configuration's: {_differences(written, specification)}")
+            continue
+        sha256 = recorded.get("sha256")
+        if sha256 is not None and file_digest(name) != sha256:
             damaged[name] = f"{name}: its bytes differ from those simcore wrote"
             continue
-        _record_stamp(name, written)
+        _record_stamp(name, specification.encode(), sha256)
     return damaged
+
+
+def _differences(written: object, planned: str) -> str:
+    """The first values in which a shard specification (decoded) differs from the planned
+    one (JSON), each as `key written (the configuration's: planned)`, keys dotted into
+    mappings and lists."""
+    found: list[str] = []
+
+    def compare(have: object, want: object, key: str) -> None:
+        if have == want or len(found) >= 3:
+            return
+        if isinstance(have, dict) and isinstance(want, dict):
+            for name in sorted(have.keys() | want.keys()):
+                compare(have.get(name), want.get(name), f"{key}.{name}".lstrip("."))
+        elif isinstance(have, list) and isinstance(want, list) and len(have) == len(want):
+            for index, (a, b) in enumerate(zip(have, want, strict=True)):
+                compare(a, b, f"{key}.{index}")
+        else:
+            found.append(f"{key} {_brief(have)} (the configuration's: {_brief(want)})")
+
+    compare(written, json.loads(planned), "")
+    return "; ".join(found)
+
+
+def _brief(value: object) -> str:
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 def _recorded(path: str | os.PathLike[str]) -> dict:
@@ -291,10 +329,13 @@ def _stamp_path(path: str | os.PathLike[str]) -> Path:
     return Path(path).with_name(f".{Path(path).name}.checked")
 
 
-def _record_stamp(path: str | os.PathLike[str], sha256: str | None = None) -> None:
+def _record_stamp(path: str | os.PathLike[str], specification: bytes,
+                  sha256: str | None = None) -> None:
     """Record that the file at `path`, as it is now, passed its checks (or was just written
-    from checked data), with the sha256 of the bytes written (default: its bytes now)."""
-    record = {"stat": _stamp(path), "sha256": sha256 or file_digest(path)}
+    from checked data) for the shard `specification`, with the sha256 of the bytes written
+    (default: its bytes now)."""
+    record = {"stat": _stamp(path), "shard": hashlib.sha256(specification).hexdigest(),
+              "sha256": sha256 or file_digest(path)}
     atomic_write_bytes(_stamp_path(path), json.dumps(record).encode())
 
 
