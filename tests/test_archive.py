@@ -361,6 +361,34 @@ def test_verify_checks_each_parquet_members_own_checksum(tmp_path: Path,
         verify(_rewrite(out, tmp_path / "damaged.tar", damage))
 
 
+def test_verify_refuses_a_store_member_whose_specification_was_rewritten(
+        tmp_path: Path, results: dict[str, Path]) -> None:
+    """A store file given another shard specification (its rows and their checksum kept)
+    and packed with manifests that match it: only the checksum of its metadata tells."""
+    out = pack(tmp_path / "d.tar", results, METADATA)
+    name = _store_member(_members(out))
+    table = pq.read_table(io.BytesIO(_members(out)[name]))
+    metadata = {**table.schema.metadata,
+                b"shard": json.dumps({**SHARD, "machine_spec": "mesh:2x2x4"}).encode()}
+    rewritten = io.BytesIO()
+    pq.write_table(table.replace_schema_metadata(metadata), rewritten)
+
+    def rewrite(members: dict[str, bytes]) -> None:
+        members[name] = rewritten.getvalue()
+        document = json.loads(members["manifest.json"])
+        for member in document["members"]:
+            if member["path"] == name:
+                member.update(sha256=hashlib.sha256(members[name]).hexdigest(),
+                              size=len(members[name]))
+        members["manifest.json"] = json.dumps(document).encode()
+        members[MANIFEST] = "".join(f"{hashlib.sha256(b).hexdigest()}  {n}\n"
+                                    for n, b in sorted(members.items()) if n != MANIFEST).encode()
+
+    with pytest.raises(ArchiveError, match=re.escape(
+            f"{name}: metadata does not match its checksum")):
+        verify(_rewrite(out, tmp_path / "rewritten.tar", rewrite))
+
+
 def test_verify_refuses_a_store_member_of_another_place(tmp_path: Path,
                                                         results: dict[str, Path]) -> None:
     shard = results["store"] / "experiment=e/workload=w/machine=m/policy=p/summary.parquet"

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 import os
 import re
 import shutil
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -22,10 +26,10 @@ from simcore.sweep import store
 from simcore.sweep.experiments import Source, plan
 from simcore.sweep.planning import summarize_plan
 from simcore.sweep.runner import run_shard
-from simcore.sweep.store import damaged_shards, read_shard, read_summaries, shard_dir
+from simcore.sweep.store import SEAL_KEY, damaged_shards, read_shard, read_summaries, shard_dir
 from simcore.workload.io import convert_trace, read_workload
 from tests.conftest import ROOT
-from tests.test_integrity import flip_a_data_bit
+from tests.test_absurd_input import refused
 from tests.test_runner import CONFIG, heavy_shard, workloads
 
 
@@ -47,8 +51,11 @@ def damage(path: Path, how: str, other: Path) -> None:
     info = path.stat()
     if how == "truncate":
         path.write_bytes(path.read_bytes()[:-100])
-    elif how == "flip":
-        flip_a_data_bit(path)
+    elif how == "edit":  # one value changed, the metadata and its checksums kept
+        table = pq.read_table(path)
+        column = table.schema.get_field_index("utilization")
+        edited = pa.array([0.5] * table.num_rows, pa.float64())
+        pq.write_table(table.set_column(column, "utilization", edited), path)
     else:  # "foreign": another shard's whole, valid file
         shutil.copyfile(other, path)
     os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
@@ -56,7 +63,7 @@ def damage(path: Path, how: str, other: Path) -> None:
 
 @pytest.mark.parametrize(("how", "message"), [
     ("truncate", "unreadable"),
-    ("flip", "content does not match its checksum"),
+    ("edit", "content does not match its checksum"),
     ("foreign", "written for another shard: policy 'fcfs' (its place: 'bm')"),
 ])
 def test_tables_refuse_a_damaged_shard_saying_how_to_repair(two_shards, how, message):
@@ -80,13 +87,20 @@ def test_a_shard_of_another_dataset_is_refused(two_shards, tmp_path):
         read_shard(moved)
 
 
-@pytest.mark.parametrize("how", ["truncate", "flip", "foreign"])
+def as_written(*files: Path) -> dict[str, str]:
+    """Each file with the shard specification it was written for, as the configuration
+    that planned it gives it to the workflow's check ("{}" for a file not made yet)."""
+    return {str(f): pq.read_schema(f).metadata[b"shard"].decode() if f.exists() else "{}"
+            for f in files}
+
+
+@pytest.mark.parametrize("how", ["truncate", "edit", "foreign"])
 def test_the_workflow_check_finds_damage_that_keeps_the_mtime(two_shards, tmp_path, how):
     bm, fcfs = two_shards
-    missing = tmp_path / "not-made-yet" / "summary.parquet"
-    assert damaged_shards([bm, fcfs, missing]) == {}
+    planned = as_written(bm, fcfs, tmp_path / "not-made-yet" / "summary.parquet")
+    assert damaged_shards(planned) == {}
     damage(bm, how, fcfs)
-    found = damaged_shards([bm, fcfs, missing])
+    found = damaged_shards(planned)
     assert list(found) == [str(bm)] and found[str(bm)].startswith(f"{bm}: ")
 
 
@@ -97,11 +111,96 @@ def test_the_workflow_check_reads_only_files_that_changed(two_shards, tmp_path, 
     read = []
     checked = store.read_shard
     monkeypatch.setattr(store, "read_shard", lambda path: read.append(path) or checked(path))
-    assert damaged_shards([bm, fcfs]) == {} and read == []
+    planned = as_written(bm, fcfs)
+    assert damaged_shards(planned) == {} and read == []
     shutil.copyfile(bm, tmp_path / "copy")  # a rewrite in place: same bytes, new stamp
     os.replace(tmp_path / "copy", bm)
-    assert damaged_shards([bm, fcfs]) == {} and read == [str(bm)]
-    assert damaged_shards([bm, fcfs]) == {} and read == [str(bm)]
+    assert damaged_shards(planned) == {} and read == [str(bm)]
+    assert damaged_shards(planned) == {} and read == [str(bm)]
+
+
+# -- a shard file's specification: inside its checksum, and the configuration's --------------
+
+#: Rewrites of a shard specification that keep the directories' names.
+REWRITES: dict[str, Callable[[dict], dict]] = {
+    "machine": lambda spec: {**spec, "machine_spec": "mesh:2x2x4"},
+    "policy": lambda spec: {**spec, "policy_spec": {**spec["policy_spec"], "start_delay_s": 1.0}},
+    "run order": lambda spec: {**spec, "runs": spec["runs"][::-1]},
+}
+
+
+def rewrite_specification(path: Path, change: Callable[[dict], dict]) -> None:
+    """Give a shard file another specification in its metadata, its rows and their
+    recorded checksum kept (as anyone with pyarrow can)."""
+    table = pq.read_table(path)
+    metadata = dict(table.schema.metadata)
+    metadata[b"shard"] = json.dumps(change(json.loads(metadata[b"shard"]))).encode()
+    pq.write_table(table.replace_schema_metadata(metadata), path, compression="zstd")
+
+
+@pytest.mark.parametrize("rewrite", REWRITES)
+@pytest.mark.parametrize("command", ["tables", "export", "archive pack"])
+def test_commands_refuse_a_shard_whose_specification_was_rewritten(two_shards, tmp_path,
+                                                                   capsys, rewrite, command):
+    bm, _ = two_shards
+    key = pq.read_table(bm).column("run_key")[0].as_py()
+    rewrite_specification(bm, REWRITES[rewrite])
+    dataset, out = tmp_path / "torus-sweep-test", tmp_path / "out.tar"
+    (dataset / "tables").mkdir()
+    (dataset / "tables" / "summary.csv").write_text("policy\nbm\n")
+    argv = {"tables": ["tables", "--store", str(dataset / "store"), "--out", str(out)],
+            "export": ["export", "--store", str(dataset / "store"), "--run-key", key,
+                       "--out", str(out)],
+            "archive pack": ["archive", "pack", "--out", str(out), "--results", str(dataset)]}
+    error = refused(capsys, *argv[command])
+    assert f"{bm}: metadata does not match its checksum" in error
+    assert not out.exists()
+
+
+def test_the_workflow_check_refuses_a_shard_of_another_specification(tmp_path):
+    """A shard made for an earlier configuration (a restored backup of its directory, its
+    `.checked` records with it) is removed and rebuilt by the workflow, never read."""
+    shard = heavy_shard(jobs=60, loads=(0.6,), seeds=(1,))
+    workloads(tmp_path, shard)
+    delayed = dataclasses.replace(shard,
+                                  policy_spec=shard.policy_spec.replace(start_delay_s=1.0))
+    directory = shard_dir(tmp_path, shard.dataset, shard.names)
+    files = [directory / "summary.parquet", directory / "jobs.parquet"]
+    run_shard(shard, tmp_path, log=io.StringIO())
+    backup = shutil.copytree(directory, tmp_path / "backup")
+    planned = {str(f): delayed.to_json() for f in files}
+
+    def refused_as_stale() -> None:
+        found = damaged_shards(planned)
+        assert sorted(found) == sorted(planned)
+        assert all("policy_spec.start_delay_s 0.0 (the configuration's: 1.0)" in problem
+                   for problem in found.values()), found
+
+    refused_as_stale()  # unchanged files, but the configuration now plans another shard
+    run_shard(delayed, tmp_path, log=io.StringIO())
+    assert damaged_shards(planned) == {}
+    shutil.rmtree(directory)
+    shutil.copytree(backup, directory)
+    refused_as_stale()
+
+
+def test_a_shard_file_of_an_older_simcore_is_rebuilt_not_trusted(two_shards):
+    """A file whose checksums leave its metadata out, with the record an older simcore
+    wrote beside it: the workflow's check removes it for a rebuild from the run cache, and
+    readers refuse it saying so."""
+    bm, fcfs = two_shards
+    planned = as_written(bm, fcfs)
+    table = pq.read_table(bm)
+    older = {k: v for k, v in table.schema.metadata.items() if k != SEAL_KEY}
+    pq.write_table(table.replace_schema_metadata(older), bm, compression="zstd")
+    info = bm.stat()
+    stamp = [info.st_size, info.st_ino, info.st_mtime_ns, info.st_ctime_ns]
+    bm.with_name(".summary.parquet.checked").write_text(
+        json.dumps({"stat": stamp, "sha256": file_digest(bm)}))
+    problem = f"{bm}: no checksum of its metadata (a file of an older simcore)"
+    assert damaged_shards(planned) == {str(bm): problem}
+    with pytest.raises(IntegrityError, match=re.escape(f"{problem}; remove it and run")):
+        read_shard(bm)
 
 
 # -- workload files: what made them, and whose they are ------------------------------------

@@ -47,8 +47,8 @@ from simcore.sweep.store import (
     PARTITIONS,
     RESULT_SCHEMA_VERSION,
     SHARD_FILES,
-    misplaced,
     read_shard,
+    shard_problem,
 )
 
 ARCHIVE_SCHEMA_VERSION = 1
@@ -606,8 +606,8 @@ def _read_manifest_json(path: Path, local: Path) -> dict[str, object]:
 
 def _parquet_problem(name: str, local: Path) -> str | None:
     """What is wrong with a Parquet member by its own metadata: content not matching its
-    recorded checksum, or under store/, no checksum or a shard specification of another
-    place (None if nothing)."""
+    recorded checksum, or under store/, what `simcore.sweep.store.shard_problem` finds
+    (None if nothing)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -615,14 +615,12 @@ def _parquet_problem(name: str, local: Path) -> str | None:
         table = pq.read_table(local)
     except (pa.ArrowException, OSError) as exc:
         return f"{name}: not readable as Parquet ({exc})"
+    if name.startswith("store/"):
+        problem = shard_problem(table, PurePosixPath(name))
+        return None if problem is None else f"{name}: {problem}"
     recorded = recorded_digest(table)
-    if recorded is None and name.startswith("store/"):
-        return f"{name}: no content checksum in its metadata"
     if recorded is not None and recorded != table_digest(table):
         return f"{name}: content does not match its checksum"
-    if name.startswith("store/"):
-        problem = misplaced(PurePosixPath(name), table.schema.metadata or {})
-        return None if problem is None else f"{name}: {problem}"
     return None
 
 

@@ -9,8 +9,12 @@ Every file is zstd Parquet written atomically, so a reader never sees half a fil
 interrupted sweep leaves only whole cache entries behind. The partition columns
 (experiment, workload, machine, policy) live in the directory names only; read the store
 with `read_summaries`, which restores them with explicit types. Every file carries schema
-metadata: `result_schema_version`, `simcore_version` and, for shard files, the resolved
-shard specification, which must name the shard its directory names (`read_shard`).
+metadata: `result_schema_version`, `simcore_version`, the checksum of its content, the
+checksum of its metadata (`sealed`) and, for shard files, the resolved shard
+specification, which must name the shard its directory names (`read_shard`) and, in the
+workflow, be the one the configuration plans for it (`damaged_shards`). The metadata's
+checksum lives here, not in `simcore.base.checksums`: that module is part of every run's
+code (`simcore.sweep.identity`), and the run cache's keys must not change with the store.
 
 The columns are defined once: the run's identity, the workload transforms
 (`WorkloadSpec`), every scheduler parameter (`simcore.policy`) and the run metrics
@@ -19,6 +23,7 @@ The columns are defined once: the run's identity, the workload transforms
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -46,6 +51,9 @@ if TYPE_CHECKING:
 RESULT_SCHEMA_VERSION = 6  # 4: time-sharing columns; 5: failed capacity and goodput;
 # 6: each job's placements
 PARTITIONS = ("experiment", "workload", "machine", "policy")
+#: Schema metadata key of the digest of a store file's metadata, its content digest among
+#: it (`sealed_digest`): what the metadata says of the rows is not rewritten apart from them.
+SEAL_KEY = b"sealed_sha256"
 _ARROW = {int: pa.int64(), float: pa.float64(), str: pa.string(), bool: pa.bool_(),
           list: pa.list_(pa.int64()), list[float]: pa.list_(pa.float64())}
 
@@ -80,32 +88,66 @@ def _metadata(extra: Mapping[str, object] | None = None) -> dict[bytes, bytes]:
     return meta
 
 
+def sealed_digest(table: pa.Table) -> str:
+    """Hex sha256 of every schema metadata entry of a table but SEAL_KEY: with the content
+    digest among them, it covers the rows and all the metadata says of them."""
+    digest = hashlib.sha256()
+    for key, value in sorted((table.schema.metadata or {}).items()):
+        if key != SEAL_KEY:
+            digest.update(b"%d\0%b%d\0%b" % (len(key), key, len(value), value))
+    return digest.hexdigest()
+
+
+def sealed(table: pa.Table) -> pa.Table:
+    """`table` with its content digest and then its sealed digest in its schema metadata."""
+    table = with_digest(table)
+    return table.replace_schema_metadata(
+        {**table.schema.metadata, SEAL_KEY: sealed_digest(table).encode()})
+
+
+def digest_problem(table: pa.Table, seal_required: bool = False) -> str | None:
+    """What in `table` does not match the digests its metadata records: its content, or
+    its metadata where it records a sealed digest (or must: `seal_required`); None if
+    nothing. A checksum finds damage and edits, not a forger who computes it again."""
+    recorded = recorded_digest(table)
+    if recorded is None:
+        return "no checksum of its content in its metadata"
+    if recorded != table_digest(table):
+        return "content does not match its checksum"
+    seal = (table.schema.metadata or {}).get(SEAL_KEY)
+    if seal is None:
+        return ("no checksum of its metadata (a file of an older simcore)" if seal_required
+                else None)
+    if seal.decode() != sealed_digest(table):
+        return "metadata does not match its checksum"
+    return None
+
+
 def write_table(table: pa.Table, path: str | os.PathLike[str],
                 metadata: Mapping[str, object] | None = None) -> None:
-    """Write zstd Parquet atomically with the store's metadata and the checksum of the
-    table's content. A shard file (`metadata` has `shard`) gets its stat stamp recorded
-    beside it, so `damaged_shards` need not read it until it changes."""
-    table = with_digest(table.replace_schema_metadata(_metadata(metadata)))
+    """Write zstd Parquet atomically with the store's metadata and the checksums of the
+    table's content and of its metadata (`sealed`). A shard file
+    (`metadata` has `shard`) gets its stat stamp recorded beside it, so `damaged_shards`
+    need not read it until it changes."""
+    table = sealed(table.replace_schema_metadata(_metadata(metadata)))
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression="zstd")
     if metadata is not None and "shard" in metadata:
-        _record_stamp(path)
+        _record_stamp(path, table.schema.metadata[b"shard"])
 
 
 def read_verified(path: str | os.PathLike[str], schema: pa.Schema | None = None,
                   run_key: str | None = None) -> pa.Table:
     """A file written by `write_table`, checked before it is trusted: readable Parquet,
-    content matching its checksum, the expected schema (if given) and, for a run-cache
-    entry, written for `run_key` and holding only that key's rows. FileNotFoundError if it
-    is missing; IntegrityError (naming the file and the problem) otherwise."""
-    try:
-        table = pq.read_table(path)
-    except FileNotFoundError:
-        raise
-    except (pa.ArrowException, OSError) as exc:
-        raise IntegrityError(f"{path}: unreadable ({' '.join(str(exc).split())})") from None
-    if recorded_digest(table) != table_digest(table):
-        raise IntegrityError(f"{path}: content does not match its checksum")
+    content and metadata matching their checksums (a file written before the store
+    recorded the metadata's has only the content's), the expected schema (if given) and,
+    for a run-cache entry, written for `run_key` and holding only that key's rows.
+    FileNotFoundError if it is missing; IntegrityError (naming the file and the problem)
+    otherwise."""
+    table = _parquet(path)
+    problem = digest_problem(table)
+    if problem is not None:
+        raise IntegrityError(f"{path}: {problem}")
     meta = table.schema.metadata or {}
     if run_key is not None:
         written_for = meta.get(b"run_key", b"").decode()
@@ -114,6 +156,17 @@ def read_verified(path: str | os.PathLike[str], schema: pa.Schema | None = None,
             raise IntegrityError(f"{path}: holds run {written_for or 'of no key'}, expected "
                                  f"{run_key}")
     return table if schema is None else conformed(table, schema, path)
+
+
+def _parquet(path: str | os.PathLike[str]) -> pa.Table:
+    """The table of a Parquet file: FileNotFoundError if it is missing, IntegrityError if
+    it cannot be read."""
+    try:
+        return pq.read_table(path)
+    except FileNotFoundError:
+        raise
+    except (pa.ArrowException, OSError) as exc:
+        raise IntegrityError(f"{path}: unreadable ({' '.join(str(exc).split())})") from None
 
 
 def conformed(table: pa.Table, schema: pa.Schema, path: str | os.PathLike[str]) -> pa.Table:
@@ -143,20 +196,28 @@ REBUILD = ("remove it and run snakemake again: the shard is rebuilt from the run
 
 
 def read_shard(path: str | os.PathLike[str]) -> pa.Table:
-    """A shard file (`summary.parquet` or `jobs.parquet`) verified as `read_verified` does,
-    and written for the shard its place names: the specification in its metadata must
-    name the directory's experiment, workload, machine and policy and, under
-    `<dataset>/store/`, the dataset. FileNotFoundError if it is missing; otherwise an
+    """A shard file (`summary.parquet` or `jobs.parquet`) that `shard_problem` finds
+    nothing wrong with, with the columns of its kind (`conformed`). Every command reading
+    shard files reads them here. FileNotFoundError if it is missing; otherwise an
     IntegrityError naming the file, the problem and how to repair it."""
     path = Path(path)
     try:
-        table = read_verified(path, SHARD_FILES.get(path.name))
+        table = _parquet(path)
+        problem = shard_problem(table, path)
+        if problem is not None:
+            raise IntegrityError(f"{path}: {problem}")
+        schema = SHARD_FILES.get(path.name)
+        return table if schema is None else conformed(table, schema, path)
     except IntegrityError as exc:
         raise IntegrityError(f"{exc}; {REBUILD}") from None
-    problem = misplaced(path, table.schema.metadata or {})
-    if problem is not None:
-        raise IntegrityError(f"{path}: {problem}; {REBUILD}")
-    return table
+
+
+def shard_problem(table: pa.Table, place: PurePath) -> str | None:
+    """What is wrong with a shard file's `table` read at `place` (None if nothing): content
+    or metadata not matching their checksums (the shard specification is metadata), no
+    checksum of its metadata, or a specification of another shard than its place names."""
+    return digest_problem(table, seal_required=True) or misplaced(
+        place, table.schema.metadata or {})
 
 
 def misplaced(path: PurePath, metadata: Mapping[bytes, bytes]) -> str | None:
@@ -178,39 +239,76 @@ def misplaced(path: PurePath, metadata: Mapping[bytes, bytes]) -> str | None:
     return None
 
 
-def damaged_shards(files: Sequence[str | os.PathLike[str]]) -> dict[str, str]:
-    """The existing shard `files` that `read_shard` refuses, each with its problem (without
-    the repair, REBUILD; missing files are not damaged: the workflow makes them).
+def damaged_shards(planned: Mapping[str, str]) -> dict[str, str]:
+    """The existing shard files of `planned` (path -> the specification the configuration
+    plans for its shard, `Shard.to_json`) that `read_shard` refuses or that were written
+    for another specification (an earlier configuration's, say, restored from a backup),
+    each with its problem (without the repair, REBUILD; missing files are not damaged:
+    the workflow makes them).
 
     Reading a file whole is the only full check, so a file is read only when its stat
-    stamp (size, inode, modification and change time) differs from the one recorded
-    beside it (`.<name>.checked`) when it was written or last passed. Any write changes
-    the stamp: a copy, truncation or edit gets a new change time even when the
-    modification time is set back, and no user can set a change time. The record also
-    holds the sha256 of the bytes written, so a change the decoded table does not show
-    (a byte of the statistics readers filter on, say) is refused too."""
+    stamp (size, inode, modification and change time) or the digest of the planned
+    specification differs from those recorded beside it (`.<name>.checked`) when it was
+    written or last passed. Any write changes the stamp: a copy, truncation or edit gets a
+    new change time even when the modification time is set back, and no user can set a
+    change time. The record also holds the sha256 of the bytes written, so a change the
+    decoded table does not show (a byte of the statistics readers filter on, say) is
+    refused too."""
     damaged = {}
-    for name in map(str, files):
+    for name, specification in planned.items():
         try:
             stamp = _stamp(name)
         except FileNotFoundError:
             continue
         recorded = _recorded(name)
-        if recorded.get("stat") == stamp:
+        wanted = hashlib.sha256(specification.encode()).hexdigest()
+        if recorded.get("stat") == stamp and recorded.get("shard") == wanted:
             continue
         try:
-            read_shard(name)
+            table = read_shard(name)
         except FileNotFoundError:
             continue
         except IntegrityError as exc:
             damaged[name] = str(exc).removesuffix(f"; {REBUILD}")
             continue
-        written = recorded.get("sha256")
-        if written is not None and file_digest(name) != written:
+        written = json.loads((table.schema.metadata or {})[b"shard"])  # read_shard checked
+        if written != json.loads(specification):
+            damaged[name] = (f"{name}: written for another specification of its shard than "
+                             f"the configuration's: {_differences(written, specification)}")
+            continue
+        sha256 = recorded.get("sha256")
+        if sha256 is not None and file_digest(name) != sha256:
             damaged[name] = f"{name}: its bytes differ from those simcore wrote"
             continue
-        _record_stamp(name, written)
+        _record_stamp(name, specification.encode(), sha256)
     return damaged
+
+
+def _differences(written: object, planned: str) -> str:
+    """The first values in which a shard specification (decoded) differs from the planned
+    one (JSON), each as `key written (the configuration's: planned)`, keys dotted into
+    mappings and lists."""
+    found: list[str] = []
+
+    def compare(have: object, want: object, key: str) -> None:
+        if have == want or len(found) >= 3:
+            return
+        if isinstance(have, dict) and isinstance(want, dict):
+            for name in sorted(have.keys() | want.keys()):
+                compare(have.get(name), want.get(name), f"{key}.{name}".lstrip("."))
+        elif isinstance(have, list) and isinstance(want, list) and len(have) == len(want):
+            for index, (a, b) in enumerate(zip(have, want, strict=True)):
+                compare(a, b, f"{key}.{index}")
+        else:
+            found.append(f"{key} {_brief(have)} (the configuration's: {_brief(want)})")
+
+    compare(written, json.loads(planned), "")
+    return "; ".join(found)
+
+
+def _brief(value: object) -> str:
+    text = json.dumps(value, sort_keys=True)
+    return text if len(text) <= 60 else f"{text[:57]}..."
 
 
 def _recorded(path: str | os.PathLike[str]) -> dict:
@@ -231,10 +329,13 @@ def _stamp_path(path: str | os.PathLike[str]) -> Path:
     return Path(path).with_name(f".{Path(path).name}.checked")
 
 
-def _record_stamp(path: str | os.PathLike[str], sha256: str | None = None) -> None:
+def _record_stamp(path: str | os.PathLike[str], specification: bytes,
+                  sha256: str | None = None) -> None:
     """Record that the file at `path`, as it is now, passed its checks (or was just written
-    from checked data), with the sha256 of the bytes written (default: its bytes now)."""
-    record = {"stat": _stamp(path), "sha256": sha256 or file_digest(path)}
+    from checked data) for the shard `specification`, with the sha256 of the bytes written
+    (default: its bytes now)."""
+    record = {"stat": _stamp(path), "shard": hashlib.sha256(specification).hexdigest(),
+              "sha256": sha256 or file_digest(path)}
     atomic_write_bytes(_stamp_path(path), json.dumps(record).encode())
 
 

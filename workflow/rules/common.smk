@@ -77,9 +77,17 @@ def shard_summaries():
 
 def shard_outputs():
     """Both files of every shard."""
-    return shard_summaries() + [
-        R(patterns.SHARD_JOBS).format(dataset=DATASET, **s.names) for s in SHARDS.values()
-    ]
+    return list(planned_shard_files())
+
+
+def planned_shard_files():
+    """Both files of every shard, each with the specification the configuration plans for
+    its shard (`Shard.to_json`, as the shard job writes it)."""
+    return {
+        R(pattern).format(dataset=DATASET, **s.names): s.to_json()
+        for s in SHARDS.values()
+        for pattern in (patterns.SHARD_SUMMARY, patterns.SHARD_JOBS)
+    }
 
 
 def schedule_outputs():
@@ -189,10 +197,12 @@ CODE = closure_digests(
 
 def remove_damaged_shards():
     """Remove the shard files damaged or replaced by another shard's since they were
-    written (a change modification times miss), so that Snakemake rebuilds them from the
-    run cache, in a dry run's plan too: every reader would refuse them. Only files changed
-    since they were written or last checked are read (simcore.sweep.store.damaged_shards)."""
-    for path, problem in damaged_shards(shard_outputs()).items():
+    written (a change modification times miss), or written for another specification of
+    their shard than the configuration's (a backup restored after the configuration
+    changed), so that Snakemake rebuilds them from the run cache, in a dry run's plan too:
+    every reader would refuse them. Only files changed since they were written or last
+    checked are read (simcore.sweep.store.damaged_shards)."""
+    for path, problem in damaged_shards(planned_shard_files()).items():
         os.remove(path)
         print(f"{problem}; removed: this run rebuilds the shard from the run cache "
               "(simulating any run the cache lacks)", file=sys.stderr)
