@@ -194,8 +194,7 @@ def pack_dataset(out: str | os.PathLike[str], results: str | os.PathLike[str],
                            + " | ".join(problems))
     unmade = _unmade(results, shards)
     if unmade:
-        raise ArchiveError("files the archive would hold are not what the workflow made: "
-                           + " | ".join(unmade))
+        raise ArchiveError(" | ".join(unmade))
     members: dict[str, str | os.PathLike[str]] = {
         item: results / item for item in ("tables", "figures", "reproduction.md")
         if (results / item).exists()}
@@ -213,16 +212,18 @@ def _unmade(results: Path, shards: Sequence[Path]) -> list[str]:
     """What differs from what the workflow made, each with how to make it again: a file in
     a shard directory that is not a store file; tables, figures or reproduction.md missing,
     edited or added to since they were stamped (`simcore.base.stamps`)."""
-    problems = [f"{file}: not a store file (a shard holds {' and '.join(SHARD_FILES)}); move "
-                f"it out of the store" for shard in shards for file in made_files(shard)
+    problems = [f"{file}: not a store file; expected only {' and '.join(SHARD_FILES)} in a "
+                f"shard directory: move it out of the store" for shard in shards
+                for file in made_files(shard)
                 if file.parent != shard or file.name not in SHARD_FILES]
     for item in ("tables", "figures", "reproduction.md"):
         output = results / item
         found = (stamp_problems(output)
                  if output.exists() or stamp_path(output).exists() else [])
         if found:
-            problems.append(f"{'; '.join(found)}; remove {output} and run snakemake again to "
-                            f"make it afresh")
+            problems.append(f"{'; '.join(found)}; expected {output} as the workflow made it "
+                            f"({stamp_path(output).name}): remove {output} and run snakemake "
+                            f"again to make it afresh")
     return problems
 
 
@@ -354,7 +355,7 @@ def _collect(out: Path, members: Mapping[str, str | os.PathLike[str]]) -> dict[s
                                f"pack")
         if local.is_symlink():
             raise ArchiveError(f"members[{prefix!r}]: {local} is a symbolic link; expected "
-                               f"the file or directory itself")
+                               f"the file or directory it stands for")
         if local.is_file():  # under the prefix, unless the prefix is already its name
             name = prefix if PurePosixPath(prefix).name == local.name else f"{prefix}/{local.name}"
             found = {name: local}
@@ -370,8 +371,9 @@ def _collect(out: Path, members: Mapping[str, str | os.PathLike[str]]) -> dict[s
         for name, path in found.items():
             if path.is_symlink() or not path.is_file():
                 what = "a symbolic link" if path.is_symlink() else "not a regular file"
-                raise ArchiveError(f"{path}: {what}; an archive holds the files a dataset made, "
-                                   f"so copy it in place or move it out of {local}")
+                raise ArchiveError(f"{path}: {what}; expected a regular file, as an archive "
+                                   f"holds only what a dataset made: copy the file in its "
+                                   f"place or move it out of {local}")
             if {"\n", "\r", "\\"} & set(name):
                 raise ArchiveError(f"{path}: a newline or backslash in its name cannot be "
                                    f"listed in {MANIFEST}")
@@ -546,7 +548,8 @@ In the extracted directory:
 sha256sum -c {MANIFEST}
 ```
 
-Or, with simcore installed, without extracting (also reloads every table):
+Or, with simcore installed, without extracting (also checks `{MANIFEST_JSON}` against
+`{MANIFEST}` and each Parquet member against its own checksum, and reloads every table):
 
 ```
 python -c "from simcore.report.archive import verify; print(verify('<archive>'))"
