@@ -21,6 +21,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from simcore.base.errors import ArchiveError, SimcoreError
 from simcore.base.stamps import write_stamp
@@ -564,3 +566,31 @@ def test_verify_refuses_an_unlisted_member_before_writing_anything(
                 f"{bad}: store/zeros.parquet: present but not listed in {MANIFEST}")):
             verify(bad, extract_to=extract_to)
         assert list(scratch.iterdir()) == [] and not (tmp_path / "x").exists()
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), relist=st.sampled_from(["none", MANIFEST]))
+def test_any_edited_member_is_refused(tmp_path: Path, results: dict[str, Path],
+                                      data: st.DataObject, relist: str) -> None:
+    """One byte of any member changed, listed again in MANIFEST.sha256 or not: refused.
+    (manifest.json's own metadata is covered by MANIFEST.sha256 alone: rewriting both is
+    the forgery no checksum inside an archive can find.)"""
+    out = tmp_path / "d.tar"
+    if not out.exists():
+        pack(out, results, METADATA)
+    contents = _members(out)
+    name = data.draw(st.sampled_from(sorted(
+        n for n in contents if n != MANIFEST and (relist == "none" or n != "manifest.json"))))
+    at = data.draw(st.integers(0, len(contents[name]) - 1))
+    edited = bytearray(contents[name])
+    edited[at] ^= data.draw(st.integers(1, 255))
+
+    def edit(members: dict[str, bytes]) -> None:
+        members[name] = bytes(edited)
+        if relist == MANIFEST:
+            _relist(members, json_too=False)
+
+    bad = _rewrite(out, tmp_path / "bad.tar", edit)
+    with pytest.raises(ArchiveError, match=re.escape(f"{bad}: ")):
+        verify(bad)
