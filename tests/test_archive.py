@@ -494,6 +494,8 @@ _UNMADE = {
                          "tables: no stamp .tables.sha256", "tables and run snakemake"),
     "stamp out of place": (lambda d: (d / ".tables.sha256").write_text(
         f"{'0' * 64}  ../secret\n"), ".tables.sha256:1: '", "expected '<sha256>  <path>'"),
+    "stamp not text": (lambda d: (d / ".tables.sha256").write_bytes(b"\xff\n"),
+                       ".tables.sha256: not UTF-8 text", "remove"),
     "figures deleted": (lambda d: shutil.rmtree(d / "figures"), "figures/e/f.png: missing",
                         "figures and run snakemake again"),
     "report edited": (lambda d: (d / "reproduction.md").write_text("# Better numbers\n"),
@@ -594,3 +596,23 @@ def test_any_edited_member_is_refused(tmp_path: Path, results: dict[str, Path],
     bad = _rewrite(out, tmp_path / "bad.tar", edit)
     with pytest.raises(ArchiveError, match=re.escape(f"{bad}: ")):
         verify(bad)
+
+
+def test_verify_refuses_an_archive_replaced_between_its_passes(
+        tmp_path: Path, results: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the second pass extracts is hashed again: an archive replaced after the first
+    pass checked it is refused, not checked by its former contents."""
+    out = pack(tmp_path / "d.tar", results, METADATA)
+    other = _rewrite(out, tmp_path / "other.tar", lambda c: c.update(
+        {"tables/wait.parquet": c["tables/wait.parquet"][:-1] + b"!"}))
+    scan = archive._scan
+
+    def scan_then_replace(path: Path) -> object:
+        found = scan(path)
+        shutil.copy(other, path)
+        return found
+
+    monkeypatch.setattr(archive, "_scan", scan_then_replace)
+    with pytest.raises(ArchiveError, match=re.escape(
+            f"{out}: tables/wait.parquet: changed while being verified")):
+        verify(out)

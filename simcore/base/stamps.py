@@ -56,9 +56,13 @@ def stamp_problems(output: str | os.PathLike[str]) -> list[str]:
     stamp = stamp_path(output)
     if not stamp.is_file():
         return [f"{output}: no stamp {stamp.name} beside it recording what was made"]
+    try:
+        text = stamp.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        return [f"{stamp}: not UTF-8 text ({exc}); expected lines '<sha256>  <path>'"]
     listed: dict[str, str] = {}
     top = PurePosixPath(output.name)
-    for number, line in enumerate(stamp.read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(text.splitlines(), 1):
         match = _LINE.fullmatch(line)
         name = PurePosixPath(match[2]) if match else None
         if name is None or ".." in name.parts or not (name == top or top in name.parents):

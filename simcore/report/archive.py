@@ -619,16 +619,20 @@ def _scan(path: Path) -> tuple[dict[str, tuple[str, int]], dict[str, str]]:
 def _extract(path: Path, dest: Path, wanted: Mapping[str, tuple[str, int]]) -> None:
     """Write the members `wanted` (path -> sha256 and size, as the first pass found them)
     under `dest`, each hashed as it is written; anything else changed since is refused."""
+    left = set(wanted)
     with _unreadable_as_archive_error(path):
         for member, source in _members(path):
-            if member.name not in wanted:
+            if member.name not in left:
                 continue
+            left.remove(member.name)
             if member.size != wanted[member.name][1]:
                 raise ArchiveError(f"{path}: {member.name}: changed while being verified")
             target = dest.joinpath(*PurePosixPath(member.name).parts)
             target.parent.mkdir(parents=True, exist_ok=True)
             if _digest(source, target) != wanted[member.name]:
                 raise ArchiveError(f"{path}: {member.name}: changed while being verified")
+    if left:
+        raise ArchiveError(f"{path}: {min(left)}: changed while being verified")
 
 
 def _members(path: Path) -> Iterator[tuple[tarfile.TarInfo, BinaryIO]]:
