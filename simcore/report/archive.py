@@ -684,14 +684,15 @@ def _read_manifest_json(path: Path, text: str
         for m in document["members"]:
             if not (isinstance(m["path"], str) and isinstance(m["sha256"], str)
                     and isinstance(m["size"], int) and not isinstance(m["size"], bool)):
-                raise TypeError(f"member {m!r}: expected a string path and sha256 and an "
-                                f"integer size")
+                raise TypeError(f"member {m!r:.200}: expected a string path and sha256 and "
+                                f"an integer size")
             if m["path"] in members or m["path"] in (MANIFEST, MANIFEST_JSON):
-                raise ValueError(f"member {m['path']!r} listed twice")
+                raise ValueError(f"member {m['path']!r:.200} listed twice (or a manifest "
+                                 f"listed as a member)")
             members[m["path"]] = (m["sha256"], m["size"])
     except (ValueError, KeyError, TypeError) as exc:
         raise ArchiveError(f"{path}: {MANIFEST_JSON}: expected an object whose 'members' list "
-                           f"path, sha256 and size of each member once ({exc!r})") from exc
+                           f"path, sha256 and size of each member once ({exc!r:.300})") from exc
     return document, members
 
 
