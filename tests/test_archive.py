@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,8 +21,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from simcore.base.errors import ArchiveError, SimcoreError
+from simcore.base.stamps import write_stamp
 from simcore.report import archive
 from simcore.report.archive import GENERATED, MANIFEST, pack, pack_dataset, verify
 from simcore.sweep.runner import run_shard
@@ -68,6 +72,19 @@ def results(tmp_path: Path) -> dict[str, Path]:
 def _members(path: Path) -> dict[str, bytes]:
     with tarfile.open(path) as tar:
         return {m.name: tar.extractfile(m).read() for m in tar.getmembers()}  # type: ignore[union-attr]
+
+
+def _relist(contents: dict[str, bytes], *, json_too: bool = True) -> None:
+    """List the members as they now are in MANIFEST.sha256 and (with `json_too`) in
+    manifest.json's members, as a forger would."""
+    if json_too and "manifest.json" in contents:
+        document = json.loads(contents["manifest.json"])
+        document["members"] = [{"path": n, "sha256": hashlib.sha256(b).hexdigest(),
+                                "size": len(b)} for n, b in sorted(contents.items())
+                               if n not in (MANIFEST, "manifest.json")]
+        contents["manifest.json"] = json.dumps(document).encode()
+    contents[MANIFEST] = "".join(f"{hashlib.sha256(b).hexdigest()}  {n}\n"
+                                 for n, b in sorted(contents.items()) if n != MANIFEST).encode()
 
 
 def _rewrite(src: Path, dst: Path, edit: Callable[[dict[str, bytes]], None]) -> Path:
@@ -195,7 +212,7 @@ def test_truncated_member_reports_size(tmp_path: Path, results: dict[str, Path])
 @pytest.mark.parametrize(("edit", "message"), [
     (lambda c: c.update({MANIFEST: b"".join(line for line in io.BytesIO(c[MANIFEST])
                                             if not line.endswith(b"  figures/utilization.png\n"))}),
-     "figures/utilization.png: present but not listed in MANIFEST.sha256"),
+     "figures/utilization.png: listed in manifest.json but not in MANIFEST.sha256"),
     (lambda c: c.update({"tables/extra.parquet": b"PAR1"}),
      "tables/extra.parquet: present but not listed in MANIFEST.sha256"),
     (lambda c: c.pop("config/config.yaml"),
@@ -351,10 +368,7 @@ def test_verify_checks_each_parquet_members_own_checksum(tmp_path: Path,
 
     def damage(members: dict[str, bytes]) -> None:
         members[name] = shard.read_bytes()
-        members.pop(MANIFEST)
-        members.pop("manifest.json")
-        members[MANIFEST] = "".join(f"{hashlib.sha256(b).hexdigest()}  {n}\n"
-                                    for n, b in sorted(members.items())).encode()
+        _relist(members)
 
     with pytest.raises(ArchiveError, match=re.escape(
             f"{name}: content does not match its checksum")):
@@ -406,8 +420,16 @@ def dataset(tmp_path: Path) -> Path:
     workloads(root, shard)
     run_shard(shard, root, log=io.StringIO())
     (root / shard.dataset / "tables").mkdir()
-    write_table(pl.DataFrame({"n": [1]}).to_arrow(), root / shard.dataset / "tables/t.parquet")
-    return root / shard.dataset
+    made = root / shard.dataset
+    write_table(pl.DataFrame({"n": [1]}).to_arrow(), made / "tables/t.parquet")
+    (made / "tables/t.csv").write_text("n\n1\n")
+    write_stamp(made / "tables", [made / "tables/t.parquet", made / "tables/t.csv"])
+    (made / "figures/e").mkdir(parents=True)
+    (made / "figures/e/f.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    write_stamp(made / "figures", [made / "figures/e/f.png"])
+    (made / "reproduction.md").write_text("# Reproduction\n")
+    write_stamp(made / "reproduction.md", [made / "reproduction.md"])
+    return made
 
 
 def test_pack_dataset_packs_a_verified_store(tmp_path: Path, dataset: Path) -> None:
@@ -462,3 +484,163 @@ def test_pack_command_refuses_a_missing_directory(tmp_path: Path) -> None:
                           capture_output=True, text=True)
     assert done.returncode == 2 and "no store shards or no tables/" in done.stderr
     assert not (tmp_path / "d.tar").exists()
+
+
+@pytest.mark.parametrize("link", ["file", "directory"])
+def test_pack_refuses_a_symbolic_link(tmp_path: Path, results: dict[str, Path],
+                                      link: str) -> None:
+    """A link is neither followed (publishing what it points to) nor silently left out."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.csv").write_text("a\n1\n")
+    linked = results["tables"] / "linked"
+    linked.symlink_to(outside / "secret.csv" if link == "file" else outside)
+    with pytest.raises(ArchiveError, match=re.escape(f"{linked}: a symbolic link")):
+        pack(tmp_path / "d.tar", results, METADATA)
+    assert not (tmp_path / "d.tar").exists()
+
+
+def test_pack_refuses_a_linked_member(tmp_path: Path, results: dict[str, Path]) -> None:
+    (tmp_path / "elsewhere").symlink_to(results["tables"])
+    with pytest.raises(ArchiveError, match=re.escape(
+            f"members['tables']: {tmp_path / 'elsewhere'} is a symbolic link; expected")):
+        pack(tmp_path / "d.tar", {"tables": tmp_path / "elsewhere"}, METADATA)
+
+
+_UNMADE = {
+    "stray shard file": (lambda d: (next(d.glob("store/**/summary.parquet")).parent
+                                    / "notes.txt").write_text("x"),
+                         "notes.txt: not a store file; expected only summary.parquet and "
+                         "jobs.parquet", "move it out of the store"),
+    "table deleted": (lambda d: (d / "tables/t.csv").unlink(), "tables/t.csv: missing",
+                      "tables and run snakemake again"),
+    "table edited": (lambda d: (d / "tables/t.csv").write_text("n\n2\n"),
+                     "tables/t.csv: edited since it was made", "tables and run snakemake"),
+    "table added": (lambda d: (d / "tables/u.csv").write_text("n\n2\n"),
+                    "tables/u.csv: present but not made with the rest", "tables and run"),
+    "tables unstamped": (lambda d: (d / ".tables.sha256").unlink(),
+                         "tables: no stamp .tables.sha256", "tables and run snakemake"),
+    "stamp out of place": (lambda d: (d / ".tables.sha256").write_text(
+        f"{'0' * 64}  ../secret\n"), ".tables.sha256:1: '", "expected '<sha256>  <path>'"),
+    "stamp not text": (lambda d: (d / ".tables.sha256").write_bytes(b"\xff\n"),
+                       ".tables.sha256: not UTF-8 text", "remove"),
+    "figures deleted": (lambda d: shutil.rmtree(d / "figures"), "figures/e/f.png: missing",
+                        "figures and run snakemake again"),
+    "report edited": (lambda d: (d / "reproduction.md").write_text("# Better numbers\n"),
+                      "reproduction.md: edited since it was made", "reproduction.md and run"),
+}
+
+
+@pytest.mark.parametrize("case", _UNMADE)
+def test_pack_dataset_refuses_what_the_workflow_did_not_make(tmp_path: Path, dataset: Path,
+                                                             case: str) -> None:
+    change, what, advice = _UNMADE[case]
+    change(dataset)
+    with pytest.raises(ArchiveError, match=re.escape(str(dataset))) as refused:
+        pack_dataset(tmp_path / "d.tar", dataset, {"dataset": dataset.name})
+    assert what in str(refused.value) and advice in str(refused.value)
+    assert "as the workflow made it" in str(refused.value) or case == "stray shard file"
+    assert not (tmp_path / "d.tar").exists()
+
+
+def test_pack_dataset_packs_what_was_made(tmp_path: Path, dataset: Path) -> None:
+    names = set(_members(pack_dataset(tmp_path / "d.tar", dataset, {"dataset": dataset.name})))
+    assert {"tables/t.csv", "figures/e/f.png", "reproduction.md"} <= names
+    assert not any(Path(n).name.startswith(".") for n in names)
+
+
+def test_verify_refuses_a_regenerated_sha256_manifest(tmp_path: Path,
+                                                      results: dict[str, Path]) -> None:
+    """An edit listed again in MANIFEST.sha256 but not in manifest.json is found."""
+    def edit(contents: dict[str, bytes]) -> None:
+        contents["figures/utilization.png"] += b"edited"
+        _relist(contents, json_too=False)
+
+    bad = _rewrite(pack(tmp_path / "d.tar", results, METADATA), tmp_path / "bad.tar", edit)
+    with pytest.raises(ArchiveError, match=re.escape(
+            f"{bad}: figures/utilization.png: sha256 ")) as refused:
+        verify(bad)
+    assert "in MANIFEST.sha256 but " in str(refused.value)
+    assert "in manifest.json" in str(refused.value)
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda c: (c.pop("manifest.json"), _relist(c)), "no manifest.json member"),
+    (lambda c: c.update({"manifest.json": b'{"members": [{"path": "x"}]}'}),
+     "manifest.json: expected an object whose 'members' list path, sha256 and size"),
+    (lambda c: (c.update({"manifest.json": json.dumps({"members": [
+        {"path": "x", "sha256": "0" * 64, "size": 1}] * 2}).encode()}), _relist(c, json_too=False)),
+     "manifest.json: expected an object whose 'members' list path, sha256 and size"),
+], ids=["no-manifest-json", "no-sha256", "listed-twice"])
+def test_verify_refuses_a_missing_or_malformed_manifest_json(
+        tmp_path: Path, results: dict[str, Path], edit: Callable[[dict[str, bytes]], None],
+        message: str) -> None:
+    bad = _rewrite(pack(tmp_path / "d.tar", results, METADATA), tmp_path / "bad.tar", edit)
+    with pytest.raises(ArchiveError, match=re.escape(f"{bad}: {message}")):
+        verify(bad)
+
+
+def test_verify_refuses_an_unlisted_member_before_writing_anything(
+        tmp_path: Path, results: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large unlisted `*.parquet` member (a stand-in for 1 GB of zeros) is refused
+    from the manifests alone: nothing is extracted, to a temporary directory or asked for."""
+    def add(contents: dict[str, bytes]) -> None:
+        contents["store/zeros.parquet"] = bytes(4 << 20)
+
+    bad = _rewrite(pack(tmp_path / "d.tar", results, METADATA), tmp_path / "bad.tar", add)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    for extract_to in (None, tmp_path / "x"):
+        with pytest.raises(ArchiveError, match=re.escape(
+                f"{bad}: store/zeros.parquet: present but not listed in {MANIFEST}")):
+            verify(bad, extract_to=extract_to)
+        assert list(scratch.iterdir()) == [] and not (tmp_path / "x").exists()
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), relist=st.sampled_from(["none", MANIFEST]))
+def test_any_edited_member_is_refused(tmp_path: Path, results: dict[str, Path],
+                                      data: st.DataObject, relist: str) -> None:
+    """One byte of any member changed, listed again in MANIFEST.sha256 or not: refused.
+    (manifest.json's own metadata is covered by MANIFEST.sha256 alone: rewriting both is
+    the forgery no checksum inside an archive can find.)"""
+    out = tmp_path / "d.tar"
+    if not out.exists():
+        pack(out, results, METADATA)
+    contents = _members(out)
+    name = data.draw(st.sampled_from(sorted(
+        n for n in contents if n != MANIFEST and (relist == "none" or n != "manifest.json"))))
+    at = data.draw(st.integers(0, len(contents[name]) - 1))
+    edited = bytearray(contents[name])
+    edited[at] ^= data.draw(st.integers(1, 255))
+
+    def edit(members: dict[str, bytes]) -> None:
+        members[name] = bytes(edited)
+        if relist == MANIFEST:
+            _relist(members, json_too=False)
+
+    bad = _rewrite(out, tmp_path / "bad.tar", edit)
+    with pytest.raises(ArchiveError, match=re.escape(f"{bad}: ")):
+        verify(bad)
+
+
+def test_verify_refuses_an_archive_replaced_between_its_passes(
+        tmp_path: Path, results: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the second pass extracts is hashed again: an archive replaced after the first
+    pass checked it is refused, not checked by its former contents."""
+    out = pack(tmp_path / "d.tar", results, METADATA)
+    other = _rewrite(out, tmp_path / "other.tar", lambda c: c.update(
+        {"tables/wait.parquet": c["tables/wait.parquet"][:-1] + b"!"}))
+    scan = archive._scan
+
+    def scan_then_replace(path: Path) -> object:
+        found = scan(path)
+        shutil.copy(other, path)
+        return found
+
+    monkeypatch.setattr(archive, "_scan", scan_then_replace)
+    with pytest.raises(ArchiveError, match=re.escape(
+            f"{out}: tables/wait.parquet: changed while being verified")):
+        verify(out)

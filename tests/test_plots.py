@@ -10,6 +10,7 @@ import polars as pl
 import pytest
 
 from simcore.base.errors import SimcoreError
+from simcore.base.stamps import stamp_problems
 from simcore.report.plots import DPI, FIGURES, _pick, _styles, write_figures
 from simcore.report.tables import write_tables
 from simcore.sweep.store import write_table
@@ -71,6 +72,7 @@ def test_processes_draw_the_same_figures(tables_dir: Path, figures: list[Path],
     assert [p.parts[-2:] for p in again] == [p.parts[-2:] for p in figures]
     for first, second in zip(figures, again, strict=True):
         assert first.read_bytes() == second.read_bytes(), second
+    assert stamp_problems(tmp_path / "figures") == []  # stamped: what the archive checks
 
 
 def test_figures_are_deterministic(tables_dir: Path, figures: list[Path],

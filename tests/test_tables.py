@@ -24,6 +24,7 @@ import polars as pl
 import pytest
 
 from simcore.base.errors import SimcoreError
+from simcore.base.stamps import stamp_problems
 from simcore.report.tables import CONFIG_KEYS, TABLES, aggregate, t_quantile, write_tables
 from simcore.sweep.store import shard_dir, summary_table, write_table
 
@@ -237,6 +238,7 @@ def test_write_tables_deterministic(tmp_path: Path) -> None:
     assert names == [f"{t}.{e}" for t in TABLES
                      for e in ("parquet", "csv", "columns.csv", "md")]
     assert [p.name for p in other] == names and again == first
+    assert stamp_problems(tmp_path / "out1") == []  # stamped: what the archive checks
     for a, b in zip(first, other, strict=True):
         if a.suffix == ".parquet":
             ta, tb = pl.read_parquet(a), pl.read_parquet(b)

@@ -31,8 +31,8 @@ import sys
 import tarfile
 import tempfile
 import zlib
-from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
@@ -43,6 +43,7 @@ from simcore.base.atomic import atomic_path
 from simcore.base.checksums import recorded_digest, table_digest
 from simcore.base.errors import ArchiveError, IntegrityError
 from simcore.base.patterns import NAME_RULE, is_name
+from simcore.base.stamps import made_files, stamp_path, stamp_problems
 from simcore.sweep.store import (
     PARTITIONS,
     RESULT_SCHEMA_VERSION,
@@ -72,6 +73,7 @@ _METADATA: dict[str, type] = {
 _PREFIX = re.compile(r"[A-Za-z0-9_.=-]+(/[A-Za-z0-9_.=-]+)*")
 _MANIFEST_LINE = re.compile(r"([0-9a-f]{64})  (.+)")
 _CHUNK = 1 << 20
+_MANIFEST_BYTES = 64 << 20  # what verify reads of each manifest into memory
 _DESCRIPTION = (
     "Simulation results of torus-sweep: parameter sweeps of job scheduling and partition "
     "allocation on torus- and mesh-connected supercomputers such as Blue Gene/L."
@@ -167,8 +169,9 @@ def pack_dataset(out: str | os.PathLike[str], results: str | os.PathLike[str],
     config/config.yaml. `name` defaults to the config's `dataset`, else the directory's.
 
     Refused: a directory without store shards or tables, a name that is not a dataset
-    name, and any store file that `simcore.sweep.store.read_shard` refuses (damaged, or written
-    for another shard), so that an archive never holds what the workflow would not read."""
+    name, any store file that `simcore.sweep.store.read_shard` refuses (damaged, or written
+    for another shard), so that an archive never holds what the workflow would not read,
+    and anything the workflow did not make (`_unmade`)."""
     results = Path(results)
     name = name or str(config.get("dataset") or results.name)
     if not is_name(name):
@@ -189,6 +192,9 @@ def pack_dataset(out: str | os.PathLike[str], results: str | os.PathLike[str],
     if problems:
         raise ArchiveError("store files the archive would hold fail their checks: "
                            + " | ".join(problems))
+    unmade = _unmade(results, shards)
+    if unmade:
+        raise ArchiveError(" | ".join(unmade))
     members: dict[str, str | os.PathLike[str]] = {
         item: results / item for item in ("tables", "figures", "reproduction.md")
         if (results / item).exists()}
@@ -202,50 +208,77 @@ def pack_dataset(out: str | os.PathLike[str], results: str | os.PathLike[str],
         return pack(out, members, {"name": name, "config": dict(config), "git_commit": commit})
 
 
+def _unmade(results: Path, shards: Sequence[Path]) -> list[str]:
+    """What differs from what the workflow made, each with how to make it again: a file in
+    a shard directory that is not a store file; tables, figures or reproduction.md missing,
+    edited or added to since they were stamped (`simcore.base.stamps`)."""
+    problems = [f"{file}: not a store file; expected only {' and '.join(SHARD_FILES)} in a "
+                f"shard directory: move it out of the store" for shard in shards
+                for file in made_files(shard)
+                if file.parent != shard or file.name not in SHARD_FILES]
+    for item in ("tables", "figures", "reproduction.md"):
+        output = results / item
+        found = (stamp_problems(output)
+                 if output.exists() or stamp_path(output).exists() else [])
+        if found:
+            problems.append(f"{'; '.join(found)}; expected {output} as the workflow made it "
+                            f"({stamp_path(output).name}): remove {output} and run snakemake "
+                            f"again to make it afresh")
+    return problems
+
+
 def verify(path: str | os.PathLike[str],
            extract_to: str | os.PathLike[str] | None = None) -> dict[str, object]:
-    """Check every member against MANIFEST.sha256 and manifest.json, every Parquet member
-    against the content checksum in its own metadata (which every `store/` file must
-    have, with the shard specification of its place), then reload the tables.
+    """Check every member against MANIFEST.sha256 and manifest.json (which must agree with
+    each other), every Parquet member against the content checksum in its own metadata
+    (which every `store/` file must have, with the shard specification of its place), then
+    reload the tables.
 
-    With `extract_to`, every member is extracted there (also when a check fails); otherwise
-    only the manifests and the Parquet members go to a temporary directory. Returns the
-    archive path, dataset name, number of members, total bytes and each table's row count.
+    The archive is read twice. The first pass hashes every member as it streams by and
+    writes nothing: a member missing, unlisted, of another size or checksum is refused
+    before anything is extracted. The second extracts the members the checks need (the
+    Parquet ones, in a temporary directory), or every member into `extract_to` when given,
+    each exactly as large as listed. Returns the archive path, dataset name, number of
+    members, total bytes and each table's row count.
     """
     path = Path(path)
     if path.is_dir():
         raise ArchiveError(f"{path}: is a directory; expected an archive file (.tar.xz, "
                            ".tar.gz or .tar)")
+    found, manifests = _scan(path)
+    for name in (MANIFEST, MANIFEST_JSON):
+        if name not in manifests:
+            raise ArchiveError(f"{path}: no {name} member; not an archive written by "
+                               f"simcore.report.archive.pack")
+    listed = _read_manifest(path, manifests[MANIFEST])
+    document, sizes = _read_manifest_json(path, manifests[MANIFEST_JSON])
+    problems = _disagreements(listed, sizes)
+    actual = {name: d for name, d in found.items() if name != MANIFEST}
+    for name in sorted(listed.keys() | actual.keys()):
+        if name not in actual:
+            problems.append(f"{name}: listed in {MANIFEST} but missing")
+        elif name not in listed:
+            problems.append(f"{name}: present but not listed in {MANIFEST}")
+        else:
+            sha256, size = actual[name]
+            differences = []
+            if sha256 != listed[name]:
+                differences.append(f"sha256 expected {listed[name]}, actual {sha256}")
+            if sizes.get(name, (None, size))[1] != size:
+                differences.append(f"size expected {sizes[name][1]}, actual {size}")
+            if differences:
+                problems.append(f"{name}: {' and '.join(differences)}")
+    if problems:
+        raise ArchiveError(f"{path}: {'; '.join(problems)}")
     with (nullcontext(str(extract_to)) if extract_to is not None
           else tempfile.TemporaryDirectory(prefix="simcore-verify-")) as where:
         dest = Path(where)
-        found = _scan(path, dest, extract_all=extract_to is not None)
-        if MANIFEST not in found:
-            raise ArchiveError(f"{path}: no {MANIFEST} member; not an archive written by "
-                               f"simcore.report.archive.pack")
-        listed = _read_manifest(path, (dest / MANIFEST).read_text(encoding="utf-8"))
-        actual = {name: d for name, d in found.items() if name != MANIFEST}
-        document: dict[str, object] = {}
-        if MANIFEST_JSON in actual and listed.get(MANIFEST_JSON) == actual[MANIFEST_JSON][0]:
-            document = _read_manifest_json(path, dest / MANIFEST_JSON)
-        sizes = {m["path"]: m["size"] for m in document.get("members", [])}
-        problems = []
-        for name in sorted(listed.keys() | actual.keys()):
-            if name not in actual:
-                problems.append(f"{name}: listed in {MANIFEST} but missing")
-            elif name not in listed:
-                problems.append(f"{name}: present but not listed in {MANIFEST}")
-            else:
-                sha256, size = actual[name]
-                differences = []
-                if sha256 != listed[name]:
-                    differences.append(f"sha256 expected {listed[name]}, actual {sha256}")
-                if sizes.get(name, size) != size:
-                    differences.append(f"size expected {sizes[name]}, actual {size}")
-                if differences:
-                    problems.append(f"{name}: {' and '.join(differences)}")
-        problems += [p for name in sorted(actual) if name.endswith(".parquet")
-                     if (p := _parquet_problem(name, dest / name)) is not None]
+        wanted = set(found) if extract_to is not None else {
+            n for n in found if n.endswith(".parquet")}
+        if wanted:
+            _extract(path, dest, {n: found[n] for n in wanted})
+        problems = [p for name in sorted(actual) if name.endswith(".parquet")
+                    if (p := _parquet_problem(name, dest / name)) is not None]
         if problems:
             raise ArchiveError(f"{path}: {'; '.join(problems)}")
         tables = {}
@@ -309,7 +342,8 @@ def _check_metadata(metadata: Mapping[str, object]) -> dict[str, object]:
 def _collect(out: Path, members: Mapping[str, str | os.PathLike[str]]) -> dict[str, Path]:
     """Archive path -> local file, sorted by archive path. Hidden files (a name starting with
     '.', such as Snakemake's directory timestamps or a killed write's temporary file) are
-    bookkeeping, not data, and are left out."""
+    bookkeeping, not data, and are left out. A symbolic link or a special file is refused
+    rather than followed or left out: what it stands for is the packer's to decide."""
     files: dict[str, Path] = {}
     for prefix, given in members.items():
         local = Path(given)
@@ -319,13 +353,14 @@ def _collect(out: Path, members: Mapping[str, str | os.PathLike[str]]) -> dict[s
         if prefix.split("/")[0] in GENERATED:
             raise ArchiveError(f"members[{prefix!r}]: {prefix.split('/')[0]} is generated by "
                                f"pack")
+        if local.is_symlink():
+            raise ArchiveError(f"members[{prefix!r}]: {local} is a symbolic link; expected "
+                               f"the file or directory it stands for")
         if local.is_file():  # under the prefix, unless the prefix is already its name
             name = prefix if PurePosixPath(prefix).name == local.name else f"{prefix}/{local.name}"
             found = {name: local}
         elif local.is_dir():
-            found = {f"{prefix}/{p.relative_to(local).as_posix()}": p
-                     for p in local.rglob("*") if p.is_file()
-                     and not any(part.startswith(".") for part in p.relative_to(local).parts)}
+            found = {f"{prefix}/{p.relative_to(local).as_posix()}": p for p in made_files(local)}
         else:
             raise ArchiveError(f"members[{prefix!r}]: {local} is neither a file nor a directory")
         if not found:
@@ -334,6 +369,11 @@ def _collect(out: Path, members: Mapping[str, str | os.PathLike[str]]) -> dict[s
             raise ArchiveError(f"{out}: inside members[{prefix!r}] ({local}); write the archive "
                                f"elsewhere")
         for name, path in found.items():
+            if path.is_symlink() or not path.is_file():
+                what = "a symbolic link" if path.is_symlink() else "not a regular file"
+                raise ArchiveError(f"{path}: {what}; expected a regular file, as an archive "
+                                   f"holds only what a dataset made: copy the file in its "
+                                   f"place or move it out of {local}")
             if {"\n", "\r", "\\"} & set(name):
                 raise ArchiveError(f"{path}: a newline or backslash in its name cannot be "
                                    f"listed in {MANIFEST}")
@@ -508,7 +548,8 @@ In the extracted directory:
 sha256sum -c {MANIFEST}
 ```
 
-Or, with simcore installed, without extracting (also reloads every table):
+Or, with simcore installed, without extracting (also checks `{MANIFEST_JSON}` against
+`{MANIFEST}` and each Parquet member against its own checksum, and reloads every table):
 
 ```
 python -c "from simcore.report.archive import verify; print(verify('<archive>'))"
@@ -548,33 +589,75 @@ def _digest(source: BinaryIO, target: Path | None = None) -> tuple[str, int]:
     return sha256.hexdigest(), size
 
 
-def _scan(path: Path, dest: Path, extract_all: bool) -> dict[str, tuple[str, int]]:
-    """sha256 and size of every file member; the manifests and tables (or all) go to `dest`."""
+def _scan(path: Path) -> tuple[dict[str, tuple[str, int]], dict[str, str]]:
+    """sha256 and size of every file member, read as it streams by, and the text of the
+    two manifests (each at most _MANIFEST_BYTES); nothing is written."""
     found: dict[str, tuple[str, int]] = {}
+    manifests: dict[str, str] = {}
+    with _unreadable_as_archive_error(path):
+        for member, source in _members(path):
+            name = member.name
+            if PurePosixPath(name).is_absolute() or ".." in PurePosixPath(name).parts:
+                raise ArchiveError(f"{path}: {name}: unsafe member path")
+            if name in found:
+                raise ArchiveError(f"{path}: {name}: present twice")
+            if name not in (MANIFEST, MANIFEST_JSON):
+                found[name] = _digest(source)
+                continue
+            if member.size > _MANIFEST_BYTES:
+                raise ArchiveError(f"{path}: {name}: {member.size} bytes; expected at most "
+                                   f"{_MANIFEST_BYTES}")
+            text = source.read()
+            found[name] = _digest(io.BytesIO(text))
+            try:
+                manifests[name] = text.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise ArchiveError(f"{path}: {name}: not UTF-8 text ({exc})") from exc
+    return found, manifests
+
+
+def _extract(path: Path, dest: Path, wanted: Mapping[str, tuple[str, int]]) -> None:
+    """Write the members `wanted` (path -> sha256 and size, as the first pass found them)
+    under `dest`, each hashed as it is written; anything else changed since is refused."""
+    left = set(wanted)
+    with _unreadable_as_archive_error(path):
+        for member, source in _members(path):
+            if member.name not in left:
+                continue
+            left.remove(member.name)
+            if member.size != wanted[member.name][1]:
+                raise ArchiveError(f"{path}: {member.name}: changed while being verified")
+            target = dest.joinpath(*PurePosixPath(member.name).parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if _digest(source, target) != wanted[member.name]:
+                raise ArchiveError(f"{path}: {member.name}: changed while being verified")
+    if left:
+        raise ArchiveError(f"{path}: {min(left)}: changed while being verified")
+
+
+def _members(path: Path) -> Iterator[tuple[tarfile.TarInfo, BinaryIO]]:
+    """Each regular file member of a tar archive (any compression) with its reader, in
+    archive order; directory entries are passed over, anything else is refused. Iterate
+    inside `_unreadable_as_archive_error`, which also covers reading the readers."""
+    with tarfile.open(path, "r|*") as tar:
+        for member in tar:
+            if member.isdir():
+                continue
+            if not member.isfile():
+                raise ArchiveError(f"{path}: {member.name}: not a regular file; dataset "
+                                   f"archives hold regular files only")
+            source = tar.extractfile(member)
+            assert source is not None  # a regular file always has a reader
+            yield member, source
+
+
+@contextmanager
+def _unreadable_as_archive_error(path: Path) -> Iterator[None]:
+    """Turn a damaged archive's read errors into one ArchiveError naming it."""
     try:
-        with tarfile.open(path, "r|*") as tar:
-            for member in tar:
-                name = member.name
-                if member.isdir():
-                    continue
-                if not member.isfile():
-                    raise ArchiveError(f"{path}: {name}: not a regular file; dataset archives "
-                                       f"hold regular files only")
-                parts = PurePosixPath(name).parts
-                if PurePosixPath(name).is_absolute() or ".." in parts:
-                    raise ArchiveError(f"{path}: {name}: unsafe member path")
-                if name in found:
-                    raise ArchiveError(f"{path}: {name}: present twice")
-                target = None
-                if extract_all or name in (MANIFEST, MANIFEST_JSON) or name.endswith(".parquet"):
-                    target = dest.joinpath(*parts)
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                source = tar.extractfile(member)
-                assert source is not None  # a regular file always has a reader
-                found[name] = _digest(source, target)
+        yield
     except (tarfile.TarError, EOFError, lzma.LZMAError, zlib.error) as exc:
         raise ArchiveError(f"{path}: not a readable tar archive ({exc})") from exc
-    return found
 
 
 def _read_manifest(path: Path, text: str) -> dict[str, str]:
@@ -584,24 +667,48 @@ def _read_manifest(path: Path, text: str) -> dict[str, str]:
         match = _MANIFEST_LINE.fullmatch(line)
         if match is None:
             raise ArchiveError(f"{path}: {MANIFEST} line {number}: expected '<sha256>  <path>', "
-                               f"got {line!r}")
-        if match[2] in listed:
-            raise ArchiveError(f"{path}: {MANIFEST} line {number}: {match[2]} listed twice")
+                               f"got {line[:200]!r}")
+        if match[2] in listed or match[2] == MANIFEST:
+            raise ArchiveError(f"{path}: {MANIFEST} line {number}: {match[2]} listed twice "
+                               f"(or {MANIFEST} listing itself)")
         listed[match[2]] = match[1]
     return listed
 
 
-def _read_manifest_json(path: Path, local: Path) -> dict[str, object]:
-    """manifest.json, checked to list members with path and size."""
+def _read_manifest_json(path: Path, text: str
+                        ) -> tuple[dict[str, object], dict[str, tuple[str, int]]]:
+    """manifest.json and its members as path -> (sha256, size), each listed once."""
     try:
-        document = json.loads(local.read_text(encoding="utf-8"))
-        if not all(isinstance(m["path"], str) and isinstance(m["size"], int)
-                   for m in document["members"]):
-            raise TypeError("a member without a string path and an integer size")
+        document = json.loads(text)
+        members = {}
+        for m in document["members"]:
+            if not (isinstance(m["path"], str) and isinstance(m["sha256"], str)
+                    and isinstance(m["size"], int) and not isinstance(m["size"], bool)):
+                raise TypeError(f"member {m!r:.200}: expected a string path and sha256 and "
+                                f"an integer size")
+            if m["path"] in members or m["path"] in (MANIFEST, MANIFEST_JSON):
+                raise ValueError(f"member {m['path']!r:.200} listed twice (or a manifest "
+                                 f"listed as a member)")
+            members[m["path"]] = (m["sha256"], m["size"])
     except (ValueError, KeyError, TypeError) as exc:
         raise ArchiveError(f"{path}: {MANIFEST_JSON}: expected an object whose 'members' list "
-                           f"path and size of each member ({exc!r})") from exc
-    return document
+                           f"path, sha256 and size of each member once ({exc!r:.300})") from exc
+    return document, members
+
+
+def _disagreements(listed: Mapping[str, str], members: Mapping[str, tuple[str, int]]
+                   ) -> list[str]:
+    """Where MANIFEST.sha256 and manifest.json's members (which leaves out itself) differ."""
+    problems = []
+    for name in sorted((listed.keys() - {MANIFEST_JSON}) | members.keys()):
+        if name not in members:
+            problems.append(f"{name}: listed in {MANIFEST} but not in {MANIFEST_JSON}")
+        elif name not in listed:
+            problems.append(f"{name}: listed in {MANIFEST_JSON} but not in {MANIFEST}")
+        elif listed[name] != members[name][0]:
+            problems.append(f"{name}: sha256 {listed[name]} in {MANIFEST} but "
+                            f"{members[name][0]} in {MANIFEST_JSON}")
+    return problems
 
 
 def _parquet_problem(name: str, local: Path) -> str | None:

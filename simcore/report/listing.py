@@ -144,15 +144,17 @@ COMMAND_JSON = {
         ("result_schema_version", None, "version of the store's result schema"),
         ("python", None, "the Python version that packed it"),
         ("members", None, "one object per member: `path`, `sha256`, `size` (bytes); the "
-         "archive's other generated members are MANIFEST.sha256 (sha256sum -c), "
-         "environment.txt (pip freeze), README.md (the data card) and CITATION.cff"),
+         "archive's other generated members are MANIFEST.sha256 (sha256sum -c: the same "
+         "sha256 and manifest.json's), environment.txt (pip freeze), README.md (the data "
+         "card) and CITATION.cff; `archive verify` refuses an archive that lacks either "
+         "manifest or whose manifests differ"),
         ("path", None, "in `members`: the member's path in the archive"),
         ("sha256", None, "in `members`: its sha256"),
         ("size", "bytes", "in `members`: its size")),
     "simcore archive verify --json": _fields(
         ("archive", None, "the archive's path"),
         ("dataset", None, "the dataset name its manifest records"),
-        ("members", "files", "members checked against their sha256"),
+        ("members", "files", "members checked against their sha256 in both manifests"),
         ("bytes", "bytes", "their total size"),
         ("tables", "rows", "rows of each table, reloaded from the archive")),
 }
@@ -226,6 +228,9 @@ def outputs_markdown() -> str:
         "- `results/<dataset>/tables/<table>.parquet` and `.csv` (all columns; units and",
         "  meanings also in `<table>.columns.csv`) and `.md` (a readable digest: columns with",
         "  one value in an experiment are stated once above its table);",
+        "- `results/<dataset>/.tables.sha256`, `.figures.sha256`, `.reproduction.md.sha256`:",
+        "  the sha256 of every file the tables, figures and reproduction.md were made with",
+        "  (`sha256sum -c` format; run it beside them), which `archive pack` checks;",
         "- `results/workloads/.../jobs.parquet`: a workload's jobs (SWF columns); its metadata",
         "  `source` records what made it: `kind` synthetic with the model, its parameters and",
         "  `seed`, or `kind` trace with `file`, `sha256` and `cleaning` (the options applied);",

@@ -55,6 +55,7 @@ from matplotlib.ticker import Formatter
 
 from simcore.base.atomic import atomic_path
 from simcore.base.errors import SimcoreError
+from simcore.base.stamps import write_stamp
 from simcore.policy import SCHEDULERS
 from simcore.report.tables import (
     ALWAYS_MIGRATE,
@@ -774,7 +775,8 @@ def write_figures(tables_dir: str | os.PathLike[str], out_dir: str | os.PathLike
     <experiment>/<figure>.png (DPI dots per inch) and .svg (`figure_name`); returns the
     paths, ordered by experiment, then FIGURES, then png before svg. The tables are
     verified against their checksums before they are drawn. `jobs` processes draw
-    experiments side by side (the same files as one)."""
+    experiments side by side (the same files as one). The paths are stamped
+    (`simcore.base.stamps`) once all are drawn."""
     tables = {}
     for table in sorted({figure.table for figure in FIGURES.values()}):
         path = Path(tables_dir) / f"{table}.parquet"
@@ -793,7 +795,9 @@ def write_figures(tables_dir: str | os.PathLike[str], out_dir: str | os.PathLike
             drawn = list(pool.map(_experiment_figures, *zip(*work, strict=True)))
     else:
         drawn = [_experiment_figures(*item) for item in work]
-    return [path for paths in drawn for path in paths]
+    made = [path for paths in drawn for path in paths]
+    write_stamp(out, made)
+    return made
 
 
 def _experiment_figures(experiment: str, tables: dict[str, pl.DataFrame],

@@ -48,6 +48,7 @@ import polars as pl
 
 from simcore.base.atomic import atomic_write_bytes
 from simcore.base.errors import ConfigError
+from simcore.base.stamps import write_stamp
 from simcore.base.yamlfiles import read_yaml
 from simcore.report.tables import CONFIG_KEYS, bend, saturation
 from simcore.report.verdicts import (
@@ -407,13 +408,15 @@ def write_report(published: str | os.PathLike[str], store: str | os.PathLike[str
                  ) -> None:
     """Write the report (`report`) of the published numbers at `published` to `out`; with
     `copy_from`, a dataset's figure directory, the figures it links are copied to
-    `figures` beside it first (`copy_figures`)."""
+    `figures` beside it first (`copy_figures`). The report is stamped
+    (`simcore.base.stamps`)."""
     numbers = load_published(published)
     text = report(numbers, store, summaries, figures)
     if copy_from:
         present = set(read_summaries(store, summaries)["experiment"].to_list())
         copy_figures(numbers, present, copy_from, Path(out).parent / figures)
     atomic_write_bytes(out, text.encode())
+    write_stamp(out, [out])
 
 
 def _number(value: float | None) -> str:

@@ -33,6 +33,7 @@ import polars as pl
 
 from simcore.base.atomic import atomic_write_bytes
 from simcore.base.errors import SimcoreError
+from simcore.base.stamps import write_stamp
 from simcore.core.columns import RUN_METRICS
 from simcore.machines.registry import ALLOCATORS
 from simcore.machines.spec import MachineSpec
@@ -617,8 +618,8 @@ def write_tables(store: str | os.PathLike[str] | None, out_dir: str | os.PathLik
                  summaries: Sequence[str | os.PathLike[str]] | None = None) -> list[Path]:
     """Aggregate the shard files `summaries` (else every shard under the `store`
     directory) into `out_dir` as <table>.parquet (zstd), .csv (with <table>.columns.csv:
-    each column's unit and meaning) and .md, each written atomically; returns the paths in
-    a fixed order.
+    each column's unit and meaning) and .md, each written atomically, then their stamp
+    (`simcore.base.stamps`); returns the paths in a fixed order.
 
     Deterministic: the same store gives byte-identical CSV and Markdown and Parquet files
     of identical content. An empty store is an error rather than empty tables, since it
@@ -640,4 +641,5 @@ def write_tables(store: str | os.PathLike[str] | None, out_dir: str | os.PathLik
             table_columns()[name], schema=["column", "unit", "meaning"], orient="row")
             .write_csv().encode())
         paths += [parquet, csv, columns, md]
+    write_stamp(out, paths)
     return paths
