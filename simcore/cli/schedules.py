@@ -65,13 +65,11 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from simcore.schedules.export import check_directory
     from simcore.schedules.pictures import write_pictures
 
     if len(args.directories) > 2:
         raise SpecError(f"show: {len(args.directories)} directories; expected one, or two "
                         "side by side")
-    out = check_directory(args.out or args.directories[0], "--out")
-    for path in write_pictures(args.directories, out, args.at):
+    for path in write_pictures(args.directories, args.out or args.directories[0], args.at):
         print(path)
     return 0

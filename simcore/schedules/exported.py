@@ -64,12 +64,16 @@ def read_exported(directory: str | Path) -> Exported:
     run = _run(directory / "run.json")
     count = run["units"]["count"]
     units = _units(directory / "resources.csv", run["units"])
-    jobs, ran = _jobs(directory / "jobs.csv", count)
+    jobs, ran, requested = _jobs(directory / "jobs.csv", count)
     segments = _segments(directory / "placements.csv", ran, count)
     for job, row in ran.items():
-        segments.setdefault(job, [Segment(row.time("allocation_time"), row.time("finish_time"),
-                                          row.units("allocated_resources", count), START)])
-    states = _states(directory / "machine_states.csv", count, len(ran))
+        runs = segments.setdefault(job, [Segment(
+            row.time("allocation_time"), row.time("finish_time"),
+            row.units("allocated_resources", count), START)])
+        moves = sum(s.cause == MIGRATION for s in runs)
+        if row.integer("migrations") != moves:
+            row.fail("migrations", f"{moves} (the job's migration segments in placements.csv)")
+    states = _states(directory / "machine_states.csv", count, len(ran), requested)
     return Exported(directory, run, jobs, segments, states, units)
 
 
@@ -141,8 +145,10 @@ def _units(path: Path, units: dict[str, Any]) -> dict[str, np.ndarray]:
             for name, values in columns.items()}
 
 
-def _jobs(path: Path, count: int) -> tuple[dict[str, np.ndarray], dict[int, fields.Row]]:
-    """jobs.csv: the columns `show` reads of the jobs that ran, and their rows by job id."""
+def _jobs(path: Path, count: int
+          ) -> tuple[dict[str, np.ndarray], dict[int, fields.Row], int]:
+    """jobs.csv: the columns `show` reads of the jobs that ran, their rows by job id and
+    the units all jobs requested."""
     floats = {"submission_time": "submit", "allocation_time": "allocated",
               "starting_time": "start", "finish_time": "finish", "waiting_time": "wait",
               "bounded_slowdown": "bsld", "start_delay": "delay"}
@@ -150,6 +156,7 @@ def _jobs(path: Path, count: int) -> tuple[dict[str, np.ndarray], dict[int, fiel
             "allocated_number_of_resources": "alloc", "warmup": "warmup",
             "migrations": "migrations"}
     line_of: dict[int, int] = {}
+    requested = 0
     ran: dict[int, fields.Row] = {}
     for row in fields.rows(path, BATSIM_JOB_COLUMNS + OWN_JOB_COLUMNS):
         job = row.integer("job_id")
@@ -157,21 +164,36 @@ def _jobs(path: Path, count: int) -> tuple[dict[str, np.ndarray], dict[int, fiel
             row.fail("job_id", f"a job id not used before (line {line_of[job]})")
         line_of[job] = row.line
         submit = row.time("submission_time")
-        row.integer("requested_number_of_resources", 1)
+        asked = row.integer("requested_number_of_resources", 1)
+        requested += asked
         row.time("requested_time")
+        row.integer("success", 0, 1)
         if row.choice("final_state", (COMPLETED, KILLED, REJECTED)) == REJECTED:
             continue
+        if asked > count:
+            row.fail("requested_number_of_resources", f"at most the machine's {count} units "
+                                                      "(the job ran)")
         allocated = row.time("allocation_time", submit, "submission_time")
         start = row.time("starting_time", allocated, "allocation_time")
-        row.time("finish_time", start, "starting_time")
-        row.time("waiting_time", 0.0)
-        row.time("start_delay", 0.0)
+        finish = row.time("finish_time", start, "starting_time")
+        for name, value, rule in (
+                ("execution_time", finish - start, "finish_time - starting_time"),
+                ("waiting_time", start - submit, "starting_time - submission_time"),
+                ("turnaround_time", finish - submit, "finish_time - submission_time"),
+                ("start_delay", start - allocated, "starting_time - allocation_time")):
+            if row.time(name) != value:
+                row.fail(name, f"{value!r} ({rule})")
+        stretch = (finish - submit) / (finish - start) if finish > start else None
+        if (row.time("stretch") if row.cells["stretch"] else None) != stretch:
+            row.fail("stretch", f"{stretch!r} (turnaround_time / execution_time)"
+                     if stretch is not None else "nothing (no execution_time)")
         row.time("bounded_slowdown", 0.0)
         size = row.integer("allocated_number_of_resources", 1, count)
         if row.units("allocated_resources", count).size != size:
             row.fail("allocated_resources", f"{size} units (allocated_number_of_resources)")
         row.integer("warmup", 0, 1)
         row.integer("migrations")
+        row.integer("runs_cut_short")
         ran[job] = row
     if not ran:
         raise SpecError(f"{path}: no job ran; expected a schedule with at least one job to draw")
@@ -179,7 +201,7 @@ def _jobs(path: Path, count: int) -> tuple[dict[str, np.ndarray], dict[int, fiel
             for name, short in floats.items()}
     jobs |= {short: np.array([row.integer(name) for row in ran.values()], dtype=np.int64)
              for name, short in ints.items()}
-    return jobs, ran
+    return jobs, ran, requested
 
 
 def _segments(path: Path, ran: dict[int, fields.Row], count: int) -> dict[int, list[Segment]]:
@@ -200,11 +222,14 @@ def _segments(path: Path, ran: dict[int, fields.Row], count: int) -> dict[int, l
             row.fail("until_time", f"a time <= the job's finish_time "
                                    f"({ran[job].time('finish_time')!r})")
         cause = row.choice("cause", (MIGRATION, REQUEUE) if runs else (START,))
-        runs.append(Segment(from_s, until_s, row.units("allocated_resources", count), cause))
+        units = row.units("allocated_resources", count)
+        if not units.size:
+            row.fail("allocated_resources", "the units the job held")
+        runs.append(Segment(from_s, until_s, units, cause))
     return segments
 
 
-def _states(path: Path, count: int, jobs: int) -> dict[str, np.ndarray]:
+def _states(path: Path, count: int, jobs: int, requested: int) -> dict[str, np.ndarray]:
     """machine_states.csv: increasing finite times, unit counts that sum to the machine's."""
     header = ("time", *BATSIM_STATES, *QUEUE_COLUMNS)
     columns: dict[str, list] = {name: [] for name in header}
@@ -217,9 +242,11 @@ def _states(path: Path, count: int, jobs: int) -> dict[str, np.ndarray]:
         for name in BATSIM_STATES:
             columns[name].append(row.integer(name, 0, count))
         if sum(columns[name][-1] for name in BATSIM_STATES) != count:
-            row.fail("nb_idle", f"the five counts to sum to the machine's {count} units")
+            raise SpecError(f"{path}:{row.line}: {', '.join(BATSIM_STATES)} "
+                            f"{','.join(row.cells[n] for n in BATSIM_STATES)}; expected counts "
+                            f"that sum to the machine's {count} units")
         columns["waiting_jobs"].append(row.integer("waiting_jobs", 0, jobs))
-        columns["waiting_units"].append(row.integer("waiting_units"))
+        columns["waiting_units"].append(row.integer("waiting_units", 0, requested))
     if not columns["time"]:
         raise SpecError(f"{path}: no rows; expected the machine's states over the run")
     return {name: np.array(values, dtype=np.float64) for name, values in columns.items()}

@@ -25,6 +25,9 @@ from simcore.base.errors import SpecError
 INTEGER = re.compile(r"-?[0-9]{1,18}")
 INTERVAL = re.compile(r"([0-9]{1,18})(?:-([0-9]{1,18}))?")
 LARGEST = 2**63 - 1
+#: Times beyond this many seconds (31.7 million years) are a damaged cell: an SWF trace's
+#: times are at most 10^9 s each (`simcore.jobs.swf.MAX_TIME_S`).
+MAX_TIME_S = 1e15
 
 
 def shown(text: str) -> str:
@@ -57,8 +60,8 @@ class Row:
             value = float(self.cells[column])
         except ValueError:
             self.fail(column, "a number")
-        if not math.isfinite(value):
-            self.fail(column, "a finite number")
+        if not abs(value) <= MAX_TIME_S:
+            self.fail(column, f"a finite number within +-{MAX_TIME_S:.0e}")
         if value < low:
             self.fail(column, f"a number >= {f'{after} ({low!r})' if after else repr(low)}")
         return value

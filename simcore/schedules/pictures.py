@@ -37,6 +37,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from simcore.report.plots import figure_title, new_figure, write_figure
+from simcore.schedules.export import check_directory
 from simcore.schedules.exported import Exported, read_exported
 from simcore.schedules.segments import MIGRATION, Segment
 
@@ -427,8 +428,9 @@ def by_size(runs: Sequence[Exported]) -> Figure:
 def write_pictures(directories: Sequence[str | Path], out: str | Path,
                    at: Sequence[float] = ()) -> list[Path]:
     """Draw PICTURES of the export directories (one run, or two side by side) into `out`
-    as <picture>.png and .svg; their paths."""
+    (made once they are read) as <picture>.png and .svg; their paths."""
     runs = [read_exported(d) for d in directories]
+    check_directory(out, "--out")
     draw = {"gantt": lambda: gantt(runs), "snapshots": lambda: snapshots(runs, at),
             "series": lambda: series(runs), "by-size": lambda: by_size(runs)}
     paths: list[Path] = []

@@ -1,0 +1,130 @@
+"""What the schedule commands refuse: `simcore show` checks every file of an export
+directory before it draws, each fault one line naming the file, line and column."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import resource
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from simcore.base.errors import SpecError
+from simcore.cli.main import main
+from simcore.schedules.exported import read_exported
+from tests.conftest import ROOT
+
+#: Hostile texts put in one cell at a time.
+EDITS = {"not a number": "x", "negative": "-1", "NaN": "nan", "huge": "1e999",
+         "huge integer": "99999999999999999999", "swapped interval": "9-2",
+         "id out of range": "1000000", "empty": ""}
+#: Columns whose cells are free text (or left empty by simcore export): any edit reads.
+FREE = {"workload_name", "profile", "consumed_energy", "metadata", "partition"}
+#: Edits that leave a valid file: the cell still holds what its column allows.
+VALID = {("jobs.csv", "job_id", "id out of range"),  # an id no other row uses
+         ("jobs.csv", "bounded_slowdown", "id out of range"),
+         ("jobs.csv", "requested_time", "negative"), ("jobs.csv", "requested_time",
+                                                      "id out of range"),
+         ("jobs.csv", "runs_cut_short", "id out of range")}
+
+
+@pytest.fixture(scope="module")
+def export(tmp_path_factory):
+    """A B+M run of 40 jobs on torus:2x2x4, exported: jobs that moved have placements."""
+    out = tmp_path_factory.mktemp("export") / "run"
+    assert main(["run", "--workload", "lublin:16", "--jobs", "40", "--machine", "torus:2x2x4",
+                 "--scheduler", "bm", "--seed", "2", "--export", str(out)]) == 0
+    return out
+
+
+def table(path) -> list[list[str]]:
+    with path.open(newline="") as handle:
+        return list(csv.reader(handle))
+
+
+def write_table(path, rows: list[list[str]]) -> None:
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\n").writerows(rows)
+    path.write_text(buffer.getvalue())
+
+
+def cells(export):
+    """(file, column, line) of one cell per column of each CSV file that show reads: the
+    second data row's (its first where there is one)."""
+    for name in ("jobs.csv", "placements.csv", "machine_states.csv", "resources.csv"):
+        rows = table(export / name)
+        assert len(rows) > 2, name
+        for column in rows[0]:
+            yield name, column, 3
+
+
+def test_every_hostile_cell_is_one_line_naming_its_file_line_and_column(export, tmp_path):
+    read_exported(export)  # the export as written reads
+    copy = tmp_path / "copy"
+    shutil.copytree(export, copy)
+    accepted = set()
+    for name, column, line in cells(export):
+        rows = table(export / name)
+        k = rows[0].index(column)
+        for what, text in EDITS.items():
+            if rows[line - 1][k] == text:
+                continue
+            edited = [list(r) for r in rows]
+            edited[line - 1][k] = text
+            write_table(copy / name, edited)
+            try:
+                read_exported(copy)
+            except SpecError as exc:
+                message = str(exc)
+                assert "\n" not in message
+                assert message.startswith((f"{copy / name}:{line}: ",  # an order broken
+                                           f"{copy / name}:{line + 1}: ")), (what, message)
+                assert column in message and "; expected " in message, (what, message)
+            else:
+                accepted.add((name, column, what))
+        write_table(copy / name, rows)
+    assert {a for a in accepted if a[1] not in FREE} == VALID
+
+
+@pytest.mark.parametrize("name, column", [("jobs.csv", "allocated_resources"),
+                                          ("placements.csv", "allocated_resources")])
+def test_an_interval_past_the_machine_is_refused_before_anything_is_allocated(
+        export, tmp_path, name, column):
+    """`0-999999999` on a machine of 16 units: refused under a 1 GiB address-space limit
+    (listing its ids would take 8 GB)."""
+    copy = tmp_path / "copy"
+    shutil.copytree(export, copy)
+    rows = table(copy / name)
+    rows[1][rows[0].index(column)] = "0-999999999"
+    write_table(copy / name, rows)
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2**30, 2**30))
+
+    done = subprocess.run([sys.executable, "-m", "simcore", "show", str(copy), "--out",
+                           str(tmp_path / "pictures")], capture_output=True, text=True,
+                          timeout=120, preexec_fn=limit, cwd=ROOT)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr == (f"simcore: error: {copy / name}:2: {column} '0-999999999'; "
+                           "expected unit ids below the machine's 16 units\n")
+    assert not (tmp_path / "pictures").exists()
+
+
+@pytest.mark.parametrize("key, value, expected", [
+    ("units", {"count": 1e9}, "units.count"),
+    ("units", {"count": 16, "axes": ["x"], "sides": [10**9], "packing": False,
+               "wraps": True, "curve_rank": False}, "units.sides"),
+    ("machine", None, "machine"),
+])
+def test_run_json_gives_the_machine_and_is_checked(export, tmp_path, key, value, expected):
+    copy = tmp_path / "copy"
+    shutil.copytree(export, copy)
+    run = json.loads((copy / "run.json").read_text())
+    run[key] = value
+    (copy / "run.json").write_text(json.dumps(run))
+    with pytest.raises(SpecError, match=rf"^{copy / 'run.json'}: {expected} .*; expected "):
+        read_exported(copy)
