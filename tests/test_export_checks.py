@@ -128,3 +128,23 @@ def test_run_json_gives_the_machine_and_is_checked(export, tmp_path, key, value,
     (copy / "run.json").write_text(json.dumps(run))
     with pytest.raises(SpecError, match=rf"^{copy / 'run.json'}: {expected} .*; expected "):
         read_exported(copy)
+
+
+def refusal(capsys, *argv: str) -> str:
+    assert main(list(argv)) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("simcore: error: ") and err.count("\n") == 1
+    return err
+
+
+def test_a_repeated_param_or_moment_is_refused(export, tmp_path, capsys):
+    names = ["--experiment", "e", "--workload", "w", "--machine", "m", "--policy", "p"]
+    err = refusal(capsys, "export", "--store", str(tmp_path), *names, "--param", "seed=1",
+                  "--param", "seed=2", "--out", str(tmp_path / "o"))
+    assert "--param 'seed=2': seed given twice (seed=1 before); expected each KEY once" in err
+    err = refusal(capsys, "show", str(export), "--out", str(tmp_path / "p"), "--at", "5",
+                  "--at", "5.0")
+    assert "--at 5: given twice" in err
+    err = refusal(capsys, "show", str(export), "--out", str(tmp_path / "p"), "--at", "nan")
+    assert "--at nan: expected a finite number" in err
+    assert not (tmp_path / "o").exists() and not (tmp_path / "p").exists()

@@ -4,9 +4,10 @@ rows or simulated again) and `show` (pictures of exported schedules)."""
 from __future__ import annotations
 
 import argparse
+import math
 
 from simcore.base.errors import SpecError
-from simcore.cli.common import check_store, key_value
+from simcore.cli.common import check_store, key_values
 from simcore.sweep.store import PARTITIONS
 
 
@@ -56,7 +57,7 @@ def _export(args: argparse.Namespace) -> int:
         missing = [f"--{name}" for name in PARTITIONS if name not in given]
         raise SpecError(f"export: expected --run-key, or also {', '.join(missing)}")
     stored = find_run(args.store, args.run_key, given or None,
-                      dict(key_value(p) for p in args.param), args.run)
+                      key_values(args.param), args.run)
     schedule = stored_schedule(stored, args.store)
     out = check_directory(args.out, "--out")  # made only once there is a schedule to write
     paths = write_exports(schedule, out)
@@ -70,6 +71,12 @@ def _show(args: argparse.Namespace) -> int:
     if len(args.directories) > 2:
         raise SpecError(f"show: {len(args.directories)} directories; expected one, or two "
                         "side by side")
+    for k, t in enumerate(args.at):
+        if not math.isfinite(t):
+            raise SpecError(f"--at {t}: expected a finite number of seconds since the first "
+                            "arrival")
+        if t in args.at[:k]:
+            raise SpecError(f"--at {t:g}: given twice; expected each moment once")
     for path in write_pictures(args.directories, args.out or args.directories[0], args.at):
         print(path)
     return 0
