@@ -15,6 +15,7 @@ import pytest
 
 from simcore.base.errors import SpecError
 from simcore.cli.main import main
+from simcore.schedules.export import FILES
 from simcore.schedules.exported import read_exported
 from tests.conftest import ROOT
 
@@ -148,3 +149,32 @@ def test_a_repeated_param_or_moment_is_refused(export, tmp_path, capsys):
     err = refusal(capsys, "show", str(export), "--out", str(tmp_path / "p"), "--at", "nan")
     assert "--at nan: expected a finite number" in err
     assert not (tmp_path / "o").exists() and not (tmp_path / "p").exists()
+
+
+def test_an_export_replaces_a_previous_one_whole_and_refuses_other_directories(
+        export, tmp_path, capsys):
+    """A previous export, pictures and all, is replaced by the new files alone; a
+    directory holding anything else, or no run.json, is refused and left as it was."""
+    previous = tmp_path / "previous"
+    shutil.copytree(export, previous)
+    assert main(["show", str(previous)]) == 0
+    assert (previous / "gantt.png").is_file()
+    argv = ["run", "--workload", "lublin:16", "--jobs", "20", "--machine", "torus:2x2x4",
+            "--scheduler", "fcfs", "--seed", "5", "--export"]
+    assert main([*argv, str(previous)]) == 0
+    assert sorted(p.name for p in previous.iterdir()) == sorted(FILES)
+    assert json.loads((previous / "run.json").read_text())["seed"] == 5
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+    capsys.readouterr()
+    for name, found in (("notes.txt", "holds notes.txt, which no export writes"),
+                        ("gantt.png", "holds no run.json")):
+        used = tmp_path / f"used-{name}"
+        used.mkdir()
+        (used / name).write_text("kept")
+        err = refusal(capsys, *argv, str(used))
+        assert f"--export {used}: {found}; expected a new or empty directory" in err
+        assert [p.name for p in used.iterdir()] == [name]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main([*argv, str(empty)]) == 0
+    assert sorted(p.name for p in empty.iterdir()) == sorted(FILES)

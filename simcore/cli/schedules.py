@@ -27,7 +27,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     export.add_argument("--run", type=int, metavar="I",
                         help="with the names: the shard's I-th run (0 first, in the order "
                              "its experiment lists them)")
-    export.add_argument("--out", required=True, help="directory of the files (made if missing)")
+    export.add_argument("--out", required=True,
+                        help="directory of the files: new, empty or a previous export "
+                             "(replaced whole, pictures included)")
     export.set_defaults(handler=_export)
 
     show = commands.add_parser(
@@ -56,10 +58,10 @@ def _export(args: argparse.Namespace) -> int:
     if args.run_key is None and len(given) < len(PARTITIONS):
         missing = [f"--{name}" for name in PARTITIONS if name not in given]
         raise SpecError(f"export: expected --run-key, or also {', '.join(missing)}")
+    out = check_directory(args.out, "--out")
     stored = find_run(args.store, args.run_key, given or None,
                       key_values(args.param), args.run)
     schedule = stored_schedule(stored, args.store)
-    out = check_directory(args.out, "--out")  # made only once there is a schedule to write
     paths = write_exports(schedule, out)
     print(f"run {stored.key[:12]}: {len(paths)} files in {out}")
     return 0

@@ -82,8 +82,9 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--jobs-out", help="write the per-job schedule to this .parquet")
     run.add_argument("--export", metavar="DIR",
                      help="write the schedule (jobs.csv, placements.csv, machine_states.csv, "
-                          "schedule.swf, resources.csv, run.json) to this directory, made if "
-                          "missing; `simcore show DIR` draws it")
+                          "schedule.swf, resources.csv, run.json) to this directory: new, "
+                          "empty or a previous export (replaced whole); `simcore show DIR` "
+                          "draws it")
     memory_flag(run)
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.set_defaults(handler=_run)
@@ -160,8 +161,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _export_directory(path: str | None, policy: PolicySpec) -> Path | None:
-    """The --export directory (made if missing), checked before the run: schedules of
-    schedulers that time-share the machine are refused (`time_shared`)."""
+    """The --export directory (new, empty or a previous export), checked before the run:
+    schedules of schedulers that time-share the machine are refused (`time_shared`)."""
     if path is None:
         return None
     from simcore.schedules.export import check_directory, time_shared

@@ -37,12 +37,10 @@ from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
 from simcore.report.plots import figure_title, new_figure, write_figure
-from simcore.schedules.export import check_directory
+from simcore.schedules.export import PICTURES, directory_path
 from simcore.schedules.exported import Exported, read_exported
 from simcore.schedules.segments import MIGRATION, Segment
 
-#: The pictures `write_pictures` draws, in order.
-PICTURES = ("gantt", "snapshots", "series", "by-size")
 #: Moments the snapshots show at most.
 MAX_MOMENTS = 4
 FREE = (1.0, 1.0, 1.0, 1.0)
@@ -430,7 +428,7 @@ def write_pictures(directories: Sequence[str | Path], out: str | Path,
     """Draw PICTURES of the export directories (one run, or two side by side) into `out`
     (made once they are read) as <picture>.png and .svg; their paths."""
     runs = [read_exported(d) for d in directories]
-    check_directory(out, "--out")
+    directory_path(out, "--out").mkdir(parents=True, exist_ok=True)
     draw = {"gantt": lambda: gantt(runs), "snapshots": lambda: snapshots(runs, at),
             "series": lambda: series(runs), "by-size": lambda: by_size(runs)}
     paths: list[Path] = []
