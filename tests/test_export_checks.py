@@ -178,3 +178,17 @@ def test_an_export_replaces_a_previous_one_whole_and_refuses_other_directories(
     empty.mkdir()
     assert main([*argv, str(empty)]) == 0
     assert sorted(p.name for p in empty.iterdir()) == sorted(FILES)
+
+
+def test_two_runs_said_to_share_a_machine_must_number_its_units_alike(
+        export, tmp_path, capsys):
+    """A torus:2x2x8 export whose run.json says torus:2x2x4 reads on its own, but not
+    beside a torus:2x2x4 run: the pictures would number its 32 units as the other's 16."""
+    other = tmp_path / "other"
+    assert main(["run", "--workload", "lublin:16", "--jobs", "20", "--machine", "torus:2x2x8",
+                 "--scheduler", "bm", "--seed", "2", "--export", str(other)]) == 0
+    run = json.loads((other / "run.json").read_text())
+    (other / "run.json").write_text(json.dumps({**run, "machine": "torus:2x2x4"}))
+    read_exported(other)
+    err = refusal(capsys, "show", str(export), str(other), "--out", str(tmp_path / "p"))
+    assert f"{other / 'run.json'}: units of torus:2x2x4 unlike those of" in err
