@@ -8,6 +8,8 @@ import csv
 import dataclasses
 import io
 import json
+import re
+import shutil
 
 import pytest
 import yaml
@@ -202,3 +204,77 @@ def test_the_workflow_exports_and_draws_the_schedules_an_experiment_asks_for(tmp
     assert set(FILES) <= files and {"gantt.png", "gantt.svg", "snapshots.png"} <= files
     run = json.loads((drawn / "run=0" / "run.json").read_text())
     assert run["seed"] == 1 and run["workload"]["store"]["experiment"] == "drawn"
+
+
+PARAMS = ["--param", "seed=1", "--param", "offered_load=0.8"]
+
+
+def tampered(kept_store, tmp_path, change) -> tuple:
+    """A copy of the kept store whose jobs.parquet has the per-job rows of the run PARAMS
+    name changed by `change(rows)` (a list of dicts, changed in place), written with a
+    fresh checksum as the store writes it; (store, the jobs.parquet path)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from simcore.base.checksums import DIGEST_KEY
+    from simcore.sweep.store import write_table
+
+    root = tmp_path / "root"
+    shutil.copytree(kept_store.parent.parent, root)
+    store = root / STORE
+    key = find_run(store, names=SHARD, params={"seed": "1", "offered_load": "0.8"}).key
+    path = next(store.glob("**/jobs.parquet"))
+    table = pq.read_table(path)
+    rows = table.to_pylist()
+    change([r for r in rows if r["run_key"] == key])
+    meta = {k.decode(): v.decode() for k, v in table.schema.metadata.items()
+            if k != DIGEST_KEY}
+    write_table(pa.Table.from_pylist(rows, schema=table.schema.remove_metadata()), path, meta)
+    return store, path
+
+
+def overlapping(rows: list[dict]) -> tuple[dict, dict]:
+    """Two jobs of one size, placed once each, the second placed while the first runs."""
+    once = [r for r in rows if len(r["placed_s"]) == 1]
+    for a in once:
+        for b in once:
+            if a is not b and a["alloc_size"] == b["alloc_size"] and (
+                    a["placed_s"][0] < b["placed_s"][0] < a["end_s"]):
+                return a, b
+    raise AssertionError("no two jobs of one size overlap")
+
+
+def first(rows: list[dict], size: int | None = None) -> dict:
+    return next(r for r in rows if len(r["placed_s"]) == 1
+                and (size is None or r["alloc_size"] == size))
+
+
+def _set(row: dict, **values) -> None:
+    row.update(values)
+
+
+@pytest.mark.parametrize("case, change, expected", [
+    ("15 units for a size of 1", lambda rows: _set(first(rows, 1), placed_code=[1, 0, 15]),
+     r"placed_code holds 15 units from .*; expected its alloc_size \(1\)"),
+    ("no units", lambda rows: _set(first(rows), placed_code=[0]),
+     r"placed_code holds 0 units from .*; expected its alloc_size"),
+    ("bits beyond the machine", lambda rows: _set(first(rows, 1), placed_code=[1, 20, 1]),
+     r"placed_code of entry \d+ sets bits beyond the machine's units; expected bits below 16"),
+    ("a unit another job holds", lambda rows: _set(overlapping(rows)[1], placed_code=overlapping(
+        rows)[0]["placed_code"]), r"placed_code holds unit \d+ from .* while job \d+ holds it "
+                                  r"until .*; expected each unit held by one job at a time"),
+    ("placed before submission", lambda rows: _set(
+        first(rows), placed_s=[first(rows)["submit_s"] - 1.0]),
+     r"placed_s .*; expected a time from its submit_s"),
+    ("placed at NaN", lambda rows: _set(first(rows), placed_s=[float("nan")]),
+     r"placed_s nan; expected a time from its submit_s"),
+    ("end before start", lambda rows: _set(first(rows), end_s=first(rows)["start_s"] - 1.0),
+     r"submit_s .*, end_s .*; expected finite times in this order"),
+])
+def test_tampered_placements_are_refused_where_they_are_read(
+        kept_store, tmp_path, capsys, case, change, expected):
+    store, path = tampered(kept_store, tmp_path, change)
+    err = refusal(capsys, "export", "--store", str(store), *NAMES, *PARAMS,
+                  "--out", str(tmp_path / "out"))
+    assert re.match(rf"simcore: error: {re.escape(str(path))}: job \d+: {expected}", err), err
+    assert not (tmp_path / "out").exists()

@@ -1,4 +1,5 @@
-"""Atomic file output: a reader sees the old file or the whole new one, never a part.
+"""Atomic file output: a reader sees the old file or the whole new one, never a part
+(`atomic_directory`: the old directory or the whole new one, never a mix of both).
 
 A file is written under a temporary name beside its target, `.<name>~<host>~<pid>~....tmp`,
 and renamed over the target when complete; on an exception (or SIGTERM, which the command
@@ -10,8 +11,10 @@ still be running).
 
 from __future__ import annotations
 
+import errno
 import glob
 import os
+import shutil
 import socket
 import tempfile
 import time
@@ -51,6 +54,35 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
         raise
 
 
+@contextmanager
+def atomic_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a new temporary directory beside `path`; on success put it in place of
+    `path`, replacing a directory there whole (renamed aside, then deleted: a reader sees
+    the old directory, for an instant none, or the whole new one, never a mix), else
+    delete it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temporaries(path)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, suffix=".tmp",
+                                prefix=f".{path.name}~{_HOST}~{os.getpid()}~"))
+    try:
+        yield tmp
+        os.chmod(tmp, 0o777 & ~_UMASK)  # mkdtemp's 0700 would hide results from a group
+        try:
+            os.rename(tmp, path)  # no directory there, or an empty one
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+            old = Path(tempfile.mkdtemp(dir=path.parent, suffix=".tmp",
+                                        prefix=f".{path.name}~{_HOST}~{os.getpid()}~"))
+            os.rename(path, old)
+            os.rename(tmp, path)
+            shutil.rmtree(old)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
 def atomic_write_bytes(path: str | os.PathLike[str], payload: bytes) -> None:
     """Write `payload` to `path` atomically."""
     with atomic_path(path) as tmp:
@@ -72,7 +104,10 @@ def remove_stale_temporaries(path: str | os.PathLike[str]) -> int:
         except FileNotFoundError:
             continue
         if (host == _HOST and pid.isdigit() and not _alive(int(pid))) or age > STALE_AFTER_S:
-            Path(candidate).unlink(missing_ok=True)
+            if Path(candidate).is_dir():  # an `atomic_directory`'s
+                shutil.rmtree(candidate, ignore_errors=True)
+            else:
+                Path(candidate).unlink(missing_ok=True)
             removed += 1
     return removed
 

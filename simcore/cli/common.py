@@ -72,6 +72,19 @@ def key_value(text: str, option: str = "--param") -> tuple[str, str]:
     return key.strip(), value.strip()
 
 
+def key_values(texts: list[str], option: str = "--param") -> dict[str, str]:
+    """The KEY=VALUE arguments of a repeatable `option`; a key given twice is refused
+    rather than the last value silently kept."""
+    pairs: dict[str, str] = {}
+    for text in texts:
+        key, value = key_value(text, option)
+        if key in pairs:
+            raise SpecError(f"{option} {text!r}: {key} given twice ({key}={pairs[key]} "
+                            "before); expected each KEY once")
+        pairs[key] = value
+    return pairs
+
+
 def check_name(option: str, name: object) -> None:
     """A name that becomes a file or directory name: one path component, matched whole."""
     if not is_name(name):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from simcore.base.errors import SpecError
-from simcore.cli.common import check_finite, check_store, key_value
+from simcore.cli.common import check_finite, check_store, key_values
 from simcore.sweep.store import PARTITIONS
 
 
@@ -26,7 +26,9 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     export.add_argument("--run", type=int, metavar="I",
                         help="with the names: the shard's I-th run (0 first, in the order "
                              "its experiment lists them)")
-    export.add_argument("--out", required=True, help="directory of the files (made if missing)")
+    export.add_argument("--out", required=True,
+                        help="directory of the files: new, empty or a previous export "
+                             "(replaced whole, pictures included)")
     export.set_defaults(handler=_export)
 
     show = commands.add_parser(
@@ -55,25 +57,25 @@ def _export(args: argparse.Namespace) -> int:
     if args.run_key is None and len(given) < len(PARTITIONS):
         missing = [f"--{name}" for name in PARTITIONS if name not in given]
         raise SpecError(f"export: expected --run-key, or also {', '.join(missing)}")
+    out = check_directory(args.out, "--out")
     stored = find_run(args.store, args.run_key, given or None,
-                      dict(key_value(p) for p in args.param), args.run)
+                      key_values(args.param), args.run)
     schedule = stored_schedule(stored, args.store)
-    out = check_directory(args.out, "--out")  # made only once there is a schedule to write
     paths = write_exports(schedule, out)
     print(f"run {stored.key[:12]}: {len(paths)} files in {out}")
     return 0
 
 
 def _show(args: argparse.Namespace) -> int:
-    from simcore.schedules.export import check_directory
     from simcore.schedules.pictures import write_pictures
 
     if len(args.directories) > 2:
         raise SpecError(f"show: {len(args.directories)} directories; expected one, or two "
                         "side by side")
-    for at in args.at:
+    for k, at in enumerate(args.at):
         check_finite("--at", at)
-    out = check_directory(args.out or args.directories[0], "--out")
-    for path in write_pictures(args.directories, out, args.at):
+        if at in args.at[:k]:
+            raise SpecError(f"--at {at:g}: given twice; expected each moment once")
+    for path in write_pictures(args.directories, args.out or args.directories[0], args.at):
         print(path)
     return 0

@@ -16,7 +16,7 @@ from simcore.cli.common import (
     flag,
     flag_value,
     json_argument,
-    key_value,
+    key_values,
     memory_flag,
 )
 from simcore.machines.curves.orderings import ORDERINGS
@@ -82,8 +82,9 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--jobs-out", help="write the per-job schedule to this .parquet")
     run.add_argument("--export", metavar="DIR",
                      help="write the schedule (jobs.csv, placements.csv, machine_states.csv, "
-                          "schedule.swf, resources.csv, run.json) to this directory, made if "
-                          "missing; `simcore show DIR` draws it")
+                          "schedule.swf, resources.csv, run.json) to this directory: new, "
+                          "empty or a previous export (replaced whole); `simcore show DIR` "
+                          "draws it")
     memory_flag(run)
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.set_defaults(handler=_run)
@@ -160,8 +161,8 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _export_directory(path: str | None, policy: PolicySpec) -> Path | None:
-    """The --export directory (made if missing), checked before the run: schedules of
-    schedulers that time-share the machine are refused (`time_shared`)."""
+    """The --export directory (new, empty or a previous export), checked before the run:
+    schedules of schedulers that time-share the machine are refused (`time_shared`)."""
     if path is None:
         return None
     from simcore.schedules.export import check_directory, time_shared
@@ -172,13 +173,13 @@ def _export_directory(path: str | None, policy: PolicySpec) -> Path | None:
 
 def _machine_and_policy(args: argparse.Namespace) -> tuple[MachineSpec, PolicySpec]:
     """The machine and the policy (on that machine's capabilities) the flags name."""
-    params = dict(key_value(p) for p in args.param)
+    params = key_values(args.param)
     for option, name in (("start_delay", "start_delay_s"), ("estimates", "estimates")):
         if getattr(args, option) is not None:
             params[name] = getattr(args, option)
     machine = MachineSpec.parse(
         args.machine or model_machine(args.workload), args.allocator, ordering=args.ordering,
-        options=dict(key_value(p, "--machine-param") for p in args.machine_param))
+        options=key_values(args.machine_param, "--machine-param"))
     capabilities = machine.capabilities
     return machine, PolicySpec.from_params(args.scheduler, params).on(capabilities)
 
@@ -252,5 +253,5 @@ def _synthetic_spec(args: argparse.Namespace) -> SyntheticSpec:
     if spec is None:
         raise SpecError(f"{args.model!r}: not a model; expected {describe_choices()}")
     return SyntheticSpec.create(spec.model, {**dict(spec.params),
-                                             **dict(key_value(p) for p in args.param)})
+                                             **key_values(args.param)})
 

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from simcore.base.atomic import atomic_write_bytes
+from simcore.base.atomic import atomic_directory
 from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
 from simcore.core.result import SimulationResult
@@ -54,6 +55,9 @@ COMPLETED, KILLED, REJECTED = "COMPLETED_SUCCESSFULLY", "COMPLETED_KILLED", "REJ
 #: The files `write_exports` writes, in its order.
 FILES = ("jobs.csv", "placements.csv", "machine_states.csv", "schedule.swf",
          "resources.csv", "run.json")
+#: The pictures `simcore show` draws (`simcore.schedules.pictures`), each as .png and .svg,
+#: by default into the export directory.
+PICTURES = ("gantt", "snapshots", "series", "by-size")
 #: SWF status codes: completed, failed (killed), cancelled (rejected).
 SWF_STATUS = {COMPLETED: 1, KILLED: 0, REJECTED: 5}
 
@@ -105,31 +109,50 @@ def time_shared(policy: PolicySpec, what: str) -> None:
                         "placed_code); expected a space-sharing scheduler")
 
 
-def check_directory(path: str | Path, option: str) -> Path:
-    """An export directory: made if missing; a SpecError if it is a file."""
+def directory_path(path: str | Path, option: str) -> Path:
+    """`path` as a directory to write in; a SpecError if it or a part of it is a file."""
     target = Path(path)
     if target.exists() and not target.is_dir():
         raise SpecError(f"{option} {path}: is a file; expected a directory")
-    try:
-        target.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
+    if any(p.exists() and not p.is_dir() for p in target.parents):
         raise SpecError(f"{option} {path}: a part of the path is a file; expected a "
-                        "directory") from None
+                        "directory")
     return target
 
 
+def check_directory(path: str | Path, option: str) -> Path:
+    """An export directory: missing (made when written), empty or a previous export
+    (`written_by_export`, replaced whole when written); a SpecError otherwise."""
+    target = directory_path(path, option)
+    names = sorted(os.listdir(target)) if target.is_dir() else []
+    foreign = [n for n in names if not written_by_export(n)]
+    if foreign or (names and "run.json" not in names):
+        what = f"holds {foreign[0]}, which no export writes" if foreign else "holds no run.json"
+        raise SpecError(f"{option} {path}: {what}; expected a new or empty directory, or a "
+                        "previous export (replaced whole, pictures included)")
+    return target
+
+
+def written_by_export(name: str) -> bool:
+    """Whether an export directory's entry `name` is one of FILES, a picture or an
+    interrupted atomic write of one."""
+    ours = {*FILES, *(f"{p}.{e}" for p in PICTURES for e in ("png", "svg"))}
+    return name in ours or (name.startswith(".") and name.endswith(".tmp")
+                            and name[1:].split("~", 1)[0] in ours)
+
+
 def write_exports(schedule: Schedule, directory: str | Path) -> list[Path]:
-    """Write FILES into `directory` (which must exist), each atomically; their paths."""
+    """Write FILES as the directory `directory` (`check_directory`), replacing a previous
+    export there whole, so that none of its files or pictures survives; their paths."""
     out = Path(directory)
     texts = {"jobs.csv": jobs_csv(schedule), "placements.csv": placements_csv(schedule),
              "machine_states.csv": states_csv(schedule.states()),
              "schedule.swf": swf_text(schedule), "resources.csv": resources_csv(schedule),
              "run.json": json_text(run_json(schedule)) + "\n"}
-    paths = []
-    for name in FILES:
-        atomic_write_bytes(out / name, texts[name].encode())
-        paths.append(out / name)
-    return paths
+    with atomic_directory(out) as tmp:
+        for name in FILES:
+            (tmp / name).write_bytes(texts[name].encode())
+    return [out / name for name in FILES]
 
 
 def _csv(header: tuple[str, ...], rows: list[list[Any]]) -> str:

@@ -36,12 +36,12 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.ticker import MaxNLocator
 
+from simcore.base.errors import SpecError
 from simcore.report.plots import figure_title, new_figure, write_figure
+from simcore.schedules.export import PICTURES, directory_path
 from simcore.schedules.exported import Exported, read_exported
 from simcore.schedules.segments import MIGRATION, Segment
 
-#: The pictures `write_pictures` draws, in order.
-PICTURES = ("gantt", "snapshots", "series", "by-size")
 #: Moments the snapshots show at most.
 MAX_MOMENTS = 4
 FREE = (1.0, 1.0, 1.0, 1.0)
@@ -427,8 +427,16 @@ def by_size(runs: Sequence[Exported]) -> Figure:
 def write_pictures(directories: Sequence[str | Path], out: str | Path,
                    at: Sequence[float] = ()) -> list[Path]:
     """Draw PICTURES of the export directories (one run, or two side by side) into `out`
-    as <picture>.png and .svg; their paths."""
+    (made once they are read) as <picture>.png and .svg; their paths."""
     runs = [read_exported(d) for d in directories]
+    first = runs[0]
+    for other in runs[1:]:
+        same = other.run["machine"] == first.run["machine"]
+        if same and other.run["units"] != first.run["units"]:
+            raise SpecError(f"{other.directory / 'run.json'}: units of {other.run['machine']} "
+                            f"unlike those of {first.directory / 'run.json'}; expected one "
+                            "numbering of one machine's units")
+    directory_path(out, "--out").mkdir(parents=True, exist_ok=True)
     draw = {"gantt": lambda: gantt(runs), "snapshots": lambda: snapshots(runs, at),
             "series": lambda: series(runs), "by-size": lambda: by_size(runs)}
     paths: list[Path] = []

@@ -27,6 +27,7 @@ from simcore.core.placements import PlacementLog
 from simcore.core.result import SimulationResult
 from simcore.jobs.jobs import Jobs
 from simcore.schedules.export import Schedule, time_shared
+from simcore.schedules.held import check_holdings, check_times
 from simcore.sweep.experiments import Run, Shard
 from simcore.sweep.store import PARAMETERS, PARTITIONS, read_shard, run_row
 
@@ -153,7 +154,9 @@ def stored_schedule(stored: StoredRun, store: str | Path) -> Schedule:
                 "store": {**shard.names, "dataset": shard.dataset, "run_key": stored.key}}
     rows = stored.path.with_name("jobs.parquet")
     if shard.per_job and rows.is_file() and not shard.machine_spec.fails():
-        return Schedule.of(_kept(stored, rows, jobs), jobs, shard.machine_spec, workload)
+        schedule = Schedule.of(_kept(stored, rows, jobs), jobs, shard.machine_spec, workload)
+        check_holdings(schedule, rows)
+        return schedule
     return Schedule.of(_simulated(stored, run, jobs), jobs, shard.machine_spec, workload)
 
 
@@ -188,8 +191,9 @@ def _kept(stored: StoredRun, rows: Path, jobs: Jobs) -> SimulationResult:
                "seed": stored.row["seed"], "jobs": len(jobs),
                **{c.name: stored.row[c.name] for c in RUN_METRICS
                   if stored.row.get(c.name) is not None}}  # the metrics the run has
-    return SimulationResult(table, summary, np.zeros(0), {},
-                            PlacementLog.from_job_columns(table, words))
+    log = PlacementLog.from_job_columns(table, words)
+    check_times(table, log.time_s, log.job_id, rows)
+    return SimulationResult(table, summary, np.zeros(0), {}, log)
 
 
 def _simulated(stored: StoredRun, run: Run, jobs: Jobs) -> SimulationResult:
