@@ -147,8 +147,14 @@ def test_a_repeated_param_or_moment_is_refused(export, tmp_path, capsys):
                   "--at", "5.0")
     assert "--at 5: given twice" in err
     err = refusal(capsys, "show", str(export), "--out", str(tmp_path / "p"), "--at", "nan")
-    assert "--at nan: expected a finite number" in err
+    assert "--at nan; expected a finite number" in err
     assert not (tmp_path / "o").exists() and not (tmp_path / "p").exists()
+    err = refusal(capsys, "run", "--workload", "lublin", "--jobs", "10", "--machine", "flat:8",
+                  "--scheduler", "fcfs", "--machine-param", "x=1", "--machine-param", "x=2")
+    assert "--machine-param 'x=2': x given twice (x=1 before)" in err
+    err = refusal(capsys, "synthesize", "lublin:16", "--jobs", "10", "--seed", "1", "--param", "a=1",
+                  "--param", "a=3", "--out", str(tmp_path / "w.parquet"))
+    assert "--param 'a=3': a given twice (a=1 before)" in err
 
 
 def test_an_export_replaces_a_previous_one_whole_and_refuses_other_directories(
