@@ -116,6 +116,16 @@ def check_output(path: str, option: str) -> None:
         raise SpecError(f"{option} {path}: directory {target.parent} does not exist")
 
 
+def check_not_input(path: str, option: str, inputs: list[str]) -> None:
+    """An output must not be a file the command reads: writing it would replace the input
+    (a trace converted onto itself, a workload overwritten by its own schedule)."""
+    target = Path(path)
+    for each in inputs:
+        if target.exists() and Path(each).exists() and target.samefile(each):
+            raise SpecError(f"{option} {path}: the file {each} this command reads; expected "
+                            "another file name")
+
+
 def memory_flag(parser: argparse.ArgumentParser) -> None:
     """Add --max-memory-gib, the limit `check_memory` applies."""
     parser.add_argument("--max-memory-gib", type=float, default=Limits.max_run_memory_gib,

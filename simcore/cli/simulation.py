@@ -12,6 +12,7 @@ from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
 from simcore.cli.common import (
     check_memory,
+    check_not_input,
     check_output,
     flag,
     flag_value,
@@ -132,6 +133,7 @@ def _run(args: argparse.Namespace) -> int:
     check_memory(args, spec.span_jobs(table.num_rows), spec.replication)
     if args.jobs_out:
         check_output(args.jobs_out, "--jobs-out")
+        check_not_input(args.jobs_out, "--jobs-out", [args.workload])
     export = _export_directory(args.export, policy)
     work = prepare(table, spec, machine, seed)
     meter = (Progress("simulating", len(work), "jobs started", sys.stderr, delay_s=2.0)

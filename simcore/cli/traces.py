@@ -6,7 +6,7 @@ import argparse
 
 from simcore.base.jsontext import json_text
 from simcore.base.patterns import CATALOGUE
-from simcore.cli.common import json_argument
+from simcore.cli.common import check_not_input, json_argument
 from simcore.workload.traces import MIRROR_ENV
 
 
@@ -75,6 +75,7 @@ def _fetch_trace(args: argparse.Namespace) -> int:
 def _convert_trace(args: argparse.Namespace) -> int:
     from simcore.workload.io import convert_trace
 
+    check_not_input(args.out, "out", [args.swf])
     table = convert_trace(args.swf, args.out, json_argument("--cleaning", args.cleaning),
                           args.expect_jobs, args.expect_max_procs, args.expect_sha256)
     print(f"{args.out}: {table.num_rows} jobs")
