@@ -451,3 +451,88 @@ def test_leung_table1_refuses_a_billion_seeds_on_the_estimate(capsys):
 
 def test_bench_refuses_no_repeat_before_any_work(capsys):
     assert "--repeat 0; expected at least 1" in refused(capsys, "bench", "--repeat", "0")
+
+
+# --- The other commands, tried once more ---------------------------------------------
+
+
+def test_an_output_that_is_the_input_is_refused_and_the_input_kept(tmp_path, capsys):
+    trace = swf(tmp_path, job(1), job(2, submit="10"))
+    text = trace.read_bytes()
+    assert "reads; expected another file name" in refused(
+        capsys, "convert-trace", str(trace), str(trace))
+    assert trace.read_bytes() == text
+    workload = tmp_path / "w.parquet"
+    assert main(["synthesize", "lublin:16", "--jobs", "20", "--seed", "1",
+                 "--out", str(workload)]) == 0
+    capsys.readouterr()
+    data = workload.read_bytes()
+    assert "--jobs-out" in refused(capsys, "run", "--workload", str(workload), "--machine",
+                                   "flat:16", "--scheduler", "fcfs", "--jobs-out",
+                                   str(tmp_path / "." / "w.parquet"))
+    assert workload.read_bytes() == data
+
+
+def shard_json(**changes: object) -> str:
+    values = json.loads(plan(small_config())[0].to_json())
+    return json.dumps({**values, **changes})
+
+
+@pytest.mark.parametrize("changes, expected", [
+    ({"dataset": "../../elsewhere"}, "dataset '../../elsewhere'; expected a name"),
+    ({"policy": "p" * 101}, "policy 'ppp"),
+    ({"runs": []}, "no runs; expected at least one"),
+    ({"runs": [{"seed": 1, "transforms": {}}, {"seed": 1, "transforms": {}}]},
+     "runs[1] given again (first as [0])"),
+    ({"runs": [{"seed": 1.5, "transforms": {}}]}, "seed=1.5; expected an integer"),
+])
+def test_a_shard_specification_names_no_path_and_each_run_once(tmp_path, capsys, changes,
+                                                                expected):
+    err = refused(capsys, "sweep-shard", "--spec", shard_json(**changes), "--results",
+                  str(tmp_path / "results"))
+    assert "not a shard specification" in err and expected in err
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("option, value", [
+    ("--cleaning", '{"oversize": "drop", "oversize": "reject"}'),
+    ("--spec", '{"model": "lublin", "max_procs": 16, "jobs": 5, "jobs": 6}'),
+])
+def test_a_json_argument_with_a_key_given_twice_is_refused(tmp_path, capsys, option, value):
+    out = tmp_path / "out.parquet"
+    argv = (["convert-trace", str(swf(tmp_path, job(1))), str(out), option, value]
+            if option == "--cleaning" else ["synthesize", option, value, "--seed", "1",
+                                            "--out", str(out)])
+    assert "given twice" in refused(capsys, *argv)
+    assert not out.exists()
+
+
+def test_a_summary_file_given_twice_is_refused(tmp_path, capsys):
+    summary = tmp_path / "summary.parquet"
+    summary.write_bytes(b"")
+    err = refused(capsys, "tables", "--summaries", str(summary), str(tmp_path / "." /
+                                                                    "summary.parquet"),
+                  "--out", str(tmp_path / "tables"))
+    assert "given twice" in err and not (tmp_path / "tables").exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["bgl", "links", "--dim", "x", "--topology", "mesh", "--midplanes", "1,2,1"],
+    ["leung2002", "table1", "--seeds", "1", "--dilation", "0", "0.5", "0"],
+])
+def test_a_position_or_dilation_given_twice_is_refused(capsys, argv):
+    assert "twice; expected each" in refused(capsys, *argv)
+
+
+def test_a_menu_refuses_a_placement_given_twice_and_a_torus_beyond_the_bound(tmp_path):
+    from tests.test_torus3d import menu
+
+    twice = menu(tmp_path, [("t", (4, 2, 2), [((2, 1, 1), None, None), ((1, 1, 1), None, None),
+                                              ((2, 1, 1), None, None)])])
+    with pytest.raises(SpecError, match=r"placements\[2\]: the same .* as placements\[0\]"):
+        load_menu(twice)
+    huge = tmp_path / "huge.yaml"
+    huge.write_text("- topology: t\n  torus3d:\n    toruses:\n      - name: t\n        dims: "
+                    "{x: 100000, y: 100000, z: 100000}\n        nodes: n[0-1]\n")
+    with pytest.raises(SpecError, match=r"1,000,000,000,000,000 nodes; expected at most"):
+        load_menu(str(huge))

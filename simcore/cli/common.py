@@ -38,9 +38,19 @@ def run_handler(args: argparse.Namespace) -> int:
 
 
 def json_argument(option: str, text: str) -> dict:
-    """A JSON object given on the command line; a SpecError names the option otherwise."""
+    """A JSON object given on the command line; a SpecError names the option otherwise,
+    also for a key given twice in one object (plain JSON keeps the last value)."""
+    def pairs(items: list[tuple[str, object]]) -> dict:
+        value: dict = {}
+        for key, item in items:
+            if key in value:
+                raise SpecError(f"{option}: key {key!r} given twice in {text[:80]!r}; "
+                                "expected each key once")
+            value[key] = item
+        return value
+
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
         raise SpecError(f"{option}: not JSON ({exc}): {text[:80]!r}") from None
     if not isinstance(value, dict):
