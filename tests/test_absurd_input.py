@@ -536,3 +536,43 @@ def test_a_menu_refuses_a_placement_given_twice_and_a_torus_beyond_the_bound(tmp
                     "{x: 100000, y: 100000, z: 100000}\n        nodes: n[0-1]\n")
     with pytest.raises(SpecError, match=r"1,000,000,000,000,000 nodes; expected at most"):
         load_menu(str(huge))
+
+
+@pytest.mark.parametrize("make", ["device", "fifo"])
+@pytest.mark.parametrize("argv", [
+    ["swf-info", "{f}"],
+    ["convert-trace", "{f}", "{tmp}/out.parquet", "--expect-sha256", "00"],
+    ["plan", "--configfile", "{f}"],
+    ["run", "--workload", "lublin:16", "--jobs", "20", "--machine", "torus:2x2x4",
+     "--scheduler", "fcfs", "--machine-param", "failure_trace={f}"],
+])
+def test_a_device_or_fifo_given_as_a_file_is_refused_not_read(tmp_path, capsys, make, argv):
+    import os
+
+    path = "/dev/zero" if make == "device" else str(tmp_path / "fifo")
+    if make == "fifo":
+        os.mkfifo(path)
+    err = refused(capsys, *(a.format(f=path, tmp=tmp_path) for a in argv))
+    assert f"{path}: " in err and "not a regular file" in err
+    assert not (tmp_path / "out.parquet").exists()
+
+
+def test_a_failure_trace_that_is_not_utf8_is_refused(tmp_path, capsys):
+    trace = tmp_path / "outages.txt"
+    trace.write_bytes(b"\xff 1 1\n")
+    err = refused(capsys, "run", "--workload", "lublin:16", "--jobs", "20", "--machine",
+                  "torus:2x2x4", "--scheduler", "fcfs", "--machine-param",
+                  f"failure_trace={trace}")
+    assert "not UTF-8 text (byte 0)" in err
+
+
+def test_inserted_jobs_count_in_the_memory_estimate(capsys):
+    err = refused(capsys, "run", "--workload", "lublin:16", "--jobs", "50", "--machine",
+                  "flat:16", "--scheduler", "fcfs", "--insert-per-h", "1e12")
+    assert "--jobs with --insert-per-h: a run of" in err and "above the limit" in err
+
+
+def test_a_runtime_scale_beyond_the_bound_of_times_is_refused(capsys):
+    err = refused(capsys, "run", "--workload", "lublin:16", "--jobs", "50", "--machine",
+                  "flat:16", "--scheduler", "fcfs", "--runtime-scale", "1e300")
+    assert "runtime_scale=1e+300 makes run times up to" in err and "at most 1e+09 s" in err

@@ -143,11 +143,12 @@ def memory_flag(parser: argparse.ArgumentParser) -> None:
                         f"({BYTES_PER_JOB} bytes per job) is above this (default %(default)s)")
 
 
-def check_memory(args: argparse.Namespace, jobs: int | None, copies: int = 1) -> None:
+def check_memory(args: argparse.Namespace, jobs: int | None, copies: int = 1,
+                 option: str = "--jobs") -> None:
     """Refuse, before it is made, a workload of `jobs` x `copies` jobs above --max-memory-gib
-    (`simcore.sweep.limits`)."""
+    (`simcore.sweep.limits`); `option` names what set the count."""
     check_finite("--max-memory-gib", args.max_memory_gib, minimum=0)
     if jobs is not None:
-        check_run_memory(jobs * copies, args.max_memory_gib, "--jobs" if copies == 1 else
-                         f"--jobs x --replication {copies}",
+        check_run_memory(jobs * copies, args.max_memory_gib, option if copies == 1 else
+                         f"{option} x --replication {copies}",
                          f"a larger --max-memory-gib (now {args.max_memory_gib:g})")

@@ -119,7 +119,7 @@ def _run(args: argparse.Namespace) -> int:
     from simcore.report.runs import run_report, write_schedule
     from simcore.simulate import simulate
     from simcore.workload.sources import load_workload
-    from simcore.workload.transforms import WorkloadSpec, prepare
+    from simcore.workload.transforms import WorkloadSpec, inserted_count, prepare
 
     machine, policy = _machine_and_policy(args)
     seed = flag_value("--seed", SEED, args.seed)
@@ -130,7 +130,9 @@ def _run(args: argparse.Namespace) -> int:
                            if (value := getattr(args, name)) is not None})
     check_memory(args, jobs, spec.replication)
     table = load_workload(args.workload, jobs, seed, cleaning=cleaning)
-    check_memory(args, spec.span_jobs(table.num_rows), spec.replication)
+    inserted = inserted_count(table, spec.insert_per_h)
+    check_memory(args, spec.span_jobs(table.num_rows + inserted), spec.replication,
+                 "--jobs with --insert-per-h" if inserted else "--jobs")
     if args.jobs_out:
         check_output(args.jobs_out, "--jobs-out")
         check_not_input(args.jobs_out, "--jobs-out", [args.workload])
