@@ -576,3 +576,32 @@ def test_a_runtime_scale_beyond_the_bound_of_times_is_refused(capsys):
     err = refused(capsys, "run", "--workload", "lublin:16", "--jobs", "50", "--machine",
                   "flat:16", "--scheduler", "fcfs", "--runtime-scale", "1e300")
     assert "runtime_scale=1e+300 makes run times up to" in err and "at most 1e+09 s" in err
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["run", "--workload", "lublin:16", "--jobs", "20", "--machine", "flat:16", "--scheduler",
+      "fcfs", "--cleaning", "{{}}"], "--cleaning: applies to an SWF trace"),
+    (["synthesize", "lublin:16", "--jobs", "50", "--param", "jobs=7", "--seed", "1", "--out",
+      "{tmp}/s.parquet"], "--param jobs=7: jobs is set by 'lublin:16' or --jobs already"),
+    (["reproduction", "--store", "{tmp}", "--copy-figures", "{tmp}/none", "--out",
+      "{tmp}/r.md"], "--copy-figures {tmp}/none: no such directory"),
+    (["sweep-shard", "--spec", "{shard}", "--workers", "0", "--results", "{tmp}/r"],
+     "--workers 0; expected at least 1"),
+    (["sweep-shard", "--spec", "{shard}", "--dask", '{{"backend": "nope"}}', "--results",
+      "{tmp}/r"], "sweep.dask.backend: 'nope'"),
+    (["resimulate", "--configfile", "config/test/small.yaml", "--workers", "0", "--results",
+      "{tmp}/r"], "--workers 0; expected at least 1"),
+    (["fetch-trace", "NASA-iPSC-1993-3.1-cln", "--mirror", "{tmp}/file", "--out",
+      "{tmp}/t.swf.gz"], "--mirror {tmp}/file: no such directory"),
+    (["plan", "--configfile", "config/test/small.yaml", "--timing", "--benchmarks-root",
+      "{tmp}/none"], "--benchmarks-root {tmp}/none: no such directory"),
+    (["warm", "--pair", "any-free", "fcfs", "--flag", "{tmp}"], "is a directory"),
+])
+def test_a_flag_that_would_be_ignored_or_checked_too_late_is_refused_first(
+        tmp_path, capsys, monkeypatch, argv, expected):
+    monkeypatch.chdir(ROOT)
+    (tmp_path / "file").write_text("x")
+    values = {"tmp": tmp_path, "shard": shard_json()}
+    err = refused(capsys, *(a.format(**values) for a in argv))
+    assert expected.format(**values) in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]

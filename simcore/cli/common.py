@@ -116,6 +116,12 @@ def check_store(store: str | None) -> None:
                         "e.g. results/torus-sweep-default/store")
 
 
+def check_workers(workers: int) -> None:
+    """--workers must be at least 1 (checked before any work, not when a run needs one)."""
+    if workers < 1:
+        raise SpecError(f"--workers {workers}; expected at least 1")
+
+
 def check_output(path: str, option: str) -> None:
     """An output file must be a file in an existing directory (nothing is created around
     it)."""

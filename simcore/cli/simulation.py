@@ -27,7 +27,7 @@ from simcore.machines.spec import MachineSpec
 from simcore.policy import SCHEDULERS, PolicySpec
 from simcore.workload.sources import describe_choices, model_machine
 from simcore.workload.spec import transforms
-from simcore.workload.synthetic import JOBS, SyntheticSpec
+from simcore.workload.synthetic import JOBS, MODELS, SyntheticSpec
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -78,7 +78,7 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
         run.add_argument(flag(name), dest=name, metavar=name.upper(),
                          help=f"{parameter.meaning} (default {parameter.default})")
     run.add_argument("--seed", help="seed of the run's random draws (default 0)")
-    run.add_argument("--cleaning", default="{}", metavar="JSON",
+    run.add_argument("--cleaning", metavar="JSON",
                      help="cleaning options of an SWF trace, e.g. '{\"oversize\": \"drop\"}'")
     run.add_argument("--jobs-out", help="write the per-job schedule to this .parquet")
     run.add_argument("--export", metavar="DIR",
@@ -124,7 +124,8 @@ def _run(args: argparse.Namespace) -> int:
     machine, policy = _machine_and_policy(args)
     seed = flag_value("--seed", SEED, args.seed)
     jobs = flag_value("--jobs", JOBS, args.jobs)
-    cleaning = CleaningOptions.from_mapping(json_argument("--cleaning", args.cleaning))
+    cleaning = None if args.cleaning is None else \
+        CleaningOptions.from_mapping(json_argument("--cleaning", args.cleaning))
     spec = WorkloadSpec(**{name: flag_value(flag(name), field.metadata["parameter"], value)
                            for name, field in transforms().items()
                            if (value := getattr(args, name)) is not None})
@@ -256,6 +257,10 @@ def _synthetic_spec(args: argparse.Namespace) -> SyntheticSpec:
     spec = SyntheticSpec.parse(args.model, flag_value("--jobs", JOBS, args.jobs))
     if spec is None:
         raise SpecError(f"{args.model!r}: not a model; expected {describe_choices()}")
-    return SyntheticSpec.create(spec.model, {**dict(spec.params),
-                                             **key_values(args.param)})
+    given = dict(spec.params)
+    params = key_values(args.param)
+    for name in sorted(params.keys() & {MODELS[spec.model].parameters[0].name, JOBS.name}):
+        raise SpecError(f"--param {name}={params[name]}: {name} is set by {args.model!r} or "
+                        f"--jobs already ({given.get(name)}); expected it once")
+    return SyntheticSpec.create(spec.model, {**given, **params})
 
