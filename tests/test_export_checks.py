@@ -152,8 +152,8 @@ def test_a_repeated_param_or_moment_is_refused(export, tmp_path, capsys):
     err = refusal(capsys, "run", "--workload", "lublin", "--jobs", "10", "--machine", "flat:8",
                   "--scheduler", "fcfs", "--machine-param", "x=1", "--machine-param", "x=2")
     assert "--machine-param 'x=2': x given twice (x=1 before)" in err
-    err = refusal(capsys, "synthesize", "lublin:16", "--jobs", "10", "--seed", "1", "--param", "a=1",
-                  "--param", "a=3", "--out", str(tmp_path / "w.parquet"))
+    err = refusal(capsys, "synthesize", "lublin:16", "--jobs", "10", "--seed", "1",
+                  "--param", "a=1", "--param", "a=3", "--out", str(tmp_path / "w.parquet"))
     assert "--param 'a=3': a given twice (a=1 before)" in err
 
 
