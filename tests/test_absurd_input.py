@@ -605,3 +605,12 @@ def test_a_flag_that_would_be_ignored_or_checked_too_late_is_refused_first(
     err = refused(capsys, *(a.format(**values) for a in argv))
     assert expected.format(**values) in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_tables_are_not_written_into_the_store(tmp_path, capsys):
+    store = tmp_path / "store"
+    store.mkdir()
+    for out in (store, store / "tables"):
+        assert "inside the store" in refused(capsys, "tables", "--store", str(store), "--out",
+                                             str(out))
+    assert list(store.iterdir()) == []

@@ -168,6 +168,10 @@ def _tables(args: argparse.Namespace) -> int:
     if args.store is None and not args.summaries:
         raise SpecError("tables: give --store or --summaries")
     check_store(args.store)
+    if args.store is not None and Path(args.store).resolve() in \
+            (Path(args.out).resolve(), *Path(args.out).resolve().parents):
+        raise SpecError(f"--out {args.out}: inside the store {args.store}; expected a "
+                        "directory outside it (the store holds only shard files)")
     for path in write_tables(args.store, args.out, args.summaries):
         print(path)
     return 0
