@@ -614,3 +614,12 @@ def test_tables_are_not_written_into_the_store(tmp_path, capsys):
         assert "inside the store" in refused(capsys, "tables", "--store", str(store), "--out",
                                              str(out))
     assert list(store.iterdir()) == []
+
+
+def test_the_sigterm_handler_is_the_commands_only_while_it_runs(capsys):
+    import signal
+
+    before = signal.getsignal(signal.SIGTERM)
+    assert main(["list", "machines"]) == 0
+    capsys.readouterr()
+    assert signal.getsignal(signal.SIGTERM) is before
