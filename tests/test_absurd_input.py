@@ -524,13 +524,7 @@ def test_a_position_or_dilation_given_twice_is_refused(capsys, argv):
     assert "twice; expected each" in refused(capsys, *argv)
 
 
-def test_a_menu_refuses_a_placement_given_twice_and_a_torus_beyond_the_bound(tmp_path):
-    from tests.test_torus3d import menu
-
-    twice = menu(tmp_path, [("t", (4, 2, 2), [((2, 1, 1), None, None), ((1, 1, 1), None, None),
-                                              ((2, 1, 1), None, None)])])
-    with pytest.raises(SpecError, match=r"placements\[2\]: the same .* as placements\[0\]"):
-        load_menu(twice)
+def test_a_menu_refuses_a_torus_beyond_the_bound(tmp_path):
     huge = tmp_path / "huge.yaml"
     huge.write_text("- topology: t\n  torus3d:\n    toruses:\n      - name: t\n        dims: "
                     "{x: 100000, y: 100000, z: 100000}\n        nodes: n[0-1]\n")

@@ -262,12 +262,6 @@ def _torus(value: Any, where: str, first: int) -> tuple[Torus, list[str]]:
     if not isinstance(raw, list):
         raise SpecError(f"{where}.placements: expected a list")
     placements = [_placement(p, f"{where}.placements[{k}]", k, dims) for k, p in enumerate(raw)]
-    first: dict[tuple, int] = {}
-    for k, placement in enumerate(placements):
-        same = first.setdefault((placement.dims, placement.seed, placement.spacing), k)
-        if same != k:
-            raise SpecError(f"{where}.placements[{k}]: the same dims, anchor_seed and "
-                            f"anchor_spacing as placements[{same}]; expected each placement once")
     placements.sort(key=lambda p: p.size)
     names = [node for node in node_of if node is not None]
     if len(set(names)) != len(names):
