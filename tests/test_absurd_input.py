@@ -451,3 +451,169 @@ def test_leung_table1_refuses_a_billion_seeds_on_the_estimate(capsys):
 
 def test_bench_refuses_no_repeat_before_any_work(capsys):
     assert "--repeat 0; expected at least 1" in refused(capsys, "bench", "--repeat", "0")
+
+
+# --- The other commands, tried once more ---------------------------------------------
+
+
+def test_an_output_that_is_the_input_is_refused_and_the_input_kept(tmp_path, capsys):
+    trace = swf(tmp_path, job(1), job(2, submit="10"))
+    text = trace.read_bytes()
+    assert "reads; expected another file name" in refused(
+        capsys, "convert-trace", str(trace), str(trace))
+    assert trace.read_bytes() == text
+    workload = tmp_path / "w.parquet"
+    assert main(["synthesize", "lublin:16", "--jobs", "20", "--seed", "1",
+                 "--out", str(workload)]) == 0
+    capsys.readouterr()
+    data = workload.read_bytes()
+    assert "--jobs-out" in refused(capsys, "run", "--workload", str(workload), "--machine",
+                                   "flat:16", "--scheduler", "fcfs", "--jobs-out",
+                                   str(tmp_path / "." / "w.parquet"))
+    assert workload.read_bytes() == data
+
+
+def shard_json(**changes: object) -> str:
+    values = json.loads(plan(small_config())[0].to_json())
+    return json.dumps({**values, **changes})
+
+
+@pytest.mark.parametrize("changes, expected", [
+    ({"dataset": "../../elsewhere"}, "dataset '../../elsewhere'; expected a name"),
+    ({"policy": "p" * 101}, "policy 'ppp"),
+    ({"runs": []}, "no runs; expected at least one"),
+    ({"runs": [{"seed": 1, "transforms": {}}, {"seed": 1, "transforms": {}}]},
+     "runs[1] given again (first as [0])"),
+    ({"runs": [{"seed": 1.5, "transforms": {}}]}, "seed=1.5; expected an integer"),
+])
+def test_a_shard_specification_names_no_path_and_each_run_once(tmp_path, capsys, changes,
+                                                                expected):
+    err = refused(capsys, "sweep-shard", "--spec", shard_json(**changes), "--results",
+                  str(tmp_path / "results"))
+    assert "not a shard specification" in err and expected in err
+    assert not (tmp_path / "results").exists()
+
+
+@pytest.mark.parametrize("option, value", [
+    ("--cleaning", '{"oversize": "drop", "oversize": "reject"}'),
+    ("--spec", '{"model": "lublin", "max_procs": 16, "jobs": 5, "jobs": 6}'),
+])
+def test_a_json_argument_with_a_key_given_twice_is_refused(tmp_path, capsys, option, value):
+    out = tmp_path / "out.parquet"
+    argv = (["convert-trace", str(swf(tmp_path, job(1))), str(out), option, value]
+            if option == "--cleaning" else ["synthesize", option, value, "--seed", "1",
+                                            "--out", str(out)])
+    assert "given twice" in refused(capsys, *argv)
+    assert not out.exists()
+
+
+def test_a_summary_file_given_twice_is_refused(tmp_path, capsys):
+    summary = tmp_path / "summary.parquet"
+    summary.write_bytes(b"")
+    err = refused(capsys, "tables", "--summaries", str(summary), str(tmp_path / "." /
+                                                                    "summary.parquet"),
+                  "--out", str(tmp_path / "tables"))
+    assert "given twice" in err and not (tmp_path / "tables").exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["bgl", "links", "--dim", "x", "--topology", "mesh", "--midplanes", "1,2,1"],
+    ["leung2002", "table1", "--seeds", "1", "--dilation", "0", "0.5", "0"],
+])
+def test_a_position_or_dilation_given_twice_is_refused(capsys, argv):
+    assert "twice; expected each" in refused(capsys, *argv)
+
+
+def test_a_menu_refuses_a_torus_beyond_the_bound(tmp_path):
+    huge = tmp_path / "huge.yaml"
+    huge.write_text("- topology: t\n  torus3d:\n    toruses:\n      - name: t\n        dims: "
+                    "{x: 100000, y: 100000, z: 100000}\n        nodes: n[0-1]\n")
+    with pytest.raises(SpecError, match=r"1,000,000,000,000,000 nodes; expected at most"):
+        load_menu(str(huge))
+
+
+@pytest.mark.parametrize("make", ["device", "fifo"])
+@pytest.mark.parametrize("argv", [
+    ["swf-info", "{f}"],
+    ["convert-trace", "{f}", "{tmp}/out.parquet", "--expect-sha256", "00"],
+    ["plan", "--configfile", "{f}"],
+    ["run", "--workload", "lublin:16", "--jobs", "20", "--machine", "torus:2x2x4",
+     "--scheduler", "fcfs", "--machine-param", "failure_trace={f}"],
+])
+def test_a_device_or_fifo_given_as_a_file_is_refused_not_read(tmp_path, capsys, make, argv):
+    import os
+
+    path = "/dev/zero" if make == "device" else str(tmp_path / "fifo")
+    if make == "fifo":
+        os.mkfifo(path)
+    err = refused(capsys, *(a.format(f=path, tmp=tmp_path) for a in argv))
+    assert f"{path}: " in err and "not a regular file" in err
+    assert not (tmp_path / "out.parquet").exists()
+
+
+def test_a_failure_trace_that_is_not_utf8_is_refused(tmp_path, capsys):
+    trace = tmp_path / "outages.txt"
+    trace.write_bytes(b"\xff 1 1\n")
+    err = refused(capsys, "run", "--workload", "lublin:16", "--jobs", "20", "--machine",
+                  "torus:2x2x4", "--scheduler", "fcfs", "--machine-param",
+                  f"failure_trace={trace}")
+    assert "not UTF-8 text (byte 0)" in err
+
+
+def test_inserted_jobs_count_in_the_memory_estimate(capsys):
+    err = refused(capsys, "run", "--workload", "lublin:16", "--jobs", "50", "--machine",
+                  "flat:16", "--scheduler", "fcfs", "--insert-per-h", "1e12")
+    assert "--jobs with --insert-per-h: a run of" in err and "above the limit" in err
+
+
+def test_a_runtime_scale_beyond_the_bound_of_times_is_refused(capsys):
+    err = refused(capsys, "run", "--workload", "lublin:16", "--jobs", "50", "--machine",
+                  "flat:16", "--scheduler", "fcfs", "--runtime-scale", "1e300")
+    assert "runtime_scale=1e+300 makes run times up to" in err and "at most 1e+09 s" in err
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["run", "--workload", "lublin:16", "--jobs", "20", "--machine", "flat:16", "--scheduler",
+      "fcfs", "--cleaning", "{{}}"], "--cleaning: applies to an SWF trace"),
+    (["synthesize", "lublin:16", "--jobs", "50", "--param", "jobs=7", "--seed", "1", "--out",
+      "{tmp}/s.parquet"], "--param jobs=7: jobs is set by 'lublin:16' or --jobs already"),
+    (["reproduction", "--store", "{tmp}", "--copy-figures", "{tmp}/none", "--out",
+      "{tmp}/r.md"], "--copy-figures {tmp}/none: no such directory"),
+    (["sweep-shard", "--spec", "{shard}", "--workers", "0", "--results", "{tmp}/r"],
+     "--workers 0; expected at least 1"),
+    (["sweep-shard", "--spec", "{shard}", "--dask", '{{"backend": "nope"}}', "--results",
+      "{tmp}/r"], "sweep.dask.backend: 'nope'"),
+    (["resimulate", "--configfile", "config/test/small.yaml", "--workers", "0", "--results",
+      "{tmp}/r"], "--workers 0; expected at least 1"),
+    (["fetch-trace", "NASA-iPSC-1993-3.1-cln", "--mirror", "{tmp}/file", "--out",
+      "{tmp}/t.swf.gz"], "--mirror {tmp}/file: no such directory"),
+    (["plan", "--configfile", "config/test/small.yaml", "--timing", "--benchmarks-root",
+      "{tmp}/none"], "--benchmarks-root {tmp}/none: no such directory"),
+    (["warm", "--pair", "any-free", "fcfs", "--flag", "{tmp}"], "is a directory"),
+])
+def test_a_flag_that_would_be_ignored_or_checked_too_late_is_refused_first(
+        tmp_path, capsys, monkeypatch, argv, expected):
+    monkeypatch.chdir(ROOT)
+    (tmp_path / "file").write_text("x")
+    values = {"tmp": tmp_path, "shard": shard_json()}
+    err = refused(capsys, *(a.format(**values) for a in argv))
+    assert expected.format(**values) in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_tables_are_not_written_into_the_store(tmp_path, capsys):
+    store = tmp_path / "store"
+    store.mkdir()
+    for out in (store, store / "tables"):
+        assert "inside the store" in refused(capsys, "tables", "--store", str(store), "--out",
+                                             str(out))
+    assert list(store.iterdir()) == []
+
+
+def test_the_sigterm_handler_is_the_commands_only_while_it_runs(capsys):
+    import signal
+
+    before = signal.getsignal(signal.SIGTERM)
+    assert main(["list", "machines"]) == 0
+    capsys.readouterr()
+    assert signal.getsignal(signal.SIGTERM) is before

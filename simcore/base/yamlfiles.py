@@ -28,6 +28,7 @@ from typing import Any
 import yaml
 
 from simcore.base.errors import SimcoreError
+from simcore.base.regular import open_regular
 
 _MERGE = "tag:yaml.org,2002:merge"
 _STR = "tag:yaml.org,2002:str"
@@ -172,7 +173,7 @@ def read_yaml(path: str | os.PathLike[str], error: type[SimcoreError]) -> Any:
     """The document in the file at `path`, as `parse_yaml` reads it; an unreadable file
     raises `error` too."""
     try:
-        with open(path, encoding="utf-8") as handle:
+        with open_regular(path, "r", encoding="utf-8") as handle:
             text = handle.read()
     except (OSError, UnicodeDecodeError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc

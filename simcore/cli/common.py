@@ -38,9 +38,19 @@ def run_handler(args: argparse.Namespace) -> int:
 
 
 def json_argument(option: str, text: str) -> dict:
-    """A JSON object given on the command line; a SpecError names the option otherwise."""
+    """A JSON object given on the command line; a SpecError names the option otherwise,
+    also for a key given twice in one object (plain JSON keeps the last value)."""
+    def pairs(items: list[tuple[str, object]]) -> dict:
+        value: dict = {}
+        for key, item in items:
+            if key in value:
+                raise SpecError(f"{option}: key {key!r} given twice in {text[:80]!r}; "
+                                "expected each key once")
+            value[key] = item
+        return value
+
     try:
-        value = json.loads(text)
+        value = json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
         raise SpecError(f"{option}: not JSON ({exc}): {text[:80]!r}") from None
     if not isinstance(value, dict):
@@ -106,6 +116,12 @@ def check_store(store: str | None) -> None:
                         "e.g. results/torus-sweep-default/store")
 
 
+def check_workers(workers: int) -> None:
+    """--workers must be at least 1 (checked before any work, not when a run needs one)."""
+    if workers < 1:
+        raise SpecError(f"--workers {workers}; expected at least 1")
+
+
 def check_output(path: str, option: str) -> None:
     """An output file must be a file in an existing directory (nothing is created around
     it)."""
@@ -116,6 +132,16 @@ def check_output(path: str, option: str) -> None:
         raise SpecError(f"{option} {path}: directory {target.parent} does not exist")
 
 
+def check_not_input(path: str, option: str, inputs: list[str]) -> None:
+    """An output must not be a file the command reads: writing it would replace the input
+    (a trace converted onto itself, a workload overwritten by its own schedule)."""
+    target = Path(path)
+    for each in inputs:
+        if target.exists() and Path(each).exists() and target.samefile(each):
+            raise SpecError(f"{option} {path}: the file {each} this command reads; expected "
+                            "another file name")
+
+
 def memory_flag(parser: argparse.ArgumentParser) -> None:
     """Add --max-memory-gib, the limit `check_memory` applies."""
     parser.add_argument("--max-memory-gib", type=float, default=Limits.max_run_memory_gib,
@@ -123,11 +149,12 @@ def memory_flag(parser: argparse.ArgumentParser) -> None:
                         f"({BYTES_PER_JOB} bytes per job) is above this (default %(default)s)")
 
 
-def check_memory(args: argparse.Namespace, jobs: int | None, copies: int = 1) -> None:
+def check_memory(args: argparse.Namespace, jobs: int | None, copies: int = 1,
+                 option: str = "--jobs") -> None:
     """Refuse, before it is made, a workload of `jobs` x `copies` jobs above --max-memory-gib
-    (`simcore.sweep.limits`)."""
+    (`simcore.sweep.limits`); `option` names what set the count."""
     check_finite("--max-memory-gib", args.max_memory_gib, minimum=0)
     if jobs is not None:
-        check_run_memory(jobs * copies, args.max_memory_gib, "--jobs" if copies == 1 else
-                         f"--jobs x --replication {copies}",
+        check_run_memory(jobs * copies, args.max_memory_gib, option if copies == 1 else
+                         f"{option} x --replication {copies}",
                          f"a larger --max-memory-gib (now {args.max_memory_gib:g})")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
@@ -73,6 +74,9 @@ def _plan(args: argparse.Namespace) -> int:
     if args.timing:
         from simcore.sweep.timing import format_report, timing_report
 
+        if not Path(args.benchmarks_root).is_dir():
+            raise SpecError(f"--benchmarks-root {args.benchmarks_root}: no such directory; "
+                            "expected the directory holding benchmarks/")
         timing = timing_report(load_plan(args.configfile), args.benchmarks_root)
         print(json_text(timing) if args.json else format_report(timing))
         return 0

@@ -71,9 +71,13 @@ def _bgl_links(args: argparse.Namespace) -> int:
     if dim is None:
         raise SpecError(f"--dim {args.dim!r}; expected one of {', '.join(wiring.axes)}")
     try:
-        members = frozenset(int(p) for p in args.midplanes.split(","))
+        positions = [int(p) for p in args.midplanes.split(",")]
     except ValueError:
         raise SpecError(f"--midplanes {args.midplanes!r}; expected positions like 1,2,3") from None
+    members = frozenset(positions)
+    if len(members) < len(positions):
+        raise SpecError(f"--midplanes {args.midplanes[:80]!r} names a position twice; expected "
+                        "each position once")
     line = wiring.lines[dim]
 
     def name(cable: int) -> object:

@@ -17,10 +17,14 @@ GROUPS = (traces, simulation, schedules, sweep, inspection, machines, studies)
 def main(argv: Sequence[str] | None = None) -> int:
     """Run a subcommand. Bad input (a SimcoreError, a file that cannot be read or written)
     exits with status 2 and one line on stderr; anything else is a bug and shows its
-    traceback. SIGTERM unwinds like an error, so no temporary file is left behind."""
+    traceback. SIGTERM unwinds like an error while the command runs, so no temporary file
+    is left behind."""
     args = _parser().parse_args(argv)
-    signal.signal(signal.SIGTERM, _terminate)
-    return run_handler(args)
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return run_handler(args)
+    finally:  # a SIGTERM after the command (at exit) ends the process, not a traceback
+        signal.signal(signal.SIGTERM, previous)
 
 
 def entry() -> int:

@@ -12,6 +12,7 @@ from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
 from simcore.cli.common import (
     check_memory,
+    check_not_input,
     check_output,
     flag,
     flag_value,
@@ -26,7 +27,7 @@ from simcore.machines.spec import MachineSpec
 from simcore.policy import SCHEDULERS, PolicySpec
 from simcore.workload.sources import describe_choices, model_machine
 from simcore.workload.spec import transforms
-from simcore.workload.synthetic import JOBS, SyntheticSpec
+from simcore.workload.synthetic import JOBS, MODELS, SyntheticSpec
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -77,7 +78,7 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
         run.add_argument(flag(name), dest=name, metavar=name.upper(),
                          help=f"{parameter.meaning} (default {parameter.default})")
     run.add_argument("--seed", help="seed of the run's random draws (default 0)")
-    run.add_argument("--cleaning", default="{}", metavar="JSON",
+    run.add_argument("--cleaning", metavar="JSON",
                      help="cleaning options of an SWF trace, e.g. '{\"oversize\": \"drop\"}'")
     run.add_argument("--jobs-out", help="write the per-job schedule to this .parquet")
     run.add_argument("--export", metavar="DIR",
@@ -118,20 +119,24 @@ def _run(args: argparse.Namespace) -> int:
     from simcore.report.runs import run_report, write_schedule
     from simcore.simulate import simulate
     from simcore.workload.sources import load_workload
-    from simcore.workload.transforms import WorkloadSpec, prepare
+    from simcore.workload.transforms import WorkloadSpec, inserted_count, prepare
 
     machine, policy = _machine_and_policy(args)
     seed = flag_value("--seed", SEED, args.seed)
     jobs = flag_value("--jobs", JOBS, args.jobs)
-    cleaning = CleaningOptions.from_mapping(json_argument("--cleaning", args.cleaning))
+    cleaning = None if args.cleaning is None else \
+        CleaningOptions.from_mapping(json_argument("--cleaning", args.cleaning))
     spec = WorkloadSpec(**{name: flag_value(flag(name), field.metadata["parameter"], value)
                            for name, field in transforms().items()
                            if (value := getattr(args, name)) is not None})
     check_memory(args, jobs, spec.replication)
     table = load_workload(args.workload, jobs, seed, cleaning=cleaning)
-    check_memory(args, spec.span_jobs(table.num_rows), spec.replication)
+    inserted = inserted_count(table, spec.insert_per_h)
+    check_memory(args, spec.span_jobs(table.num_rows + inserted), spec.replication,
+                 "--jobs with --insert-per-h" if inserted else "--jobs")
     if args.jobs_out:
         check_output(args.jobs_out, "--jobs-out")
+        check_not_input(args.jobs_out, "--jobs-out", [args.workload])
     export = _export_directory(args.export, policy)
     work = prepare(table, spec, machine, seed)
     meter = (Progress("simulating", len(work), "jobs started", sys.stderr, delay_s=2.0)
@@ -252,6 +257,10 @@ def _synthetic_spec(args: argparse.Namespace) -> SyntheticSpec:
     spec = SyntheticSpec.parse(args.model, flag_value("--jobs", JOBS, args.jobs))
     if spec is None:
         raise SpecError(f"{args.model!r}: not a model; expected {describe_choices()}")
-    return SyntheticSpec.create(spec.model, {**dict(spec.params),
-                                             **key_values(args.param)})
+    given = dict(spec.params)
+    params = key_values(args.param)
+    for name in sorted(params.keys() & {MODELS[spec.model].parameters[0].name, JOBS.name}):
+        raise SpecError(f"--param {name}={params[name]}: {name} is set by {args.model!r} or "
+                        f"--jobs already ({given.get(name)}); expected it once")
+    return SyntheticSpec.create(spec.model, {**given, **params})
 

@@ -64,6 +64,9 @@ def _leung_table1(args: argparse.Namespace) -> int:
 
     if args.seeds < 1:
         raise SpecError(f"--seeds {args.seeds}; expected at least 1")
+    if len(set(args.dilation)) < len(args.dilation):
+        raise SpecError(f"--dilation {' '.join(map(str, args.dilation))} names a value twice; "
+                        "expected each value once")
     runs = args.seeds * len(args.dilation) * len(STRATEGIES)
     if runs > args.max_runs:
         raise SpecError(f"--seeds {args.seeds} x --dilation ({len(args.dilation)} values) x "

@@ -11,7 +11,7 @@ from pathlib import Path
 from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
 from simcore.base.patterns import PUBLISHED, RESULTS, SHARD_TIMING_FILE
-from simcore.cli.common import check_store, json_argument
+from simcore.cli.common import check_store, check_workers, json_argument
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -120,6 +120,8 @@ def _warm(args: argparse.Namespace) -> int:
         get_scheduler(scheduler)
     if args.jobs < 1:
         raise SpecError(f"--jobs {args.jobs}: expected at least 1")
+    if args.flag and Path(args.flag).is_dir():
+        raise SpecError(f"--flag {args.flag}: is a directory; expected a file name")
     warmed = warm_kernels(pairs, args.jobs)
     print(f"kernels: {len(warmed)} engine(s) compiled in {time.perf_counter() - began:.1f} s "
           f"with {args.jobs} process(es) (cache {numba_base()}, a directory per engine)",
@@ -133,9 +135,11 @@ def _warm(args: argparse.Namespace) -> int:
 def _sweep_shard(args: argparse.Namespace) -> int:
     from simcore.base.atomic import atomic_write_bytes
     from simcore.sweep.experiments import Shard
-    from simcore.sweep.runner import run_shard
+    from simcore.sweep.runner import check_backend, run_shard
 
     dask = json_argument("--dask", args.dask)
+    check_workers(args.workers)
+    check_backend(dask)
     shard = (Shard.from_json(args.spec) if args.spec is not None
              else Shard.unpack(args.spec_packed))
     report = run_shard(shard, args.results, args.workers, dask)
@@ -150,6 +154,7 @@ def _resimulate(args: argparse.Namespace) -> int:
     from simcore.sweep.resimulation import conditions, resimulate
 
     where = conditions(args.where)
+    check_workers(args.workers)
     done = resimulate(args.configfile, args.results, args.experiment, args.policy, where,
                       args.workers)
     print(f"{done} runs simulated again; `snakemake --cores N --configfile {args.configfile}` "
@@ -163,6 +168,10 @@ def _tables(args: argparse.Namespace) -> int:
     if args.store is None and not args.summaries:
         raise SpecError("tables: give --store or --summaries")
     check_store(args.store)
+    if args.store is not None and Path(args.store).resolve() in \
+            (Path(args.out).resolve(), *Path(args.out).resolve().parents):
+        raise SpecError(f"--out {args.out}: inside the store {args.store}; expected a "
+                        "directory outside it (the store holds only shard files)")
     for path in write_tables(args.store, args.out, args.summaries):
         print(path)
     return 0
@@ -174,6 +183,9 @@ def _reproduction(args: argparse.Namespace) -> int:
     if args.store is None and not args.summaries:
         raise SpecError("reproduction: give --store or --summaries")
     check_store(args.store)
+    if args.copy_figures is not None and not Path(args.copy_figures).is_dir():
+        raise SpecError(f"--copy-figures {args.copy_figures}: no such directory; expected a "
+                        "dataset's figure directory")
     write_report(args.published, args.store, args.summaries, args.out, args.figures,
                  args.copy_figures)
     print(args.out)

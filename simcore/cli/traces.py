@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
+from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
 from simcore.base.patterns import CATALOGUE
-from simcore.cli.common import json_argument
+from simcore.cli.common import check_not_input, json_argument
 from simcore.workload.traces import MIRROR_ENV
 
 
@@ -67,6 +69,10 @@ def _swf_info(args: argparse.Namespace) -> int:
 def _fetch_trace(args: argparse.Namespace) -> int:
     from simcore.workload.traces import acquire, catalogued, mirror_dirs
 
+    for mirror in args.mirror:
+        if not Path(mirror).is_dir():
+            raise SpecError(f"--mirror {mirror}: no such directory; expected a directory of "
+                            "traces")
     path = acquire(catalogued(args.catalogue, args.name), args.out, mirror_dirs(args.mirror))
     print(f"{path}: sha256 verified")
     return 0
@@ -75,6 +81,7 @@ def _fetch_trace(args: argparse.Namespace) -> int:
 def _convert_trace(args: argparse.Namespace) -> int:
     from simcore.workload.io import convert_trace
 
+    check_not_input(args.out, "out", [args.swf])
     table = convert_trace(args.swf, args.out, json_argument("--cleaning", args.cleaning),
                           args.expect_jobs, args.expect_max_procs, args.expect_sha256)
     print(f"{args.out}: {table.num_rows} jobs")

@@ -42,6 +42,7 @@ from simcore.base.bitset import intersects
 from simcore.base.draws import STREAMS, job_uniforms
 from simcore.base.errors import SimcoreError, SpecError
 from simcore.base.jit import kernel
+from simcore.base.regular import read_text
 from simcore.core.state import (
     ABORTED,
     ABORTED_WORK,
@@ -141,7 +142,7 @@ def read_trace(path: str | os.PathLike[str]) -> np.ndarray:
 def _read_trace(path: str, mtime_ns: int, size: int) -> np.ndarray:
     rows = []
     busy_until: dict[int, float] = {}
-    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+    for number, line in enumerate(read_text(path).splitlines(), 1):
         text = line.split("#", 1)[0].split()
         if not text:
             continue

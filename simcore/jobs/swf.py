@@ -37,6 +37,7 @@ from simcore.base.errors import (
     SWFFieldCountError,
     SWFValueError,
 )
+from simcore.base.regular import open_regular
 
 #: The 18 SWF fields in file order, snake_case names from the SWF definition.
 FIELDS: tuple[str, ...] = (
@@ -156,7 +157,7 @@ class SWFHeader:
 def read_swf(path: str | os.PathLike[str]) -> pa.Table:
     """Read an SWF file (plain or gzip) into a typed Arrow table with the header attached."""
     path = str(path)
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         data = handle.read()
     return parse_swf(data, path)
 

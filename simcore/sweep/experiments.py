@@ -207,18 +207,37 @@ class Shard:
 
     @classmethod
     def from_json(cls, text: str) -> Shard:
+        """The shard `to_json` wrote. Its names become directories of the store and the
+        workload files, so each must be a name (no path); its runs are at least one, each
+        with a valid seed and given once (a run given twice would be stored twice)."""
         try:
             values = json.loads(text)
             policy = dict(values["policy_spec"])
-            return cls(
+            shard = cls(
                 values["dataset"], values["experiment"], values["workload"],
                 values["machine"], values["policy"], Source.from_dict(values["source"]),
                 MachineSpec.from_config(values["machine_spec"]),
                 PolicySpec.from_params(policy.pop("scheduler"), policy),
                 tuple(Run.from_dict(r) for r in values["runs"]),
                 values["per_job"])
+            shard._check()
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise SimcoreError(f"not a shard specification: {exc}") from exc
+        return shard
+
+    def _check(self) -> None:
+        names = {"dataset": self.dataset, **self.names, "source.name": self.source.name}
+        for key, name in names.items():
+            if not patterns.is_name(name):
+                raise ValueError(f"{key} {name!r}; expected a name of {patterns.NAME_RULE}")
+        if not self.runs:
+            raise ValueError("no runs; expected at least one")
+        first: dict[Run, int] = {}
+        for index, run in enumerate(self.runs):
+            SEED.convert(run.seed)
+            if first.setdefault(run, index) != index:
+                raise ValueError(f"runs[{index}] given again (first as [{first[run]}]); "
+                                 "expected each run once")
 
     def packed(self) -> str:
         """The canonical JSON, compressed into one short shell-safe word (base64 of zlib):

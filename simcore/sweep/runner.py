@@ -330,14 +330,21 @@ def _batches(tasks: Sequence[Task], workers: int) -> list[list[Task]]:
     return [list(tasks[i:i + size]) for i in range(0, len(tasks), size)]
 
 
+def check_backend(dask: dict[str, Any]) -> None:
+    """The Dask backend must be one of BACKENDS (checked before any run, also when every
+    run is cached and none needs it)."""
+    backend = dask.get("backend", "local")
+    if backend not in BACKENDS:
+        raise ConfigError(f"sweep.dask.backend: {backend!r}; expected one of {BACKENDS}")
+
+
 @contextlib.contextmanager
 def _executor(workers: int, n_tasks: int, dask: dict[str, Any],
               pair: tuple[str, str]) -> Iterator[Any]:
     """A function tasks -> iterator of (completed runs, their seconds), backed by Dask or
     run in-process."""
+    check_backend(dask)
     backend = dask.pop("backend", "local")
-    if backend not in BACKENDS:
-        raise ConfigError(f"sweep.dask.backend: {backend!r}; expected one of {BACKENDS}")
     if backend == "local":
         workers = useful_workers(n_tasks, workers)
     if workers <= 1 and backend == "local":

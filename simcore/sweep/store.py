@@ -37,7 +37,7 @@ import pyarrow.parquet as pq
 from simcore.base import patterns
 from simcore.base.atomic import atomic_path, atomic_write_bytes
 from simcore.base.checksums import file_digest, recorded_digest, table_digest, with_digest
-from simcore.base.errors import IntegrityError, SimcoreError
+from simcore.base.errors import IntegrityError, SimcoreError, SpecError
 from simcore.core.columns import JOB_COLUMNS, RUN_METRICS, Column
 from simcore.jobs.jobs import Jobs
 from simcore.machines.spec import MachineSpec
@@ -359,6 +359,7 @@ def read_summaries(store: str | os.PathLike[str],
     if files is None:
         files = Path(store).glob("**/summary.parquet")
     files = sorted(str(f) for f in files)
+    _check_once(files)
     string = {p: pl.String for p in PARTITIONS}
     frames = [pl.DataFrame(schema=string).hstack(pl.from_arrow(SUMMARY_SCHEMA.empty_table()))]
     for path in files:
@@ -367,6 +368,17 @@ def read_summaries(store: str | os.PathLike[str],
         frames.append(pl.from_arrow(table.replace_schema_metadata(None)).select(
             *(pl.lit(names.get(p), pl.String).alias(p) for p in PARTITIONS), pl.all()))
     return pl.concat(frames)
+
+
+def _check_once(files: Sequence[str]) -> None:
+    """Each shard file is read once: a file given twice would count its runs twice."""
+    seen: dict[Path, str] = {}
+    for path in files:
+        resolved = Path(path).resolve()
+        if resolved in seen:
+            raise SpecError(f"{path}: given twice (as {seen[resolved]}); expected each "
+                            "shard file once")
+        seen[resolved] = path
 
 
 def jobs_table(schedule: pa.Table, run_key: str) -> pa.Table:

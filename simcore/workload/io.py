@@ -5,6 +5,7 @@ read its provenance too."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -13,10 +14,11 @@ from dataclasses import asdict
 import pyarrow as pa
 
 from simcore.base.atomic import atomic_path
-from simcore.base.checksums import file_digest, recorded_digest, table_digest, with_digest
+from simcore.base.checksums import recorded_digest, table_digest, with_digest
 from simcore.base.errors import CleaningError, IntegrityError, TraceError
+from simcore.base.regular import open_regular
 from simcore.jobs.cleaning import CleaningOptions, clean, empty_workload
-from simcore.jobs.swf import header_of, read_swf
+from simcore.jobs.swf import header_of, parse_swf
 
 SOURCE_METADATA_KEY = b"source"
 
@@ -34,12 +36,14 @@ def convert_trace(
     `expect_sha256`, `expect_jobs` and `expect_max_procs` (from the trace catalogue) must
     match the file: a trace is verified again where it is read, not only when acquired.
     """
-    digest = file_digest(swf_path)
+    with open_regular(swf_path) as handle:  # a device or FIFO would be hashed forever
+        data = handle.read()
+    digest = hashlib.sha256(data).hexdigest()
     if expect_sha256 is not None and digest != expect_sha256:
         raise TraceError(f"{swf_path}: sha256 {digest}, expected {expect_sha256} from the trace "
                          "catalogue; the file was changed or damaged: remove it and run again "
                          "to acquire it anew")
-    raw = read_swf(swf_path)
+    raw = parse_swf(data, str(swf_path))
     found = {"job lines": (raw.num_rows, expect_jobs),
              "MaxProcs": (header_of(raw).max_procs, expect_max_procs)}
     for what, (actual, expected) in found.items():

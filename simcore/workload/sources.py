@@ -66,6 +66,9 @@ def load_workload(value: str, jobs: int | None = None, seed: int = 0,
                         f"expected {describe_choices()}")
     if model is None and jobs is not None:
         raise SpecError("--jobs: applies to a model; take a span of a trace with --first-jobs")
+    if cleaning is not None and (model is not None or value.endswith(".parquet")):
+        raise SpecError(f"--cleaning: applies to an SWF trace; --workload {value!r} is "
+                        f"{meanings[0]}, whose jobs are not cleaned")
     if model is not None:
         return synthesize(model, seed)
     if value in entries:

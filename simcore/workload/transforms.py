@@ -64,7 +64,7 @@ from simcore.jobs.bsp import BSPJobs
 from simcore.jobs.cleaning import empty_workload
 from simcore.jobs.jobs import Jobs
 from simcore.jobs.submeshes import SHAPE_COLUMNS, rule_shapes, table_shapes
-from simcore.jobs.swf import from_columns, header_of
+from simcore.jobs.swf import MAX_TIME_S, from_columns, header_of
 from simcore.machines.spec import MachineSpec
 from simcore.workload.io import SOURCE_METADATA_KEY
 from simcore.workload.shapes import synthesize
@@ -112,15 +112,24 @@ def fit_to_machine(jobs: Jobs, table: pa.Table, spec: WorkloadSpec,
     return dataclasses.replace(jobs, size=size.astype(np.int64))
 
 
+def inserted_count(table: pa.Table, per_h: float) -> int:
+    """Jobs `insert_jobs` adds to `table` at `per_h` per hour of its arrival span (what a
+    memory estimate counts before they are made)."""
+    if per_h <= 0 or table.num_rows == 0:
+        return 0
+    submit = numpy_array(table.column("submit_time"))
+    return round(per_h * (int(submit.max()) - int(submit.min())) / 3600)
+
+
 def insert_jobs(table: pa.Table, per_h: float, run_s: float, seed: int) -> pa.Table:
     """The source with round(per_h x arrival span in hours) one-processor jobs of run time
     `run_s` added (module docstring, step 0): ids above every id of the source, arrivals
     uniform over its span, merged after any source job arriving at the same time."""
-    submit = numpy_array(table.column("submit_time"))
-    first, last = int(submit.min()), int(submit.max())
-    count = round(per_h * (last - first) / 3600)
+    count = inserted_count(table, per_h)
     if count == 0:
         return table
+    submit = numpy_array(table.column("submit_time"))
+    first, last = int(submit.min()), int(submit.max())
     ids = int(numpy_array(table.column("job_number")).max()) + 1 + np.arange(count)
     at = first + np.floor(job_uniforms(seed, INSERT_STREAM, ids) * (last - first + 1))
     ones, run = np.ones(count, dtype=np.int64), np.full(count, run_s)
@@ -180,6 +189,10 @@ def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int
         submit = np.maximum(submit + move, 0.0)
     run = run * spec.runtime_scale
     requested = np.where(requested > 0, requested * spec.runtime_scale, requested)
+    if len(run) and max(run.max(), requested.max()) > MAX_TIME_S:
+        raise SpecError(f"workload transform runtime_scale={spec.runtime_scale:g} makes run "
+                        f"times up to {max(run.max(), requested.max()):.3g} s; expected at most "
+                        f"{MAX_TIME_S:.0e} s (the bound of a trace's times)")
     if spec.estimate_factor is not None:
         spread = (spec.estimate_factor - 1.0) * job_uniforms(seed, ESTIMATE_STREAM, job_id)
         requested = run * (1.0 + spread)

@@ -31,6 +31,7 @@ import numpy as np
 
 from simcore.base.checksums import file_digest
 from simcore.base.errors import SpecError
+from simcore.base.regular import read_text
 
 Sides = tuple[int, int, int]
 
@@ -143,7 +144,7 @@ def read_ordering_file(path: str, units: int) -> np.ndarray:
     names the file, the line and what was expected."""
     order = np.full(units, -1, dtype=np.int64)
     seen = np.zeros(units, dtype=bool)
-    lines = Path(path).read_text().splitlines()
+    lines = read_text(path).splitlines()
     for number, line in enumerate(lines, start=1):
         text = line.split("#", 1)[0].strip()
         if not text:

@@ -50,6 +50,9 @@ from simcore.machines.slurm.hostlist import expand
 AXES = ("x", "y", "z")
 #: Where menu files named without a directory are found, under each machine directory.
 MENU_DIR = "torus3d"
+#: Nodes of one torus at most: a menu lists each node's name, held in memory (Slurm's
+#: largest torus3d machines hold about 10^5 nodes; 100000^3 exhausted memory).
+MAX_TORUS_NODES = 2**20
 
 
 @dataclass(frozen=True)
@@ -235,6 +238,9 @@ def _torus(value: Any, where: str, first: int) -> tuple[Torus, list[str]]:
     _keys(value, {"name", "dims", "nodes", "regions", "placements"}, where)
     dims = _xyz(value.get("dims"), f"{where}.dims", 1)
     nx, ny, nz = dims
+    if nx * ny * nz > MAX_TORUS_NODES:
+        raise SpecError(f"{where}.dims: {nx}x{ny}x{nz} = {nx * ny * nz:,} nodes; expected at "
+                        f"most {MAX_TORUS_NODES:,} (2^20)")
     node_of: list[str | None] = [None] * (nx * ny * nz)
     if ("nodes" in value) == ("regions" in value):
         raise SpecError(f"{where}: expected exactly one of nodes or regions")
