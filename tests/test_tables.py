@@ -24,7 +24,7 @@ import polars as pl
 import pytest
 
 from simcore.base.errors import SimcoreError
-from simcore.base.stamps import stamp_problems
+from simcore.base.stamps import made_files, stamp_problems, write_stamp
 from simcore.report.tables import CONFIG_KEYS, TABLES, aggregate, t_quantile, write_tables
 from simcore.sweep.store import shard_dir, summary_table, write_table
 
@@ -246,6 +246,20 @@ def test_write_tables_deterministic(tmp_path: Path) -> None:
         else:
             assert a.read_bytes() == b.read_bytes()
     assert not list((tmp_path / "out1").glob(".*.tmp"))
+
+
+def test_tables_written_again_leave_none_of_the_earlier_ones(tmp_path: Path) -> None:
+    """A table an earlier run made (its stamp lists it) is removed when the tables are
+    written again; a file no run made is left, and the stamp does not claim it."""
+    store = build_store(tmp_path / "a")
+    out = tmp_path / "out"
+    write_tables(store, out)
+    (out / "retired.csv").write_text("a\n1\n")
+    write_stamp(out, made_files(out))  # as if an earlier run had made it
+    (out / "notes.txt").write_text("mine\n")
+    write_tables(store, out)
+    assert not (out / "retired.csv").exists() and (out / "notes.txt").exists()
+    assert stamp_problems(out) == [f"{out / 'notes.txt'}: present but not made with the rest"]
 
 
 def test_markdown_is_readable(tmp_path: Path) -> None:

@@ -48,27 +48,52 @@ def made_files(output: str | os.PathLike[str]) -> list[Path]:
                   and not any(part.startswith(".") for part in p.relative_to(output).parts))
 
 
-def stamp_problems(output: str | os.PathLike[str]) -> list[str]:
-    """What differs between `output` and its stamp: no stamp, a line that is not
-    '<sha256>  <path>' under `output`, a file listed but missing or edited, a file present
-    but not listed. Empty if the output is exactly what was made."""
+def remove_stamped(output: str | os.PathLike[str]) -> None:
+    """Remove the files the stamp of `output` lists, then the stamp: what an earlier run
+    made there, so that none of it survives beside what is made next. Files the stamp
+    does not list are left (they were not made with the output; the archive refuses them).
+    Nothing is removed if there is no stamp or it is not what `write_stamp` writes."""
     output = Path(output)
+    listed = _listed(output)
+    if isinstance(listed, str):
+        return
+    for name in listed:
+        path = output.parent / name
+        if path.is_file() and not path.is_symlink():
+            path.unlink()
+    stamp_path(output).unlink()
+
+
+def _listed(output: Path) -> dict[str, str] | str:
+    """The files the stamp of `output` lists (path relative to its parent -> sha256), or
+    what is wrong with the stamp."""
     stamp = stamp_path(output)
     if not stamp.is_file():
-        return [f"{output}: no stamp {stamp.name} beside it recording what was made"]
+        return f"{output}: no stamp {stamp.name} beside it recording what was made"
     try:
         text = stamp.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
-        return [f"{stamp}: not UTF-8 text ({exc}); expected lines '<sha256>  <path>'"]
+        return f"{stamp}: not UTF-8 text ({exc}); expected lines '<sha256>  <path>'"
     listed: dict[str, str] = {}
     top = PurePosixPath(output.name)
     for number, line in enumerate(text.splitlines(), 1):
         match = _LINE.fullmatch(line)
         name = PurePosixPath(match[2]) if match else None
         if name is None or ".." in name.parts or not (name == top or top in name.parents):
-            return [f"{stamp}:{number}: {line[:200]!r}; expected '<sha256>  <path>' of a "
-                    f"file under {output.name}"]
+            return (f"{stamp}:{number}: {line[:200]!r}; expected '<sha256>  <path>' of a "
+                    f"file under {output.name}")
         listed[match[2]] = match[1]
+    return listed
+
+
+def stamp_problems(output: str | os.PathLike[str]) -> list[str]:
+    """What differs between `output` and its stamp: no stamp, a line that is not
+    '<sha256>  <path>' under `output`, a file listed but missing or edited, a file present
+    but not listed. Empty if the output is exactly what was made."""
+    output = Path(output)
+    listed = _listed(output)
+    if isinstance(listed, str):
+        return [listed]
     found = {f.relative_to(output.parent).as_posix(): f for f in made_files(output)}
     problems = []
     for name in sorted(listed.keys() | found.keys()):

@@ -55,7 +55,7 @@ from matplotlib.ticker import Formatter
 
 from simcore.base.atomic import atomic_path
 from simcore.base.errors import SimcoreError
-from simcore.base.stamps import write_stamp
+from simcore.base.stamps import remove_stamped, write_stamp
 from simcore.policy import SCHEDULERS
 from simcore.report.tables import (
     ALWAYS_MIGRATE,
@@ -776,7 +776,8 @@ def write_figures(tables_dir: str | os.PathLike[str], out_dir: str | os.PathLike
     paths, ordered by experiment, then FIGURES, then png before svg. The tables are
     verified against their checksums before they are drawn. `jobs` processes draw
     experiments side by side (the same files as one). The paths are stamped
-    (`simcore.base.stamps`) once all are drawn."""
+    (`simcore.base.stamps`) once all are drawn; the files an earlier call stamped there are
+    removed first, so no figure of it survives beside these."""
     tables = {}
     for table in sorted({figure.table for figure in FIGURES.values()}):
         path = Path(tables_dir) / f"{table}.parquet"
@@ -785,6 +786,7 @@ def write_figures(tables_dir: str | os.PathLike[str], out_dir: str | os.PathLike
                                "simcore.report.tables.write_tables")
         tables[table] = pl.from_arrow(read_verified(path).replace_schema_metadata(None))
     out = Path(out_dir)
+    remove_stamped(out)
     experiments = sorted(set().union(*(t["experiment"].to_list() for t in tables.values())))
     work = [(experiment, {name: t.filter(pl.col("experiment") == experiment)
                           for name, t in tables.items()}, out / experiment)

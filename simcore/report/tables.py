@@ -33,7 +33,7 @@ import polars as pl
 
 from simcore.base.atomic import atomic_write_bytes
 from simcore.base.errors import SimcoreError
-from simcore.base.stamps import write_stamp
+from simcore.base.stamps import remove_stamped, write_stamp
 from simcore.core.columns import RUN_METRICS
 from simcore.machines.registry import ALLOCATORS
 from simcore.machines.spec import MachineSpec
@@ -619,7 +619,8 @@ def write_tables(store: str | os.PathLike[str] | None, out_dir: str | os.PathLik
     """Aggregate the shard files `summaries` (else every shard under the `store`
     directory) into `out_dir` as <table>.parquet (zstd), .csv (with <table>.columns.csv:
     each column's unit and meaning) and .md, each written atomically, then their stamp
-    (`simcore.base.stamps`); returns the paths in a fixed order.
+    (`simcore.base.stamps`); returns the paths in a fixed order. The files an earlier
+    call stamped there are removed first, so no table of it survives beside these.
 
     Deterministic: the same store gives byte-identical CSV and Markdown and Parquet files
     of identical content. An empty store is an error rather than empty tables, since it
@@ -630,6 +631,7 @@ def write_tables(store: str | os.PathLike[str] | None, out_dir: str | os.PathLik
         raise SimcoreError(f"no results under {store}: no summary.parquet shard files to "
                            "aggregate")
     out = Path(out_dir)
+    remove_stamped(out)
     paths = []
     for name, table in aggregate(summaries).items():
         parquet, csv, md = (out / f"{name}.{ext}" for ext in ("parquet", "csv", "md"))
