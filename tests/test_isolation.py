@@ -52,6 +52,18 @@ def test_trace_tests_pass_in_a_clone_with_nothing_beside_it(tmp_path):
     assert f"set {TRACE_DIR_ENV} to a directory holding the PWA traces" in out
 
 
+def test_an_installed_package_named_tests_does_not_shadow_the_suite(tmp_path):
+    """Some packages (evalys among them) install a top-level `tests` package; the suite's
+    own `tests` package is found first, so its modules still import."""
+    site = tmp_path / "site"
+    (site / "tests").mkdir(parents=True)
+    (site / "tests" / "__init__.py").write_text('"""Another project."""\n')
+    result = pytest_run(ROOT, "--collect-only", "tests/test_cleaning.py",
+                        env=clean_env(PYTHONPATH=str(site)))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "tests collected" in result.stdout
+
+
 def fake_commands(bin_dir: Path, sinfo_answers: bool) -> Path:
     """sinfo (answering or not), and bash, snakemake, sbatch, apt-get that only record
     their calls: a test that started, installed or submitted anything leaves a line."""
