@@ -162,6 +162,13 @@ def engine_directories(module_sets: Iterable[tuple[str, ...]]
         computations[key] = functools.partial(lambda m: digest(closure(m)), canonical)
         computations[f"modules:{key}"] = functools.partial(names, canonical)
     found = _remembered(computations)
-    return {modules: (numba_base() / f"simcore-{found[key][:16]}",
+    return {modules: (numba_base() / f"simcore-{_named(found[key], key)[:16]}",
                       frozenset(json.loads(found[f"modules:{key}"])))
             for modules, key in keys.items()}
+
+
+def _named(digest: str, modules: str) -> str:
+    """A closure's digest joined with the names its modules are imported under: numba's
+    cached code refers to a module by name, so the same source imported under another name
+    (a test module once `test_x`, then `tests.test_x`) must not read it."""
+    return hashlib.sha256(f"{digest}\0{modules}".encode()).hexdigest()
