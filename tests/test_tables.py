@@ -272,14 +272,15 @@ def test_markdown_is_readable(tmp_path: Path) -> None:
     assert lines[0] == "# utilization"
     assert max(len(line) for line in lines) <= 160
     krevat = text.split("## krevat\n", 1)[1].split("\n## ", 1)[0]
-    assert "Every row: workload = nasa, skip_jobs = 0 jobs, first_jobs = 10000 jobs" in krevat
+    assert "Every row: workload = nasa, first_jobs = 10000 jobs.\n" in krevat
     assert "- torus = torus:4x4x8" in krevat and "- flat = flat:128" in krevat
     assert ("- migration-always = migration start_delay_s=1 fn_tor=0 fn_max=1 "
             "migrate_when=changed equal_layout=apply") in krevat
     table = [line for line in krevat.splitlines() if line.startswith("|")]
     assert [cell.strip() for cell in table[0].split("|")[1:-1]] == [
         "machine", "policy", "runtime_scale", "n", "utilization", "sd", "± 95% CI",
-        "achieved load"]
+        "offered load"]
+    assert "Not shown, equal as printed in every row: carried load = utilization." in krevat
     assert len({len(line) for line in table}) == 1  # aligned columns
     assert re.search(r" 0\.625 \|", krevat)  # results: fractions to 3 decimals
     assert re.search(r"\| +1\.2 \|", krevat)  # parameters (runtime_scale): shortest form
@@ -292,6 +293,66 @@ def test_markdown_is_readable(tmp_path: Path) -> None:
         "utilization_ci95", "fraction", units["meaning"][units["column"].to_list().index(
             "utilization_ci95")])
     assert set(units["column"]) == set(pl.read_csv(tmp_path / "out" / "utilization.csv").columns)
+
+
+def _section(text: str, experiment: str) -> str:
+    return text.split(f"## {experiment}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_every_row_states_only_settings_that_matter(tables: dict[str, pl.DataFrame]) -> None:
+    """A transform at its default in every row (skip_jobs 0, processors_per_unit 1) leaves
+    the jobs as they are and is not stated; one at another value (first_jobs, Aridor's
+    processors_per_unit 4) is; a setting varying across the rows is a column."""
+    from simcore.report.tables import markdown
+
+    text = markdown("utilization", tables["utilization"])
+    krevat, aridor = _section(text, "krevat"), _section(text, "aridor")
+    every = next(line for line in krevat.splitlines() if line.startswith("Every row:"))
+    assert every == "Every row: workload = nasa, first_jobs = 10000 jobs."
+    assert "processors_per_unit = 4 procs/unit" in aridor and "skip_jobs" not in text
+    header = next(line for line in aridor.splitlines() if line.startswith("|"))
+    assert "| offered_load | p_fat | p_torus |" in header
+
+
+def test_offered_and_carried_load_columns(tables: dict[str, pl.DataFrame]) -> None:
+    """The utilization table's loads say which they are: the offered load measured on the
+    jobs (not shown where it equals the offered_load target as printed) and the carried
+    load; no "achieved" or "accepted" anywhere in the Markdown."""
+    from simcore.report.tables import TABLE_DEFINITIONS, markdown
+
+    row = _one(tables["utilization"], experiment="aridor", machine="bgl", offered_load=0.6,
+               p_fat=0.0, p_torus=0.0)
+    assert row["offered_load_actual_mean"] == 0.6 and row["accepted_load_mean"] == 0.6
+    text = "".join(markdown(name, tables[name]) for name in TABLE_DEFINITIONS)
+    assert "achieved" not in text and "accepted" not in text
+    aridor = _section(markdown("utilization", tables["utilization"]), "aridor")
+    assert "equal as printed in every row: offered load = offered_load, carried load = " \
+        "utilization." in aridor
+    assert "carried load" in markdown("wait_slowdown", tables["wait_slowdown"])
+
+
+def test_intervals_only_on_three_runs_or_more(tables: dict[str, pl.DataFrame]) -> None:
+    """As the figures draw no bars below three runs per point, the tables print no
+    interval on rows of fewer runs, and say so once; rows of three runs keep theirs; the
+    blank-cells sentence comes only with blank cells."""
+    from simcore.report.tables import markdown
+
+    two = tables["utilization"].filter(pl.col("experiment") == "aridor").with_columns(
+        n=pl.lit(2, dtype=pl.Int64))
+    text = markdown("utilization", two)
+    assert text.count("No confidence intervals: n = 2 runs per row, too few for an "
+                      "interval") == 1
+    assert "± 95% CI" not in text.split("## aridor", 1)[1] and "0.078" not in text
+    assert "Blank cells" not in text
+    three = markdown("utilization", tables["utilization"].filter(
+        pl.col("experiment") == "aridor"))
+    assert "| ± 95% CI |" in three and " 0.078 |" in three
+    assert "too few" not in three and "Blank cells" not in three
+    mixed = markdown("utilization", pl.concat([two.head(1), tables["utilization"].filter(
+        pl.col("experiment") == "aridor").slice(1)]))
+    assert "Confidence intervals blank on the rows of n = 2 runs" in mixed
+    migrations = markdown("migrations", tables["migrations"])
+    assert "Blank cells" in migrations  # bm has no always-migrate runs: max successful blank
 
 
 def test_empty_store_is_an_error(tmp_path: Path) -> None:

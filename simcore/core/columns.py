@@ -99,13 +99,14 @@ RUN_METRICS = (
     Column("jobs", int, "jobs", "jobs simulated (the span after oversize handling)"),
     Column("oversize_jobs", int, "jobs", "jobs of the span larger than the machine, dropped "
            "or clamped to it"),
-    Column("offered_load_actual", float, "fraction", "offered load of the simulated jobs: "
-           "sum(size x run) / (units x (last arrival - first arrival))"),
+    Column("offered_load_actual", float, "fraction", "offered load measured on the "
+           "simulated jobs (what they ask, the offered_load target where arrivals are "
+           "rescaled): sum(size x run) / (units x (last arrival - first arrival))"),
     Column("utilization", float, "fraction", "capacity utilized, Krevat eq. 4.1: "
            "sum(s_j x run_j) / (T x N), s_j the requested units, T = max(end) - min(submit), "
            "N the machine's units (BSP jobs: their processes' busy time in an isolated run)"),
-    Column("accepted_load", float, "fraction", "sum(s_j x run_j) / (T x N): the load the "
-           "scheduler carried, in the units of the offered load"),
+    Column("accepted_load", float, "fraction", "the carried load, sum(s_j x run_j) / "
+           "(T x N): what the machine ran, in the units of the offered load"),
     Column("unused", float, "fraction", "capacity unused, eq. 4.2: integral of max(0, free "
            "units - units requested by waiting jobs) dt / (T x N)"),
     Column("lost", float, "fraction", "capacity lost, eq. 4.3: 1 - utilized - unused - failed "

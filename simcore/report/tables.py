@@ -7,7 +7,7 @@ values like any other (Krevat's experiments have no offered_load, unwired machin
 p_fat), so grouping and joining are null-safe.
 
 Seven tables (TABLE_DEFINITIONS): `utilization`, `migrations`, `capacity`, `wait_slowdown`,
-`saturation` (per configuration swept over offered load, where the accepted load stops
+`saturation` (per configuration swept over offered load, where the carried load stops
 rising), `response` (response times with Chu's accuracy flag) and `response_by_size`.
 Statistics skip null and NaN values (NaN marks an undefined metric, e.g. the time between
 migrations of a run with fewer than two); `n` counts runs. Sums are `math.fsum`, exactly
@@ -68,7 +68,7 @@ ALWAYS_TEXT = "; ".join(dict.fromkeys(", ".join(f"{p} {v:g}" for p, v in values.
 MIGRATING = tuple(name for name, row in SCHEDULERS.items() if "migrates" in row.needs)
 #: What a saturation row shares with the runs it summarises: all but the offered load.
 SATURATION_KEYS = tuple(k for k in CONFIG_KEYS if k != "offered_load")
-#: A sweep has saturated when, past the knee of its accepted load, the load rises by less
+#: A sweep has saturated when, past the knee of its carried load, the load rises by less
 #: than this fraction of its slope before the knee (past saturation the queue, not the
 #: machine, takes the extra load). Only whether there is a knee depends on it, not where.
 SATURATION_SLOPE = 0.5
@@ -83,10 +83,13 @@ STATISTICS = {
     "ci": "half-width of the confidence interval of the mean over replications at the "
           "row's ci_level (Student t; null below two)",
     "saturation": "over the configuration's offered-load sweep, the value at the knee of the "
-                  "mean accepted load (the best-fitting two-slope line through the origin; "
+                  "mean carried load (the best-fitting two-slope line through the origin; "
                   "null if the slope past the knee is not below half the slope before it)",
     "max": "over the configuration's offered-load sweep, the highest mean",
 }
+#: The fewest runs a confidence interval is printed on, as the figures draw their bars
+#: (`simcore.report.plots`): with two, t stretches a 95% interval to 12.7 standard errors.
+MIN_INTERVAL_RUNS = 3
 #: The precision target of the mean response time (Chu's accuracy): its confidence
 #: half-width (at the row's ci_level) is at most this fraction of it.
 RESPONSE_TARGET = 0.05
@@ -134,12 +137,15 @@ MAX_SUCCESSFUL = Statistic("max_successful_mean", "migrations_successful", "mean
                            "max successful")
 TABLE_DEFINITIONS = {t.name: t for t in (
     Table("utilization", "Capacity utilized per configuration over replications, with the "
-          "offered load actually achieved.", (
+          "offered load measured on the simulated jobs (what the stream asks: the offered_load "
+          "target where arrivals are rescaled to one) and the carried load (what the machine "
+          "ran).", (
               Statistic("utilization_mean", "utilization", "mean", "utilization"),
               Statistic("utilization_std", "utilization", "std", "sd"),
               Statistic("utilization_ci95", "utilization", "ci95", "± 95% CI"),
               Statistic("offered_load_actual_mean", "offered_load_actual", "mean",
-                        "achieved load"))),
+                        "offered load"),
+              Statistic("accepted_load_mean", "accepted_load", "mean", "carried load"))),
     Table("migrations", "Runs of migrating schedulers: migrations attempted and successful, "
           "time between them, and the maximum successful: the successful migrations of the "
           f"matching always-migrate runs ({ALWAYS_TEXT}; blank without such runs).", (
@@ -161,7 +167,7 @@ TABLE_DEFINITIONS = {t.name: t for t in (
               Statistic("failed_mean", "failed", "mean", "failed"),
               Statistic("goodput_mean", "goodput", "mean", "goodput"))),
     Table("wait_slowdown", "Mean job wait and bounded slowdown over replications, the median "
-          "slowdown, mean utilization and accepted load (they differ for jobs with a BSP "
+          "slowdown, mean utilization and carried load (they differ for jobs with a BSP "
           "model, whose waits for their slowest process are lost, not utilized).", (
               Statistic("mean_wait_s_mean", "mean_wait_s", "mean", "mean wait"),
               Statistic("mean_wait_s_ci95", "mean_wait_s", "ci95", "± 95% CI"),
@@ -169,16 +175,16 @@ TABLE_DEFINITIONS = {t.name: t for t in (
               Statistic("mean_bsld_ci95", "mean_bsld", "ci95", "± 95% CI"),
               Statistic("median_bsld_mean", "median_bsld", "mean", "median slowdown"),
               Statistic("utilization_mean", "utilization", "mean", "utilization"),
-              Statistic("accepted_load_mean", "accepted_load", "mean", "accepted load"))),
+              Statistic("accepted_load_mean", "accepted_load", "mean", "carried load"))),
     Table("saturation", "Per configuration swept over offered load: the knee where the mean "
-          "accepted load stops rising with the offered load (the knee of the two-slope line "
+          "carried load stops rising with the offered load (the knee of the two-slope line "
           "through the origin that fits the sweep best; blank if the slope past it is not "
           "below half the slope before it, or the sweep has under four loads), the offered "
-          "and fitted accepted loads there, with the highest of the sweep; n counts the "
+          "and fitted carried loads there, with the highest of the sweep; n counts the "
           "sweep's runs.", (
               Statistic("saturation_load", "accepted_load", "saturation", "saturation load"),
               Statistic("at_offered_load", "offered_load", "saturation", "at offered load"),
-              Statistic("max_accepted_load", "accepted_load", "max", "max accepted load"),
+              Statistic("max_accepted_load", "accepted_load", "max", "max carried load"),
               Statistic("max_offered_load", "offered_load", "max", "max offered load"))),
     Table("response", "Response time over replications: the mean with its confidence "
           "half-width (at ci_level: 90% for Chu's queue disciplines, Chu's level, else 95%), "
@@ -353,7 +359,7 @@ def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
     its max_successful_mean is Krevat's "max successful": the mean successful migrations
     over the runs that share the configuration but for the policy name and thresholds and
     migrate always (their rows' `always_migrate`); null without such runs. The saturation table
-    (keys SATURATION_KEYS) summarises the wait_slowdown table's accepted loads, see
+    (keys SATURATION_KEYS) summarises the wait_slowdown table's carried loads (accepted_load), see
     `_saturation`."""
     keys = CONFIG_KEYS
     out = {}
@@ -385,7 +391,7 @@ def saturation(summaries: pl.DataFrame) -> pl.DataFrame:
 
 def knee(offered: Sequence[float], accepted: Sequence[float]
          ) -> tuple[float, float, float] | None:
-    """The knee of an accepted-load curve: the two-slope line through the origin,
+    """The knee of a carried-load curve: the two-slope line through the origin,
     accepted = s1 min(x, k) + s2 max(x - k, 0), that fits the points in least squares,
     with k tried at KNEE_STEPS + 1 positions from the second to the second-to-last offered
     load (the first that fits best). Returns (k, s1 k, s2 / s1); None for fewer than four
@@ -415,8 +421,8 @@ def bend(offered: Sequence[float], accepted: Sequence[float]) -> tuple[float, fl
 
 def _saturation(table: pl.DataFrame) -> pl.DataFrame:
     """Per configuration swept over offered load (rows of `table` sharing
-    SATURATION_KEYS): the `knee` of its mean accepted load, the offered and fitted
-    accepted loads there (null when the slope past the knee is not below SATURATION_SLOPE
+    SATURATION_KEYS): the `knee` of its mean carried load, the offered and fitted
+    carried loads there (null when the slope past the knee is not below SATURATION_SLOPE
     times the slope before it), and the highest of the sweep; `n` sums the sweep's runs."""
     swept = table.filter(pl.col("offered_load").is_not_null()
                          & pl.col("accepted_load_mean").is_not_null())
@@ -462,48 +468,114 @@ def _header(column: str, label: str | None = None) -> str:
 
 
 def markdown(name: str, table: pl.DataFrame) -> str:
-    """A Markdown rendering to read: one section per experiment; columns with the same
-    value in every row of the section are stated once above it, a column equal to an
-    earlier one in every row is named instead of shown, names and specs of
-    machines and policies in a legend, short headers with units, rounded results. The
-    CSV and Parquet files keep every column."""
+    """A Markdown rendering to read: one section per experiment; settings with the same
+    value in every row of the section stated once above it (`_every_row`), a column equal
+    as printed to an earlier one in every row named instead of shown, names and specs of
+    machines and policies in a legend, short headers with units, rounded results,
+    confidence intervals only on rows of MIN_INTERVAL_RUNS runs or more. The CSV and
+    Parquet files keep every column and value."""
     definition = TABLE_DEFINITIONS[name]
-    lines = [f"# {name}", "", *textwrap.wrap(definition.description, 100), ""]
+    lines = [f"# {name}", "", *textwrap.wrap(definition.description, 100)]
     if table.is_empty():
-        return "\n".join([*lines, "(no rows)"]) + "\n"
-    lines += textwrap.wrap("Blank cells: a statistic undefined for these runs (fewer than two "
-                           "values, or no always-migrate runs to compare with).", 100)
+        return "\n".join([*lines, "", "(no rows)"]) + "\n"
+    head = len(lines)
     labels = {s.column: s.label for s in (*definition.statistics, *definition.derived)}
+    intervals = [c for c in labels if c in _INTERVALS]
+    blanks = False
     for experiment in sorted(table["experiment"].unique().to_list()):
         rows = table.filter(pl.col("experiment") == experiment)
+        few = pl.col("n") < MIN_INTERVAL_RUNS
+        rows = rows.with_columns(pl.when(few).then(None).otherwise(pl.col(c)).alias(c)
+                                 for c in intervals)
         swept = _swept(rows)
         keys = [k for k in CONFIG_KEYS if k in rows.columns and (k in swept or k not in (
             "experiment", "machine_spec", "scheduler", *POLICY_COLUMNS))]
         present = [k for k in keys if rows[k].null_count() < rows.height]
         fixed = [k for k in present if rows[k].n_unique() == 1]
         results = [c for c in ("n", *labels) if rows[c].null_count() < rows.height]
-        copies: dict[str, str] = {}
-        for i, c in enumerate(results):
-            first = next((f for f in results[:i] if f not in copies
-                          and rows[c].eq_missing(rows[f]).all()), None)
-            if first is not None:
-                copies[c] = first
-        shown = [k for k in present if k not in fixed] + [
-            c for c in results if c not in copies]
+        varying = [k for k in present if k not in fixed]
+        copies = _copies(rows, [*present, *results], results)
+        shown = varying + [c for c in results if c not in copies]
+        blanks |= any(rows[c].null_count() for c in shown if c not in intervals)
         lines += ["", f"## {experiment}", ""]
-        if fixed:
-            every = ", ".join(_setting(k, rows[k][0]) for k in fixed)
+        every = ", ".join(_setting(k, rows[k][0]) for k in fixed if _matters(k, rows[k][0]))
+        if every:
             lines += [*textwrap.wrap(f"Every row: {every}.", 100), ""]
+        if intervals and rows.filter(few).height:
+            lines += [*textwrap.wrap(_few(rows), 100), ""]
         if "meets_target" in rows.columns:
             lines += [*textwrap.wrap(_target(rows), 100), ""]
         if copies:
             equal = ", ".join(f"{labels[c]} = {labels.get(first, first)}"
                               for c, first in copies.items())
-            lines += [*textwrap.wrap(f"Not shown, equal in every row: {equal}.", 100), ""]
+            lines += [*textwrap.wrap(f"Not shown, equal as printed in every row: {equal}.",
+                                     100), ""]
         lines += ["Machines:", *_legend(rows, "machine", ["machine_spec"]), "",
                   "Policies:", *_policies(rows, swept), ""]
         lines += _grid(rows, shown, labels)
+    if blanks:
+        lines[head:head] = ["", *textwrap.wrap(
+            "Blank cells: a statistic undefined for these runs (fewer than two values, or no "
+            "always-migrate runs to compare with).", 100)]
     return "\n".join(lines) + "\n"
+
+
+#: The columns that are confidence intervals (statistics "ci95" and "ci", and the
+#: half-width relative to the mean): blank on rows of fewer than MIN_INTERVAL_RUNS runs.
+_INTERVALS = frozenset({
+    *(s.column for t in TABLE_DEFINITIONS.values() for s in t.statistics
+      if s.statistic in ("ci95", "ci")), "ci_relative"})
+
+
+def _matters(column: str, value: object) -> bool:
+    """Whether a setting fixed in every row of a section is worth stating: a name
+    (experiment, workload, machine, policy), or a workload transform at a value other
+    than its default (a transform at its default leaves the jobs as they are)."""
+    field = transforms().get(column)
+    return field is None or value != field.metadata["parameter"].default
+
+
+def _copies(rows: pl.DataFrame, candidates: Sequence[str], results: Sequence[str]
+            ) -> dict[str, str]:
+    """Result columns equal in every row, as printed, to an earlier column of
+    `candidates` not itself a copy: {copy: the column it equals}."""
+    copies: dict[str, str] = {}
+    for c in results:
+        if c == "n":
+            continue
+        printed = _printed(rows, c)
+        first = next((f for f in candidates[:candidates.index(c)] if f not in copies
+                      and rows[f].dtype == rows[c].dtype and (
+                          rows[c].eq_missing(rows[f]).all() or (
+                              rows[f].dtype.is_float() and printed == _printed(rows, f, c)))),
+                     None)
+        if first is not None:
+            copies[c] = first
+    return copies
+
+
+def _printed(rows: pl.DataFrame, column: str, like: str | None = None) -> list[str]:
+    """The cells of `column` as the grid prints those of `like` (itself if None)."""
+    decimals = _decimals(like or column)
+    return [_cell(v, decimals if decimals is not None else 3) for v in rows[column].to_list()]
+
+
+def _decimals(column: str) -> int | None:
+    """Decimals a column is printed to: None for parameters (shortest form), else by
+    unit."""
+    return None if column in CONFIG_KEYS or column == "n" else _DECIMALS.get(
+        _unit(column) or "", 3)
+
+
+def _few(rows: pl.DataFrame) -> str:
+    """What the confidence intervals of a section's rows of too few runs are, once."""
+    few = rows.filter(pl.col("n") < MIN_INTERVAL_RUNS)["n"]
+    if few.len() == rows.height:
+        runs = "run" if few.max() == 1 else "runs"
+        return (f"No confidence intervals: n = {_count(few)} {runs} per row, too few for an "
+                "interval (the figures draw none either).")
+    return (f"Confidence intervals blank on the rows of n = {_count(few)} runs, too few for "
+            f"an interval (at least {MIN_INTERVAL_RUNS}, as in the figures).")
 
 
 def _target(rows: pl.DataFrame) -> str:
@@ -591,8 +663,7 @@ def _legend(rows: pl.DataFrame, name: str, columns: list[str]) -> list[str]:
 def _grid(rows: pl.DataFrame, columns: list[str], labels: dict[str, str]) -> list[str]:
     """The Markdown table of `columns`: results rounded by unit, parameters as they are."""
     header = [_header(c, labels.get(c)) for c in columns]
-    decimals = [None if c in CONFIG_KEYS or c == "n" else
-                _DECIMALS.get(_unit(c) or "", 3) for c in columns]
+    decimals = [_decimals(c) for c in columns]
     cells = [[_cell(v, d) for v, d in zip(row, decimals, strict=True)]
              for row in rows.select(columns).iter_rows()]
     widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(header)]
