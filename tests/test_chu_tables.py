@@ -78,6 +78,20 @@ def test_chu_figures(tmp_path: Path) -> None:
     assert all(p.stat().st_size > 1000 for p in paths)
 
 
+def test_response_ci_figure_keeps_fast_series_apart(tmp_path: Path) -> None:
+    """Response times an order of magnitude apart (FCFS beside backfilling) share a log
+    axis, on which the faster series do not lie on the zero line."""
+    import matplotlib
+
+    from simcore.report.plots import STYLE, response_ci_vs_load
+
+    rows = aggregate(read_summaries(build(tmp_path)))["response"]
+    with matplotlib.style.context(STYLE, after_reset=True):
+        fig = response_ci_vs_load("chu", rows)
+    assert [ax.get_yscale() for ax in fig.axes] == ["log"]
+    assert "log scale" in fig.axes[0].get_ylabel()
+
+
 def test_intervals_are_95_percent_but_for_chus_schedulers(tmp_path: Path) -> None:
     """The same runs under a scheduler that is not Chu's: the response table's interval is
     95%, as the utilization table's is, not Chu's 90%; the Markdown says whether the

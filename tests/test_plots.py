@@ -36,10 +36,10 @@ def test_figures_per_experiment(figures: list[Path]) -> None:
     # response statistics in this store: tests/test_chu_tables.py and
     # tests/test_timeshare.py draw those)
     # file names follow the x axis: krevat sweeps the runtime scale c, aridor the load
-    # accepted-vs-load needs a sweep of four offered loads or more, which neither has
+    # carried-vs-load needs a sweep of four offered loads or more, which neither has
     # (tests/test_timeshare.py draws it)
-    skipped = {"aridor": {"migrations-vs-{axis}", "wait-vs-utilization", "accepted-vs-load"},
-               "krevat": {"accepted-vs-load"}}
+    skipped = {"aridor": {"migrations-vs-{axis}", "wait-vs-utilization", "carried-vs-load"},
+               "krevat": {"carried-vs-load"}}
     chu = {"response-vs-{axis}", "response-ci-vs-{axis}", "response-vs-queues"}
     axes = {"aridor": "load", "krevat": "runtime-scale"}
     expected = [f"{experiment}/{figure.format(axis=axes[experiment])}.{ext}"

@@ -571,19 +571,19 @@ def test_response_vs_load_figure(tmp_path):
     assert "trace-run/response-vs-load.png" not in names  # one load: no curve to draw
 
 
-def test_accepted_vs_load_marks_the_knee():
+def test_carried_vs_load_marks_the_knee():
     """The figure draws each curve and a bar at its knee: fcfs's at (0.7, 0.7); fcs has
     none (it does not saturate within the sweep)."""
     import matplotlib
     import polars as pl
 
-    from simcore.report.plots import STYLE, accepted_vs_load
+    from simcore.report.plots import STYLE, carried_vs_load
     from simcore.report.tables import aggregate
 
     rows = aggregate(sweep_rows())["wait_slowdown"].filter(
         pl.col("experiment") == "fcs-study")
     with matplotlib.style.context(STYLE, after_reset=True):
-        fig = accepted_vs_load("fcs-study", rows)
+        fig = carried_vs_load("fcs-study", rows)
     lines = fig.axes[0].get_lines()
     bars = [line for line in lines if line.get_marker() == "|"]
     assert len(bars) == 1
@@ -591,7 +591,8 @@ def test_accepted_vs_load_marks_the_knee():
         pytest.approx(0.7), pytest.approx(0.7))
     curves = [line for line in lines if len(line.get_xdata()) == 5]
     assert len(curves) == 2, "one curve per policy"
-    assert accepted_vs_load("fcs-study", rows.filter(pl.col("offered_load") < 0.75)) is None
+    assert fig.axes[0].get_ylabel().startswith("carried load")
+    assert carried_vs_load("fcs-study", rows.filter(pl.col("offered_load") < 0.75)) is None
 
 
 @pytest.mark.parametrize("scheduler", TIME_SHARING)

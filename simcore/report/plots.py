@@ -16,8 +16,10 @@ each experiment, the figures its data supports:
   per load value (at most MAX_LOADS, evenly spaced);
 - response-vs-load: mean and median response time and bounded slowdown against the load
   axis (log scales), a row of panels per workload (Frachtenberg et al.'s Figure 7);
-- response-ci-vs-load (Chu 1995): mean response time with 90% CI bars against the offered
-  load, hollow markers where the half-width misses Chu's 5% accuracy;
+- carried-vs-load: mean carried load against the offered load, each curve's knee marked;
+- response-ci-vs-load (Chu 1995): mean response time (log scale, so that curves far below
+  the slowest one stay apart) with 90% CI bars against the offered load, hollow markers
+  where the half-width misses Chu's 5% accuracy;
 - response-vs-queues: Multiple Queues' mean response time against the number of queues,
   one curve per machine (allocator) and MQ variant, a panel per workload and load.
 
@@ -61,6 +63,7 @@ from simcore.report.tables import (
     ALWAYS_MIGRATE,
     CONFIG_KEYS,
     MAX_SUCCESSFUL,
+    MIN_INTERVAL_RUNS,
     RESPONSE_TARGET,
     bend,
 )
@@ -285,10 +288,9 @@ def runs_note(rows: pl.DataFrame) -> str:
 
 
 def _error_bars(rows: pl.DataFrame) -> tuple[bool, str]:
-    """Whether to draw CI bars (every point rests on three runs or more: with two, t
-    stretches a 95% interval to 12.7 standard errors), and the sentence saying what the
-    utilization bars are and what n is."""
-    if int(rows["n"].min()) >= 3:
+    """Whether to draw CI bars (every point rests on MIN_INTERVAL_RUNS runs or more, the
+    tables' rule), and the sentence saying what the utilization bars are and what n is."""
+    if int(rows["n"].min()) >= MIN_INTERVAL_RUNS:
         return True, f"bars: 95% confidence intervals (Student t), {runs_note(rows)}"
     return False, f"no error bars: {runs_note(rows)}, too few for an interval"
 
@@ -323,8 +325,8 @@ def utilization_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     return fig
 
 
-def accepted_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
-    """Mean accepted load against offered load, the diagonal where the two are equal, and
+def carried_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
+    """Mean carried load against offered load, the diagonal where the two are equal, and
     each curve's knee (the saturation table's) marked: the whole curve behind a
     saturation point, for sweeps of at least four offered loads."""
     rows = rows.filter(pl.col("offered_load").is_not_null()
@@ -339,9 +341,9 @@ def accepted_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
 
     def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object], index: int,
              count: int) -> None:
-        load, accepted = part[axis].to_list(), part["accepted_load_mean"].to_list()
-        ax.plot(load, accepted, markersize=4, **style)
-        found = bend(load, accepted)
+        load, carried = part[axis].to_list(), part["accepted_load_mean"].to_list()
+        ax.plot(load, carried, markersize=4, **style)
+        found = bend(load, carried)
         if found is not None:
             ax.plot([found[0]], [found[1]], marker="|", markersize=16, linestyle="none",
                     color=style["color"], markeredgewidth=2)
@@ -358,10 +360,10 @@ def accepted_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
                 transform=ax.transAxes, ha="left", va="top", fontsize=7)  # above the diagonal
         ax.set_xlabel(_AXIS_LABELS[axis])
         ax.set_ylim(0.9 * bottom, 1.02 * high)
-    axes[0].set_ylabel("accepted load (carried, fraction of capacity)")
-    figure_title(fig, f"Accepted vs offered load — experiment {experiment}",
-                 f"(means over runs, {runs_note(rows)}; dotted: accepted = offered; bar: the "
-                 "knee, where the accepted load stops following the offered load)")
+    axes[0].set_ylabel("carried load (what the machine ran, fraction of capacity)")
+    figure_title(fig, f"Carried vs offered load — experiment {experiment}",
+                 f"(means over runs, {runs_note(rows)}; dotted: carried = offered; bar: the "
+                 "knee, where the carried load stops following the offered load)")
     return fig
 
 
@@ -605,9 +607,9 @@ def _bars_note(rows: pl.DataFrame, bars: bool) -> str:
 
 
 def response_ci_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
-    """Mean response time (CI bars at each row's level: 90% for Chu's schedulers, else
-    95%) against the offered load; a hollow marker where the half-width is above the
-    precision target."""
+    """Mean response time (log scale; CI bars at each row's level: 90% for Chu's
+    schedulers, else 95%) against the offered load; a hollow marker where the half-width
+    is above the precision target."""
     rows = rows.filter(pl.col("mean_response_s_mean").is_not_null()
                        & pl.col("offered_load").is_not_null())
     if rows["offered_load"].n_unique() < 2:
@@ -636,8 +638,8 @@ def response_ci_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
                 ["mean_response_s_mean", "mean_response_s_ci"], plot)
     for ax in axes:
         ax.set_xlabel(_AXIS_LABELS[axis])
-        ax.set_ylim(bottom=0)
-    axes[0].set_ylabel(_RESPONSE_LABEL)
+        _log_y(ax)
+    axes[0].set_ylabel("mean response time (h, log scale)")
     figure_title(fig, f"Mean response time vs offered load — experiment {experiment}",
                  f"({_bars_note(rows, bars)}; hollow: the {_levels(rows)} confidence half-width is "
                  f"above {RESPONSE_TARGET:.0%} of the mean; {_dodge_note()})")
@@ -708,8 +710,9 @@ FIGURES: dict[str, FigureDefinition] = {
         "otherwise; the subtitle says which and the runs per point (n). Series are offset "
         "sideways by up to 2.5% of the axis so that curves that coincide stay visible, and "
         "curves equal in a panel are drawn once and named there.")),
-    "accepted-vs-load": FigureDefinition("wait_slowdown", accepted_vs_load, (
-        "Mean accepted load against the offered load, one curve per machine and policy, "
+    "carried-vs-load": FigureDefinition("wait_slowdown", carried_vs_load, (
+        "Mean carried load (what the machine ran) against the offered load (what the job "
+        "stream asks), one curve per machine and policy, "
         "with the diagonal where the two are equal and each curve's knee marked (the "
         "saturation table's): the whole curve behind a saturation point, drawn for sweeps "
         "of at least four offered loads.")),
@@ -737,7 +740,8 @@ FIGURES: dict[str, FigureDefinition] = {
         "per machine and policy, as in Frachtenberg et al.'s Figure 7: where a scheduler "
         "saturates its response time turns sharply upward.")),
     "response-ci-vs-{axis}": FigureDefinition("response", response_ci_vs_load, (
-        "Mean response time (hours) against the offered load with confidence intervals: 90% "
+        "Mean response time (hours, log scale: series an order of magnitude below the "
+        "slowest stay apart) against the offered load with confidence intervals: 90% "
         "for Chu's queue disciplines (Chu's level), 95% otherwise; hollow markers where the "
         "half-width is above 5% of the mean (more runs are needed).")),
     "response-vs-queues": FigureDefinition("response", response_vs_queues, (

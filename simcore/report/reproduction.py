@@ -23,7 +23,7 @@ averaging over seeds first:
 - `{ratio: [A, B]}`: mean of A over mean of B (e.g. successful / attempted migrations);
 - `{saturation: C}`: column C (`saturation_load` or `at_offered_load`) of the saturation
   table (`simcore.report.tables`) of the selected runs, which must be one configuration swept
-  over offered load (e.g. where a scheduler's accepted load stops rising);
+  over offered load (e.g. where a scheduler's carried load stops rising);
 - `{knee: M, along: A}`: the level of M at the knee of its mean per value of column A
   (`simcore.report.tables.knee`; none where M does not bend), e.g. the utilization where it
   stops rising with Krevat's runtime scale c.
