@@ -92,7 +92,7 @@ def test_run_on_a_curve_machine(tmp_path):
     result = simcore("run", "--workload", "lublin:40", "--jobs", "200", "--seed", "3",
                      "--machine", "mesh:4x4x2", "--allocator", "best-fit", "--ordering",
                      "hilbert", "--machine-param", "fallback_span=ring", "--scheduler",
-                     "cplant", "--replication", "2", "--oversize", "clamp",
+                     "cplant", "--replication", "2", "--machine-fit", "clamp",
                      "--jobs-out", str(out), "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
@@ -134,3 +134,13 @@ def test_menus_candidates_writes_loadable_menus(tmp_path):
     bad = simcore("menus", "candidates", "--workload", "lublin:128", "--jobs", "30",
                   "--torus", "8x4", "--prefix", "w", "--out", str(tmp_path))
     assert bad.returncode == 2 and "--torus '8x4': expected XxYxZ" in bad.stderr
+
+
+@pytest.mark.parametrize("flag", ["--machine-fit", "--oversize"])
+def test_run_reads_the_machine_fit_transform_under_either_name(flag):
+    """`--oversize`, the transform's former name, is still read, as machine_fit."""
+    from simcore.cli.main import _parser
+
+    args = _parser().parse_args(["run", "--workload", "w", "--machine", "flat:4",
+                                 "--scheduler", "fcfs", flag, "drop"])
+    assert args.machine_fit == "drop"

@@ -271,7 +271,7 @@ def test_ross_span_on_the_papers_mesh(trace_excerpt):
 
     table = clean(read_swf(trace_excerpt("Sandia-Ross-2001-1.1-cln")))
     mesh = MachineSpec.parse("mesh:8x8x5", "best-fit", ordering="hilbert")
-    jobs = prepare(table, WorkloadSpec(first_jobs=3000, runtime_scale=0.5, oversize="drop"),
+    jobs = prepare(table, WorkloadSpec(first_jobs=3000, runtime_scale=0.5, machine_fit="drop"),
                    mesh)
     assert jobs.oversize_jobs > 0
     for scheduler in ("fcfs", "backfill", "conservative", "cplant", "cplant-backfill"):

@@ -9,8 +9,10 @@ import yaml
 
 from simcore.base.errors import ConfigError
 from simcore.base.patterns import CATALOGUE
-from simcore.sweep.experiments import Shard, plan
+from simcore.sweep.config import validate
+from simcore.sweep.experiments import Run, Shard, plan
 from simcore.sweep.identity import code_files, definitions
+from simcore.sweep.planning import SCHEMA
 from simcore.workload.traces import load_catalogue
 from tests.conftest import ROOT
 
@@ -68,6 +70,37 @@ def test_shard_json_round_trip_and_stable_keys():
     assert keys.isdisjoint(other.run_key(r, "w" * 64, definitions(other))
                            for r in other.runs)
     assert shard.run_key(shard.runs[0], "v" * 64, code) not in keys
+
+
+#: The key of small/lublin16/torus/fcfs's first run with the transform oversize: drop, at
+#: workload hash "0" x 64 and definitions "1" x 64, as computed before the transform was
+#: renamed machine_fit: results stored then must stay cached.
+KEY_BEFORE_RENAME = "f03cacf09953d606198dd946f6a30781769a0b02b73afd1c6121f77b62c6e74e"
+
+
+@pytest.mark.parametrize("name", ["machine_fit", "oversize"])
+def test_a_renamed_transform_keeps_its_run_keys(name):
+    """machine_fit (the machine-fit transform, once `oversize`, the name the trace cleaning
+    rule keeps) is held in run keys under its former name, and a configuration may still
+    spell it so; a run round-trips through its JSON under the new name."""
+    config = copy.deepcopy(SMALL)
+    config["experiments"]["small"]["transforms"] = {name: "drop"}
+    validate(config, SCHEMA)
+    shard = shards(config)["small/lublin16/torus/fcfs"]
+    run = shard.runs[0]
+    assert run.transforms.machine_fit == "drop"
+    assert shard.run_key(run, "0" * 64, "1" * 64) == KEY_BEFORE_RENAME
+    assert run.to_dict()["transforms"] == {"machine_fit": "drop", "offered_load": 0.6}
+    assert Run.from_dict({**run.to_dict(), "transforms": {"oversize": "drop",
+                                                          "offered_load": 0.6}}) == run
+
+
+def test_a_transform_under_both_names_is_refused():
+    config = copy.deepcopy(SMALL)
+    config["experiments"]["small"]["transforms"] = {"oversize": "drop", "machine_fit": "drop"}
+    with pytest.raises(ConfigError, match=r"experiments\.small\.transforms: oversize and "
+                                          r"machine_fit both given; expected machine_fit alone"):
+        plan(config)
 
 
 def test_code_is_the_import_closure_of_scheduler_and_allocator():

@@ -15,7 +15,7 @@ from simcore.machines.spec import MachineSpec
 from simcore.policy import SCHEDULERS, PolicySpec
 from simcore.simulate import simulate
 from simcore.sweep.config import schema
-from simcore.workload.spec import transforms
+from simcore.workload.spec import ALIASES, transforms
 from simcore.workload.synthetic import MODELS
 from tests.conftest import ROOT
 
@@ -30,10 +30,11 @@ def test_config_schema_derives_from_the_registries():
     assert defs["machine"]["oneOf"][1]["properties"]["allocator"]["enum"] == list(ALLOCATORS)
     assert [alt["properties"]["model"]["const"] for alt in defs["synthetic"]["oneOf"]] == \
         list(MODELS)
-    assert set(defs["transforms"]["properties"]) == set(transforms())
+    named = set(transforms()) | set(ALIASES)  # a renamed transform is read under both names
+    assert set(defs["transforms"]["properties"]) == named
     options = {p.name for row in ALLOCATORS.values() for p in row.options}
     parameters = {p for row in SCHEDULERS.values() for p in row.parameter_names}
-    assert set(defs["grid"]["properties"]) == set(transforms()) | parameters | options
+    assert set(defs["grid"]["properties"]) == named | parameters | options
 
 
 def test_grid_axis_names_are_unambiguous():

@@ -266,3 +266,20 @@ def test_datasets_defining_a_workload_alike_share_its_file(tmp_path):
     first, second = two_datasets(tmp_path, second_jobs=60)
     paths = [plan(yaml.safe_load(f.read_text()))[0].source.path(1) for f in (first, second)]
     assert paths[0] == paths[1]
+
+
+def test_a_run_cache_entry_written_before_a_transform_was_renamed_is_read(tmp_path):
+    """A cache entry holding the machine-fit transform under its former column name,
+    `oversize`, is read with it under `machine_fit`: results simulated before the rename
+    stay cached."""
+    row = {"run_key": "k", "machine_spec": "flat:16", "scheduler": "fcfs", "seed": 1,
+           "machine_fit": "drop", "utilization": 0.5}
+    table = store.summary_table([row])
+    older = table.rename_columns(["oversize" if n == "machine_fit" else n
+                                  for n in table.column_names])
+    path = store.cache_path(tmp_path, "k")
+    store.write_table(older, path, {"run_key": "k"})
+    read = store.read_verified(path, store.SUMMARY_SCHEMA, "k")
+    assert read.schema.remove_metadata().equals(store.SUMMARY_SCHEMA)
+    assert read.column("machine_fit").to_pylist() == ["drop"]
+    assert read.column("utilization").to_pylist() == [0.5]

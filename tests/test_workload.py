@@ -146,8 +146,8 @@ def test_oversize_jobs_rejected_dropped_or_clamped(trace_excerpt):
     with pytest.raises(SpecError, match=r"job \d+ needs \d+ units, machine torus:2x2x4 has 16 "
                                         r"\(\d+ such jobs\); expected workload transform"):
         prepare(table, WorkloadSpec(), small)
-    dropped = prepare(table, WorkloadSpec(oversize="drop"), small)
-    clamped = prepare(table, WorkloadSpec(oversize="clamp"), small)
+    dropped = prepare(table, WorkloadSpec(machine_fit="drop"), small)
+    clamped = prepare(table, WorkloadSpec(machine_fit="clamp"), small)
     assert dropped.oversize_jobs == clamped.oversize_jobs > 0
     assert len(dropped) == 2000 - dropped.oversize_jobs and len(clamped) == 2000
     assert clamped.size.max() == 16 and dropped.size.max() <= 16

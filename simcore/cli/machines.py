@@ -119,7 +119,7 @@ def _menus_candidates(args: argparse.Namespace) -> int:
                            for name, value in (("first_jobs", args.first_jobs),
                                                ("processors_per_unit",
                                                 args.processors_per_unit))
-                           if value is not None}, oversize="drop")
+                           if value is not None}, machine_fit="drop")
     seed = flag_value("--seed", SEED, args.seed)
     jobs = flag_value("--jobs", JOBS, args.jobs)
     check_memory(args, jobs)

@@ -26,7 +26,7 @@ from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS
 from simcore.machines.spec import MachineSpec
 from simcore.policy import SCHEDULERS, PolicySpec
 from simcore.workload.sources import describe_choices, model_machine
-from simcore.workload.spec import transforms
+from simcore.workload.spec import RENAMED, transforms
 from simcore.workload.synthetic import JOBS, MODELS, SyntheticSpec
 
 
@@ -75,7 +75,8 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--estimates", help="scheduler parameter estimates")
     for name, field in transforms().items():  # the workload transforms, one flag each
         parameter = field.metadata["parameter"]
-        run.add_argument(flag(name), dest=name, metavar=name.upper(),
+        former = [flag(RENAMED[name])] if name in RENAMED else []  # still read
+        run.add_argument(flag(name), *former, dest=name, metavar=name.upper(),
                          help=f"{parameter.meaning} (default {parameter.default})")
     run.add_argument("--seed", help="seed of the run's random draws (default 0)")
     run.add_argument("--cleaning", metavar="JSON",

@@ -96,7 +96,7 @@ MODULE_METRICS = (
 
 #: Run results, one value per simulation (the summary rows of the result store).
 RUN_METRICS = (
-    Column("jobs", int, "jobs", "jobs simulated (the span after oversize handling)"),
+    Column("jobs", int, "jobs", "jobs simulated (the span after the machine_fit transform)"),
     Column("oversize_jobs", int, "jobs", "jobs of the span larger than the machine, dropped "
            "or clamped to it"),
     Column("offered_load_actual", float, "fraction", "offered load measured on the "

@@ -22,7 +22,7 @@ from simcore.base.patterns import NAME
 from simcore.machines.contract import CAPABILITIES
 from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS, all_options
 from simcore.policy import SCHEDULERS, all_parameters
-from simcore.workload.spec import FIXED, GRID, transforms
+from simcore.workload.spec import ALIASES, FIXED, GRID, transforms
 from simcore.workload.synthetic import MODELS
 
 #: The page's opening example: a complete configuration, small enough to read at once (a
@@ -308,7 +308,7 @@ def _experiments(key: str, node: dict, root: dict, example: dict) -> list[str]:
 def _grid_prose(grid: dict) -> list[str]:
     """What the grid takes, from the names its schema lists."""
     names = list(grid.get("properties", {}))
-    known = set(transforms())
+    known = {*transforms(), *ALIASES}
     scheduler = [n for n in names if n not in known and n in all_parameters()]
     allocator = set(all_options())
     machine = [n for n in names if n not in known and n not in scheduler and n in allocator]

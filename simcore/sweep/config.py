@@ -30,7 +30,7 @@ from simcore.machines.registry import ALLOCATORS, KINDS, all_options
 from simcore.machines.spec import MACHINE_TEXT
 from simcore.policy import SCHEDULERS, all_parameters
 from simcore.sweep.limits import check_runs
-from simcore.workload.spec import FIXED, GRID, transforms
+from simcore.workload.spec import FIXED, GRID, RENAMED, transforms
 from simcore.workload.synthetic import MODELS
 
 
@@ -63,6 +63,8 @@ def schema(path: str | os.PathLike[str]) -> dict[str, Any]:
         for name, field in transforms().items():
             values = field.metadata["parameter"].schema()
             properties[name] = values if axis == FIXED else _axis(values)
+            if name in RENAMED:  # still read under its former name
+                properties[RENAMED[name]] = properties[name]
         if axis == GRID:  # any parameter of a policy or allocator option (experiments.py)
             properties.update((name, _axis(p.schema())) for name, p in sorted(swept.items())
                               if name not in properties)

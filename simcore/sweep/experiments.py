@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from simcore.base import patterns
-from simcore.base.errors import ConfigError, SimcoreError
+from simcore.base.errors import ConfigError, SimcoreError, SpecError
 from simcore.base.params import INT64_MAX, SEED, Parameter
 from simcore.jobs.cleaning import CleaningOptions
 from simcore.machines.registry import ALLOCATORS, all_options, check_compatible
@@ -46,7 +46,7 @@ from simcore.machines.spec import MachineSpec
 from simcore.policy import SCHEDULERS, PolicySpec, all_parameters
 from simcore.sweep.limits import Limits, check_plan, experiment_runs
 from simcore.sweep.store import RESULT_SCHEMA_VERSION
-from simcore.workload.spec import FIXED, GRID, WorkloadSpec, transforms
+from simcore.workload.spec import FIXED, GRID, WorkloadSpec, current_names, transforms
 from simcore.workload.synthetic import JOBS, SyntheticSpec
 
 DEFAULT_DATASET = "torus-sweep"
@@ -132,7 +132,8 @@ class Run:
 
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> Run:
-        return cls(WorkloadSpec(**values["transforms"]), values["seed"],
+        return cls(WorkloadSpec(**current_names(values["transforms"], "transforms")),
+                   values["seed"],
                    *(tuple(sorted(values.get(key, {}).items())) for key in ("policy",
                                                                           "machine")))
 
@@ -396,9 +397,10 @@ def _axes(values: Mapping[str, Any], where: str) -> tuple[dict[str, Any], dict[s
     """The experiment's fixed transforms and its grid's transform axes, checked against
     WorkloadSpec: any transform may be either, not both. The grid's other axes are
     parameters (`_parameter_axes`)."""
-    fixed = dict(values.get(FIXED) or {})
+    fixed = _current(values.get(FIXED) or {}, f"{where}.{FIXED}")
     allowed = transforms()
-    grid = {k: v for k, v in dict(values.get(GRID) or {}).items() if k in allowed}
+    grid = {k: v for k, v in _current(values.get(GRID) or {}, f"{where}.{GRID}").items()
+            if k in allowed}
     both = sorted(set(fixed) & set(grid))
     if both:
         raise ConfigError(f"{where}: {both} set both in {FIXED} and in {GRID}; expected one")
@@ -412,6 +414,17 @@ def _axes(values: Mapping[str, Any], where: str) -> tuple[dict[str, Any], dict[s
     for name, value in grid.items():
         grid[name] = _axis(allowed[name].metadata["parameter"], value, f"{where}.{GRID}.{name}")
     return fixed, grid
+
+
+def _current(values: Any, where: str) -> dict[str, Any]:
+    """A mapping of transforms by name with former names (ALIASES) replaced by the current
+    ones."""
+    if not isinstance(values, Mapping):
+        raise ConfigError(f"{where}: {values!r}; expected a mapping")
+    try:
+        return current_names(values, where)
+    except SpecError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 def _axis(parameter: Parameter, value: Any, where: str) -> list[Any]:
@@ -431,7 +444,7 @@ def _parameter_axes(values: Mapping[str, Any], where: str,
     policy_axes: dict[str, list] = {}
     machine_axes: dict[str, list] = {}
     parameters = all_parameters()
-    for name, value in dict(values.get(GRID) or {}).items():
+    for name, value in _current(values.get(GRID) or {}, f"{where}.{GRID}").items():
         if name in transforms():
             continue
         at = f"{where}.{GRID}.{name}"

@@ -42,7 +42,7 @@ from simcore.core.columns import JOB_COLUMNS, RUN_METRICS, Column
 from simcore.jobs.jobs import Jobs
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec, all_parameters
-from simcore.workload.spec import WorkloadSpec, transforms
+from simcore.workload.spec import ALIASES, WorkloadSpec, transforms
 from simcore.workload.transforms import offered_load
 
 if TYPE_CHECKING:
@@ -173,7 +173,10 @@ def conformed(table: pa.Table, schema: pa.Schema, path: str | os.PathLike[str]) 
     """`table` with the columns of `schema`. A table written before the store gained
     columns (every column it has is one of the schema's, of the same type, in the same
     order) gets the new ones as nulls: a new run metric or parameter re-simulates nothing
-    (`simcore resimulate` fills them in). Any other difference is an IntegrityError."""
+    (`simcore resimulate` fills them in); a column of a renamed transform (RENAMED) is
+    read under its current name, so results stored before the rename stay cached. Any
+    other difference is an IntegrityError."""
+    table = table.rename_columns([ALIASES.get(name, name) for name in table.column_names])
     have = table.schema.remove_metadata()
     if have.equals(schema):
         return table

@@ -52,7 +52,7 @@ def bench_cplant(trace: Path, repeat: int = 3) -> list[dict[str, object]]:
     rows = []
     for kind, allocator, ordering, scheduler in CPLANT_CASES:
         machine = MachineSpec.parse(kind, allocator, ordering=ordering)
-        jobs = prepare(table, WorkloadSpec(first_jobs=CPLANT_JOBS, oversize="drop"), machine)
+        jobs = prepare(table, WorkloadSpec(first_jobs=CPLANT_JOBS, machine_fit="drop"), machine)
         simulate(jobs, machine, scheduler)
         timings = [simulate(jobs, machine, scheduler).timing for _ in range(repeat)]
         best = min(timings, key=lambda t: t["simulate_s"] + t["metrics_s"])

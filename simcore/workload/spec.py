@@ -6,12 +6,15 @@ This is a registry. The built-in transforms are applied by `simcore.workload.tra
 (`TransformModule`) is an extension, applied by its own module after them wherever its value
 differs from its neutral one (the value that leaves jobs unchanged, by default its default).
 A run's key holds the values of every built-in transform and of the extensions that act in
-the run, so adding an extension whose default is neutral re-simulates nothing.
+the run, so adding an extension whose default is neutral re-simulates nothing. A renamed
+transform keeps its first name in run keys and is still read under it (RENAMED), so that
+results stored before the rename stay cached and older configurations keep working.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import Field, dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -104,10 +107,11 @@ class WorkloadSpec:
         "slim_size", str, "own", "a slim job's size: its own, or its fat shape's volume, so "
         "that slim and fat jobs have the same sizes and differ in shape only (Aridor's "
         "Figure 8)", choices=("own", "fat")), shaped=True)
-    oversize: str = _transform(Parameter(
-        "oversize", str, "reject", "jobs larger than the machine after size scaling: reject "
-        "(an error), drop or clamp (to the machine), counted either way",
-        choices=("reject", "drop", "clamp")))
+    machine_fit: str = _transform(Parameter(
+        "machine_fit", str, "reject", "jobs larger than the machine after size scaling: "
+        "reject (an error), drop or clamp (to the machine), counted either way (not the "
+        "trace cleaning rule `oversize`, which compares sizes with the trace's MaxProcs; "
+        "alias: oversize)", choices=("reject", "drop", "clamp")))
     mesh_shape: str = _transform(Parameter(
         "mesh_shape", str, "squarest", "w x h of jobs whose workload gives none, on 2D meshes "
         "with submesh allocators: squarest (the squarest least-area rectangle holding the "
@@ -130,6 +134,11 @@ class WorkloadSpec:
             except SpecError as exc:
                 raise SpecError(f"workload transform {exc}") from None
 
+    @property
+    def oversize(self) -> str:
+        """`machine_fit` under its first name, the one preparing the jobs reads."""
+        return self.machine_fit
+
     def to_dict(self) -> dict[str, Any]:
         """Every transform parameter by name (all plain values)."""
         return {f.name: getattr(self, f.name) for f in _FIELDS}
@@ -137,8 +146,9 @@ class WorkloadSpec:
     def identity(self) -> dict[str, Any]:
         """What a run key holds of the spec: every built-in transform, and each extension
         that acts (its value is not its neutral one)."""
-        return {f.name: value for f in _FIELDS if (value := getattr(self, f.name)) !=
-                f.metadata["neutral"] or f.metadata["module"] is None}
+        return {RENAMED.get(f.name, f.name): value for f in _FIELDS
+                if (value := getattr(self, f.name)) != f.metadata["neutral"]
+                or f.metadata["module"] is None}
 
     def extensions(self) -> list[tuple[str, str]]:
         """(name, module) of the extension transforms that act, in field order."""
@@ -175,6 +185,22 @@ class WorkloadSpec:
 #: WorkloadSpec's fields, looked up once: planning a large configuration builds and
 #: compares thousands of specs.
 _FIELDS: tuple[Field, ...] = fields(WorkloadSpec)
+
+
+#: Transforms renamed, by their first name: the name a run key holds them under and an
+#: alias configurations may still use (the trace cleaning rule is `oversize` too).
+RENAMED = {"machine_fit": "oversize"}
+ALIASES = {old: new for new, old in RENAMED.items()}
+
+
+def current_names(values: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """`values` (transforms by name) with every alias (ALIASES) replaced by its name; a
+    SpecError naming `where` if both are given."""
+    for old, new in ALIASES.items():
+        if old in values and new in values:
+            raise SpecError(f"{where}: {old} and {new} both given; expected {new} alone "
+                            f"({old} is its former name)")
+    return {ALIASES.get(name, name): value for name, value in values.items()}
 
 
 def transforms() -> dict[str, Field]:
