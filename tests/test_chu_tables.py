@@ -92,6 +92,30 @@ def test_response_ci_figure_keeps_fast_series_apart(tmp_path: Path) -> None:
     assert "log scale" in fig.axes[0].get_ylabel()
 
 
+def test_two_runs_give_no_interval_and_no_precision_verdict(tmp_path: Path) -> None:
+    """At n = 2 neither the response figure (no bars, no hollow markers) nor the table (no
+    interval, target not judged) rests anything on an interval 12.7 standard errors wide;
+    at n = 3 both do."""
+    import matplotlib
+
+    from simcore.report.plots import STYLE, response_ci_vs_load
+    from simcore.report.tables import markdown
+
+    summaries = read_summaries(build(tmp_path))
+    for seeds, judged in (((1, 2), False), ((1, 2, 3), True)):
+        rows = aggregate(summaries.filter(pl.col("seed").is_in(seeds)))["response"]
+        text = markdown("response", rows).replace("\n", " ")  # sentences unwrapped
+        assert ("No confidence intervals: n = 2 runs per row" in text) is not judged
+        assert ("not judged, fewer than 3 runs per row" in text) is not judged
+        assert ("| ± CI (s) |" in text and "| CI level |" in text) is judged
+        with matplotlib.style.context(STYLE, after_reset=True):
+            fig = response_ci_vs_load("chu", rows)
+        hollow = [line for line in fig.axes[0].get_lines()
+                  if line.get_markerfacecolor() == "white" and len(line.get_xdata())]
+        assert bool(hollow) is judged  # bl misses the target
+        assert ("hollow:" in fig.get_suptitle()) is judged
+
+
 def test_intervals_are_95_percent_but_for_chus_schedulers(tmp_path: Path) -> None:
     """The same runs under a scheduler that is not Chu's: the response table's interval is
     95%, as the utilization table's is, not Chu's 90%; the Markdown says whether the

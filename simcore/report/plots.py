@@ -608,8 +608,8 @@ def _bars_note(rows: pl.DataFrame, bars: bool) -> str:
 
 def response_ci_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     """Mean response time (log scale; CI bars at each row's level: 90% for Chu's
-    schedulers, else 95%) against the offered load; a hollow marker where the half-width
-    is above the precision target."""
+    schedulers, else 95%) against the offered load; where there are bars, a hollow marker
+    where the half-width is above the precision target."""
     rows = rows.filter(pl.col("mean_response_s_mean").is_not_null()
                        & pl.col("offered_load").is_not_null())
     if rows["offered_load"].n_unique() < 2:
@@ -627,7 +627,7 @@ def response_ci_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
         ax.errorbar(x, (part["mean_response_s_mean"] / HOUR_S).to_list(),
                     yerr=(part["mean_response_s_ci"] / HOUR_S).fill_null(0.0).to_list()
                     if bars else None, capsize=2, markersize=4, **style)
-        missed = [not met for met in part["meets_target"].fill_null(False).to_list()]
+        missed = [bars and not met for met in part["meets_target"].fill_null(True).to_list()]
         ax.plot([v for v, m in zip(x, missed, strict=True) if m],
                 [v / HOUR_S for v, m in zip(part["mean_response_s_mean"].to_list(), missed,
                                             strict=True) if m],
@@ -640,9 +640,10 @@ def response_ci_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
         ax.set_xlabel(_AXIS_LABELS[axis])
         _log_y(ax)
     axes[0].set_ylabel("mean response time (h, log scale)")
+    hollow = (f"; hollow: the {_levels(rows)} confidence half-width is above "
+              f"{RESPONSE_TARGET:.0%} of the mean") if bars else ""
     figure_title(fig, f"Mean response time vs offered load — experiment {experiment}",
-                 f"({_bars_note(rows, bars)}; hollow: the {_levels(rows)} confidence half-width is "
-                 f"above {RESPONSE_TARGET:.0%} of the mean; {_dodge_note()})")
+                 f"({_bars_note(rows, bars)}{hollow}; {_dodge_note()})")
     return fig
 
 
@@ -742,8 +743,9 @@ FIGURES: dict[str, FigureDefinition] = {
     "response-ci-vs-{axis}": FigureDefinition("response", response_ci_vs_load, (
         "Mean response time (hours, log scale: series an order of magnitude below the "
         "slowest stay apart) against the offered load with confidence intervals: 90% "
-        "for Chu's queue disciplines (Chu's level), 95% otherwise; hollow markers where the "
-        "half-width is above 5% of the mean (more runs are needed).")),
+        "for Chu's queue disciplines (Chu's level), 95% otherwise, drawn, as the tables print "
+        "them, where every point rests on three runs or more; with them, hollow markers where "
+        "the half-width is above 5% of the mean (more runs are needed).")),
     "response-vs-queues": FigureDefinition("response", response_vs_queues, (
         "Multiple Queues: mean response time (hours) against the number of queues Q.")),
 }

@@ -520,11 +520,13 @@ def markdown(name: str, table: pl.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-#: The columns that are confidence intervals (statistics "ci95" and "ci", and the
-#: half-width relative to the mean): blank on rows of fewer than MIN_INTERVAL_RUNS runs.
+#: The columns that are confidence intervals (statistics "ci95" and "ci"), their level, or
+#: rest on one (the half-width relative to the mean, the precision target): blank on rows
+#: of fewer than MIN_INTERVAL_RUNS runs.
 _INTERVALS = frozenset({
     *(s.column for t in TABLE_DEFINITIONS.values() for s in t.statistics
-      if s.statistic in ("ci95", "ci")), "ci_relative"})
+      if s.statistic in ("ci95", "ci")),
+    "ci_level", "ci_relative", "meets_target", "runs_for_target"})
 
 
 def _matters(column: str, value: object) -> bool:
@@ -584,7 +586,7 @@ def _target(rows: pl.DataFrame) -> str:
     what = (f"Precision target (confidence half-width at most {RESPONSE_TARGET:.0%} of the "
             "mean response)")
     if not judged.height:
-        return f"{what}: not judged, fewer than two runs per row."
+        return f"{what}: not judged, fewer than {MIN_INTERVAL_RUNS} runs per row."
     met = int(judged["meets_target"].sum())
     text = f"{what}: met in {met} of {judged.height} rows"
     missed = judged.filter(~pl.col("meets_target"))
