@@ -281,5 +281,6 @@ def test_a_run_cache_entry_written_before_a_transform_was_renamed_is_read(tmp_pa
     store.write_table(older, path, {"run_key": "k"})
     read = store.read_verified(path, store.SUMMARY_SCHEMA, "k")
     assert read.schema.remove_metadata().equals(store.SUMMARY_SCHEMA)
+    assert read.schema.metadata[b"run_key"] == b"k"  # the metadata kept
     assert read.column("machine_fit").to_pylist() == ["drop"]
     assert read.column("utilization").to_pylist() == [0.5]

@@ -176,7 +176,9 @@ def conformed(table: pa.Table, schema: pa.Schema, path: str | os.PathLike[str]) 
     (`simcore resimulate` fills them in); a column of a renamed transform (RENAMED) is
     read under its current name, so results stored before the rename stay cached. Any
     other difference is an IntegrityError."""
-    table = table.rename_columns([ALIASES.get(name, name) for name in table.column_names])
+    current = [ALIASES.get(name, name) for name in table.column_names]
+    if current != table.column_names:
+        table = table.rename_columns(current).replace_schema_metadata(table.schema.metadata)
     have = table.schema.remove_metadata()
     if have.equals(schema):
         return table
