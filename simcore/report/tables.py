@@ -389,16 +389,16 @@ def saturation(summaries: pl.DataFrame) -> pl.DataFrame:
                                [("accepted_load_mean", "accepted_load", "mean")]))
 
 
-def knee(offered: Sequence[float], accepted: Sequence[float]
+def knee(offered: Sequence[float], carried: Sequence[float]
          ) -> tuple[float, float, float] | None:
     """The knee of a carried-load curve: the two-slope line through the origin,
-    accepted = s1 min(x, k) + s2 max(x - k, 0), that fits the points in least squares,
+    carried = s1 min(x, k) + s2 max(x - k, 0), that fits the points in least squares,
     with k tried at KNEE_STEPS + 1 positions from the second to the second-to-last offered
     load (the first that fits best). Returns (k, s1 k, s2 / s1); None for fewer than four
     points. The knee moves continuously with the points: no threshold decides where it
     is, so a small change of the data or of SATURATION_SLOPE does not make it jump a grid
     step, as a first-step-below-a-threshold rule does."""
-    x, y = np.asarray(offered, dtype=float), np.asarray(accepted, dtype=float)
+    x, y = np.asarray(offered, dtype=float), np.asarray(carried, dtype=float)
     if x.size < 4:
         return None
     k = np.linspace(x[1], x[-2], KNEE_STEPS + 1)[:, None]
@@ -412,10 +412,10 @@ def knee(offered: Sequence[float], accepted: Sequence[float]
     return at, float(s1[best]) * at, float(s2[best] / s1[best])
 
 
-def bend(offered: Sequence[float], accepted: Sequence[float]) -> tuple[float, float] | None:
+def bend(offered: Sequence[float], carried: Sequence[float]) -> tuple[float, float] | None:
     """The `knee` (offered load, fitted level) where the curve saturates: its slope past
     the knee below SATURATION_SLOPE times the slope before; None where it does not."""
-    found = knee(offered, accepted)
+    found = knee(offered, carried)
     return found[:2] if found is not None and found[2] < SATURATION_SLOPE else None
 
 
@@ -432,12 +432,12 @@ def _saturation(table: pl.DataFrame) -> pl.DataFrame:
               "max_accepted_load": pl.Float64, "max_offered_load": pl.Float64}
     rows = []
     for key, group in swept.sort([*keys, "offered_load"]).group_by(keys, maintain_order=True):
-        load, accepted = group["offered_load"].to_list(), group["accepted_load_mean"].to_list()
-        found = bend(load, accepted)
+        load, carried = group["offered_load"].to_list(), group["accepted_load_mean"].to_list()
+        found = bend(load, carried)
         rows.append({**dict(zip(keys, key, strict=True)), "n": int(group["n"].sum()),
                      "saturation_load": None if found is None else found[1],
                      "at_offered_load": None if found is None else found[0],
-                     "max_accepted_load": max(accepted), "max_offered_load": load[-1]})
+                     "max_accepted_load": max(carried), "max_offered_load": load[-1]})
     return pl.DataFrame(rows, schema=schema).sort(keys)
 
 
