@@ -54,7 +54,8 @@ def test_the_gantt_chart_draws_a_job_on_its_units(golden):
         ax = fig.axes[0]
         rows, _ = row_order([exported])
         colour = np.array(job_colors(exported)[JOB][:3])
-        middle = (segment.from_s + segment.until_s) / 2 - exported.jobs["submit"].min()
+        middle = (3 * segment.from_s + segment.until_s) / 4 - exported.jobs["submit"].min()
+        # a quarter in: the job's number is written at the middle
         for unit in segment.units:
             assert np.abs(pixel(fig, ax, middle, rows[unit] + 0.5) - colour).max() < 0.02
         others = [u for u in range(16) if u not in (0, 3, 1)]  # job 4 holds unit 1
