@@ -519,6 +519,8 @@ def by_size(runs: Sequence[Exported], window: Window = Window()) -> Figure:
     axes[0].set_ylim(bottom=0)
     axes[0].set_ylabel(f"wait ({unit})")
     axes[1].set_yscale("log")
+    if not any(m.any() for m in chosen):  # no job in the window: an empty log axis
+        axes[1].set_ylim(1, 10)
     axes[1].set_ylabel("bounded slowdown")
     axes[1].legend(fontsize=7)
     figure_title(fig, "Wait and bounded slowdown by job size (warm-up left out); lines: "
