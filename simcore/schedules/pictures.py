@@ -63,7 +63,7 @@ RASTER_FROM = 1000
 #: Share of a Gantt chart's time axis a start delay needs to be hatched.
 MIN_HATCH = 0.002
 #: Migrations of a Gantt chart from which they are ticks above it, not lines across it.
-MANY_MIGRATIONS = 50
+MANY_MIGRATIONS = 200
 #: Jobs a size class needs for its mean on the by-size picture.
 MIN_MEAN = 5
 #: Units of a time given on the command line, seconds each: those the time axes show.
@@ -196,6 +196,7 @@ def draw_gantt(ax: Axes, exported: Exported, colors: dict[int, tuple[float, ...]
                      strict=True))
     boxes, faces, hatched, links = [], [], [], []
     lo, hi = window.bounds(run_span(exported))
+    shown = min(hi, run_span(exported)) - max(lo, 0.0)  # the run's part of the axis
     visible = max((hi - lo) * MIN_HATCH, 1e-300)  # a narrower delay would be no hatch
     labels = []
     for job, runs in exported.segments.items():
@@ -208,7 +209,7 @@ def draw_gantt(ax: Axes, exported: Exported, colors: dict[int, tuple[float, ...]
             pieces = _runs(rows[segment.units]) if segment.units.size else []
             for first, count in pieces:
                 boxes.append(_box(x0, x1, first, count))
-                if count >= rows.shape[0] / 25 and x1 - x0 >= (hi - lo) / scale / 15:
+                if count >= rows.shape[0] / 25 and x1 - x0 >= shown / scale / 15:
                     labels.append(((max(x0, lo / scale) + min(x1, hi / scale)) / 2,
                                    first + count / 2, str(job)))
                 faces.append(colors[job])
