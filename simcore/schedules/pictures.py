@@ -161,10 +161,14 @@ def row_order(runs: Sequence[Exported]) -> tuple[np.ndarray, str]:
                            if len(axes) > 1 else "id", rows))
     held = [s.units for e in runs for jobs in e.segments.values() for s in jobs
             if s.units.size]
+    ids = np.concatenate(held) if held else np.zeros(0, dtype=np.int64)
+    owner = np.repeat(np.arange(len(held)), [h.size for h in held])  # each id's segment
 
     def pieces(rows: np.ndarray) -> int:
-        return sum(int(np.count_nonzero(np.diff(np.sort(rows[ids])) != 1)) + 1
-                   for ids in held)
+        """Runs of consecutive rows the segments make, summed over the segments."""
+        order = np.lexsort((rows[ids], owner))
+        cut = (np.diff(rows[ids][order]) != 1) & (np.diff(owner[order]) == 0)
+        return len(held) + int(np.count_nonzero(cut))
 
     best = min(range(len(candidates)), key=lambda k: (pieces(candidates[k][1]), k))
     name, rows = candidates[best]
