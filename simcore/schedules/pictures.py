@@ -79,9 +79,14 @@ class Window:
     end: float | None = None
 
     def bounds(self, span: float) -> tuple[float, float]:
-        """(start, end), open sides closed at 0 and `span` (a run's last end)."""
-        return (0.0 if self.start is None else self.start,
-                span if self.end is None else self.end)
+        """(start, end), open sides closed at 0 and `span` (a run's last end); an open
+        side that would not lie beyond the given one is `span` away from it."""
+        room = max(span, 1.0)
+        if self.start is None:
+            return (0.0 if self.end is None or self.end > 0 else self.end - room,
+                    span if self.end is None else self.end)
+        return self.start, (self.end if self.end is not None
+                            else span if span > self.start else self.start + room)
 
     def overlaps(self, begin: float, end: float) -> bool:
         """Whether [begin, end] (seconds since the first arrival) meets the window."""
@@ -219,7 +224,8 @@ def draw_gantt(ax: Axes, exported: Exported, colors: dict[int, tuple[float, ...]
                 faces.append(colors[job])
                 if segment.cause != MIGRATION and delay.get(job, 0.0) >= visible:
                     hatched.append(_box(x0, x0 + delay[job] / scale, first, count))
-            if segment.cause == MIGRATION and previous is not None:
+            moved = segment.cause == MIGRATION and lo <= segment.from_s - t0 <= hi
+            if moved and previous is not None:
                 links.append([(x0, float(rows[previous.units].mean()) + 0.5),
                               (x0, float(rows[segment.units].mean()) + 0.5)])
             previous = segment
@@ -461,8 +467,8 @@ def series(runs: Sequence[Exported], window: Window = Window()) -> Figure:
         if failed:
             _step(axes[2], times, exported.states["nb_sleeping"], color, label)
         moves = sorted({s.from_s for r in exported.segments.values() for s in r
-                        if s.cause == MIGRATION})
-        if moves:
+                        if s.cause == MIGRATION and lo <= s.from_s - t0 <= hi})
+        if moves:  # ticks outside the axes: only those within the window
             axes[1].plot((np.array(moves) - t0) / scale, np.full(len(moves), 1.04),
                          "|", color=color, markersize=6, clip_on=False,
                          label=f"migrations ({len(moves)})")
