@@ -329,10 +329,11 @@ def moments(exported: Exported, window: Window = Window()) -> list[tuple[str, fl
     moves = sorted({s.from_s for runs in exported.segments.values() for s in runs
                     if s.cause == MIGRATION and window.overlaps(s.from_s - t0, s.from_s - t0)})
     if moves:
+        first = "the first migration" + (" of the window" if window.start is not None else "")
         before = times[times < moves[0]]
         if before.size:
-            found.append(("just before the first migration", float(before[-1])))
-        found.append(("just after the first migration", moves[0]))
+            found.append((f"just before {first}", float(before[-1])))
+        found.append((f"just after {first}", moves[0]))
     return found
 
 
