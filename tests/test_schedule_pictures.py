@@ -28,6 +28,7 @@ from simcore.schedules.pictures import (
     gantt,
     job_colors,
     occupancy,
+    outside,
     row_order,
     size_classes,
     snapshots,
@@ -90,12 +91,22 @@ def test_a_snapshot_shows_the_wrapping_box_on_both_edges(golden):
         assert np.abs(ghost - (1 - 0.35 * (1 - colour))).max() < 0.02
 
 
-def test_pictures_are_deterministic(golden, tmp_path):
-    first = write_pictures([golden], tmp_path / "a")
+def test_pictures_are_deterministic_and_a_drawn_export_is_stamped(golden, tmp_path):
+    export = tmp_path / "run"
+    shutil.copytree(golden, export)
+    first = write_pictures([export], export)
     again = write_pictures([golden], tmp_path / "b")
     assert [p.name for p in first] == [f"{n}.{e}" for n in PICTURES for e in ("png", "svg")]
     for a, b in zip(first, again, strict=True):
         assert a.read_bytes() == b.read_bytes(), a.name
+    assert stamp_problems(export) == [] and not stamp_path(tmp_path / "b").exists()
+    (export / "jobs.csv").write_text((export / "jobs.csv").read_text() + "\n")
+    assert stamp_problems(export) == [f"{export / 'jobs.csv'}: edited since it was made"]
+    spec = MachineSpec.parse("torus:4x2x2")
+    jobs = golden_jobs()
+    write_exports(Schedule.of(simulate(jobs, spec, "fcfs"), jobs, spec, {"source": "g"}),
+                  export)
+    assert not stamp_path(export).exists()  # a new export, not yet drawn
 
 
 def test_show_draws_two_runs_and_refuses_what_it_cannot(golden, tmp_path, capsys):
@@ -152,11 +163,12 @@ def test_a_window_or_moment_past_the_run_is_warned_of(golden, tmp_path, capsys):
     err = capsys.readouterr().err
     assert err == ("simcore: warning: --from 1h: outside the run (0s to 2.5min after the "
                    "first arrival); the pictures show no job there\n")
-    assert main(["show", str(golden), "--out", str(tmp_path / "b"), "--at", "2min",
-                 "--until", "100s"]) == 0
-    assert capsys.readouterr().err == ""
-    assert main(["show", str(golden), "--out", str(tmp_path / "c"), "--at=-1s"]) == 0
-    assert capsys.readouterr().err.startswith("simcore: warning: --at -1s: outside the run")
+    exported = [read_exported(golden)]
+    assert outside(exported, [120.0], Window(end=100.0)) == []  # within 0 to 150 s
+    assert outside(exported, [-1.0, 151.0], Window(start=-60.0, end=-30.0)) == [
+        f"{given}: outside the run (0s to 2.5min after the first arrival); the pictures "
+        "show no job there" for given in ("--at -1s", "--at 2.51667min",
+                                          "--from -1min --until -30s")]
 
 
 def test_many_migrations_are_ticks_above_the_gantt_chart_not_lines_across_it(
@@ -207,17 +219,3 @@ def test_a_2d_mesh_has_its_jobs_as_rectangles_and_no_gantt_chart(trace_excerpt, 
         x0, y0 = xs[units].min(), ys[units].min()
         assert (x0, y0, xs[units].max() - x0 + 1, ys[units].max() - y0 + 1) in drawn
         assert len(units) == (xs[units].max() - x0 + 1) * (ys[units].max() - y0 + 1)
-
-
-def test_a_drawn_export_is_stamped_and_a_new_export_drops_the_stamp(golden, tmp_path):
-    export = tmp_path / "run"
-    shutil.copytree(golden, export)
-    write_pictures([export], export)
-    assert stamp_problems(export) == []
-    (export / "jobs.csv").write_text((export / "jobs.csv").read_text() + "\n")
-    assert stamp_problems(export) == [f"{export / 'jobs.csv'}: edited since it was made"]
-    spec = MachineSpec.parse("torus:4x2x2")
-    jobs = golden_jobs()
-    write_exports(Schedule.of(simulate(jobs, spec, "fcfs"), jobs, spec, {"source": "g"}),
-                  export)
-    assert not stamp_path(export).exists()
