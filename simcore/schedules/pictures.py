@@ -206,7 +206,7 @@ def draw_gantt(ax: Axes, exported: Exported, colors: dict[int, tuple[float, ...]
     boxes, faces, hatched, links = [], [], [], []
     lo, hi = window.bounds(run_span(exported))
     shown = min(hi, run_span(exported)) - max(lo, 0.0)  # the run's part of the axis
-    visible = max((hi - lo) * MIN_HATCH, 1e-300)  # a narrower delay would be no hatch
+    visible = (hi - lo) * MIN_HATCH  # a narrower delay would be no hatch
     labels = []
     for job, runs in exported.segments.items():
         previous: Segment | None = None
@@ -222,7 +222,7 @@ def draw_gantt(ax: Axes, exported: Exported, colors: dict[int, tuple[float, ...]
                     labels.append(((max(x0, lo / scale) + min(x1, hi / scale)) / 2,
                                    first + count / 2, str(job)))
                 faces.append(colors[job])
-                if segment.cause != MIGRATION and delay.get(job, 0.0) >= visible:
+                if segment.cause != MIGRATION and 0 < visible <= delay.get(job, 0.0):
                     hatched.append(_box(x0, x0 + delay[job] / scale, first, count))
             moved = segment.cause == MIGRATION and lo <= segment.from_s - t0 <= hi
             if moved and previous is not None:
@@ -329,11 +329,11 @@ def moments(exported: Exported, window: Window = Window()) -> list[tuple[str, fl
     moves = sorted({s.from_s for runs in exported.segments.values() for s in runs
                     if s.cause == MIGRATION and window.overlaps(s.from_s - t0, s.from_s - t0)})
     if moves:
-        first = "the first migration" + (" of the window" if window.start is not None else "")
+        which = "the first migration" + (" of the window" if window.start is not None else "")
         before = times[times < moves[0]]
         if before.size:
-            found.append((f"just before {first}", float(before[-1])))
-        found.append((f"just after {first}", moves[0]))
+            found.append((f"just before {which}", float(before[-1])))
+        found.append((f"just after {which}", moves[0]))
     return found
 
 
