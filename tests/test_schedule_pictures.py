@@ -219,3 +219,13 @@ def test_a_2d_mesh_has_its_jobs_as_rectangles_and_no_gantt_chart(trace_excerpt, 
         x0, y0 = xs[units].min(), ys[units].min()
         assert (x0, y0, xs[units].max() - x0 + 1, ys[units].max() - y0 + 1) in drawn
         assert len(units) == (xs[units].max() - x0 + 1) * (ys[units].max() - y0 + 1)
+
+
+def test_many_bars_are_drawn_as_an_image_without_outlines(golden, monkeypatch):
+    exported = read_exported(golden)
+    with matplotlib.style.context(STYLE, after_reset=True):
+        few = gantt([exported]).axes[0].collections[0]
+        monkeypatch.setattr(pictures, "RASTER_FROM", 1)
+        many = gantt([exported]).axes[0].collections[0]
+    assert not few.get_rasterized() and few.get_linewidths()[0] > 0
+    assert many.get_rasterized() and many.get_linewidths()[0] == 0
