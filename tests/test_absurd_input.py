@@ -240,9 +240,14 @@ def test_a_memory_limit_that_is_not_a_positive_number_is_refused(tmp_path, capsy
     assert list(tmp_path.iterdir()) == []
 
 
-def test_show_refuses_a_time_that_is_not_a_number(tmp_path, capsys):
-    err = refused(capsys, "show", str(tmp_path), "--at", "nan")
-    assert err == "simcore: error: --at nan; expected a finite number\n"
+@pytest.mark.parametrize(("option", "value"), [("--at", "nan"), ("--at", "nanh"),
+                                               ("--at", "90"), ("--from", "2 days"),
+                                               ("--until", "infmin")])
+def test_show_refuses_a_time_that_is_not_a_number_with_its_unit(tmp_path, capsys, option,
+                                                                 value):
+    err = refused(capsys, "show", str(tmp_path), option, value)
+    assert err == (f"simcore: error: {option} {value}: expected a finite time with its unit "
+                   "(s, min, h), as the time axes show it: e.g. 26h\n")
 
 
 def test_a_config_with_a_million_seeds_is_refused_before_it_is_read_through(monkeypatch):

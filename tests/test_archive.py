@@ -412,6 +412,9 @@ def test_verify_refuses_a_store_member_of_another_place(tmp_path: Path,
         verify(pack(tmp_path / "d.tar", results, METADATA))
 
 
+SCHEDULE = "schedules/experiment=e/workload=w/machine=m/policy=p/run=0"
+
+
 @pytest.fixture
 def dataset(tmp_path: Path) -> Path:
     """results/<dataset>/ of one shard run by the runner, with a table."""
@@ -429,6 +432,11 @@ def dataset(tmp_path: Path) -> Path:
     write_stamp(made / "figures", [made / "figures/e/f.png"])
     (made / "reproduction.md").write_text("# Reproduction\n")
     write_stamp(made / "reproduction.md", [made / "reproduction.md"])
+    export = made / SCHEDULE
+    export.mkdir(parents=True)
+    (export / "run.json").write_text("{}\n")
+    (export / "gantt.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    write_stamp(export, [export / "run.json", export / "gantt.png"])  # as simcore show does
     return made
 
 
@@ -528,6 +536,10 @@ _UNMADE = {
                         "figures and run snakemake again"),
     "report edited": (lambda d: (d / "reproduction.md").write_text("# Better numbers\n"),
                       "reproduction.md: edited since it was made", "reproduction.md and run"),
+    "schedule edited": (lambda d: (d / SCHEDULE / "run.json").write_text("{ }\n"),
+                        "run=0/run.json: edited since it was made", "run=0 and run snakemake"),
+    "schedule file astray": (lambda d: (d / "schedules/notes.txt").write_text("x"),
+                             "schedules/notes.txt: in no schedule export", "move it out"),
 }
 
 
@@ -539,13 +551,15 @@ def test_pack_dataset_refuses_what_the_workflow_did_not_make(tmp_path: Path, dat
     with pytest.raises(ArchiveError, match=re.escape(str(dataset))) as refused:
         pack_dataset(tmp_path / "d.tar", dataset, {"dataset": dataset.name})
     assert what in str(refused.value) and advice in str(refused.value)
-    assert "as the workflow made it" in str(refused.value) or case == "stray shard file"
+    assert "as the workflow made it" in str(refused.value) or case in (
+        "stray shard file", "schedule file astray")
     assert not (tmp_path / "d.tar").exists()
 
 
 def test_pack_dataset_packs_what_was_made(tmp_path: Path, dataset: Path) -> None:
     names = set(_members(pack_dataset(tmp_path / "d.tar", dataset, {"dataset": dataset.name})))
-    assert {"tables/t.csv", "figures/e/f.png", "reproduction.md"} <= names
+    assert {"tables/t.csv", "figures/e/f.png", "reproduction.md", f"{SCHEDULE}/run.json",
+            f"{SCHEDULE}/gantt.png"} <= names
     assert not any(Path(n).name.startswith(".") for n in names)
 
 

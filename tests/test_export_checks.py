@@ -143,11 +143,14 @@ def test_a_repeated_param_or_moment_is_refused(export, tmp_path, capsys):
     err = refusal(capsys, "export", "--store", str(tmp_path), *names, "--param", "seed=1",
                   "--param", "seed=2", "--out", str(tmp_path / "o"))
     assert "--param 'seed=2': seed given twice (seed=1 before); expected each KEY once" in err
-    err = refusal(capsys, "show", str(export), "--out", str(tmp_path / "p"), "--at", "5",
-                  "--at", "5.0")
-    assert "--at 5: given twice" in err
+    err = refusal(capsys, "show", str(export), "--out", str(tmp_path / "p"), "--at", "5s",
+                  "--at", "5.0s")
+    assert "--at 5.0s: given twice" in err
     err = refusal(capsys, "show", str(export), "--out", str(tmp_path / "p"), "--at", "nan")
-    assert "--at nan; expected a finite number" in err
+    assert "--at nan: expected a finite time with its unit" in err
+    err = refusal(capsys, "show", str(export), "--out", str(tmp_path / "p"), "--from", "2h",
+                  "--until", "1h")
+    assert "--until 1h: not after --from 2h" in err
     assert not (tmp_path / "o").exists() and not (tmp_path / "p").exists()
     err = refusal(capsys, "run", "--workload", "lublin", "--jobs", "10", "--machine", "flat:8",
                   "--scheduler", "fcfs", "--machine-param", "x=1", "--machine-param", "x=2")

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from simcore.base.errors import ConfigError, SimcoreError
+from simcore.base.stamps import stamp_problems
 from simcore.cli.main import main
 from simcore.schedules.export import FILES
 from simcore.schedules.stored import find_run, stored_schedule
@@ -189,8 +190,8 @@ def test_schedules_of_a_time_sharing_policy_are_refused_in_the_config():
 
 
 def test_the_workflow_exports_and_draws_the_schedules_an_experiment_asks_for(tmp_path):
-    """`schedules: 1`: the shard's first run is exported and drawn
-    under results/<dataset>/schedules/; the other runs are not."""
+    """`schedules: 1`: the shard's first run is exported, drawn and stamped under
+    results/<dataset>/schedules/, the other runs not; its pictures are in the report."""
     workdir = scratch_workflow(tmp_path)
     config = small_config(workdir, experiments={"drawn": {
         "workloads": ["lublin16"], "machines": ["torus"], "policies": ["bm"],
@@ -199,11 +200,16 @@ def test_the_workflow_exports_and_draws_the_schedules_an_experiment_asks_for(tmp
              "machine=torus/policy=bm")
     snakemake(workdir, f"{shard}/run=0", "--configfile", config)
     drawn = workdir / shard
-    assert sorted(p.name for p in drawn.iterdir()) == ["run=0"]
+    assert sorted(p.name for p in drawn.iterdir()) == [".run=0.sha256", "run=0"]
     files = {p.name for p in (drawn / "run=0").iterdir()}
     assert set(FILES) <= files and {"gantt.png", "gantt.svg", "snapshots.png"} <= files
     run = json.loads((drawn / "run=0" / "run.json").read_text())
     assert run["seed"] == 1 and run["workload"]["store"]["experiment"] == "drawn"
+    assert stamp_problems(drawn / "run=0") == []  # as the archive verifies it
+    snakemake(workdir, f"{shard}/run=0", "--configfile", config, "--report", "report.html")
+    html = (workdir / "report.html").read_text()
+    assert '"Schedules": {"drawn: lublin16, torus, bm, run 0"' in html
+    assert all(f"{picture}.png" in html for picture in ("gantt", "snapshots", "by-size"))
 
 
 PARAMS = ["--param", "seed=1", "--param", "offered_load=0.8"]

@@ -4,9 +4,11 @@ rows or simulated again) and `show` (pictures of exported schedules)."""
 from __future__ import annotations
 
 import argparse
+import math
+import re
 
 from simcore.base.errors import SpecError
-from simcore.cli.common import check_finite, check_store, key_values
+from simcore.cli.common import check_store, key_values
 from simcore.sweep.store import PARTITIONS
 
 
@@ -38,10 +40,14 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                       help="an export directory (simcore run --export, simcore export); "
                            "a second one is drawn beside it")
     show.add_argument("--out", help="directory of the pictures (default: the first DIR)")
-    show.add_argument("--at", action="append", type=float, default=[], metavar="T",
-                      help="a snapshot at T seconds after the first arrival (as on the "
-                           "pictures' time axes; repeatable; default: moments found in the "
-                           "run)")
+    show.add_argument("--at", action="append", default=[], metavar="T",
+                      help="a snapshot at time T after the first arrival, with its unit as "
+                           "on the time axes: 90s, 30min, 26h (repeatable; default: moments "
+                           "found in the run)")
+    show.add_argument("--from", dest="start", metavar="T",
+                      help="draw from time T after the first arrival on (as --at)")
+    show.add_argument("--until", dest="end", metavar="T",
+                      help="draw until time T after the first arrival (as --at)")
     show.set_defaults(handler=_show)
 
 
@@ -66,16 +72,37 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _seconds(option: str, text: str) -> float:
+    """A time given as a number and a unit of TIME_UNITS (`26h`), in seconds; a bare
+    number is refused, as its unit would be a guess."""
+    from simcore.schedules.pictures import TIME_UNITS
+
+    match = re.fullmatch(r"(.+?)(s|min|h)", text.strip())
+    try:
+        value = float(match[1]) if match else math.nan
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise SpecError(f"{option} {text}: expected a finite time with its unit ("
+                        f"{', '.join(TIME_UNITS)}), as the time axes show it: e.g. 26h")
+    return value * TIME_UNITS[match[2]]
+
+
 def _show(args: argparse.Namespace) -> int:
-    from simcore.schedules.pictures import write_pictures
+    from simcore.schedules.pictures import Window, write_pictures
 
     if len(args.directories) > 2:
         raise SpecError(f"show: {len(args.directories)} directories; expected one, or two "
                         "side by side")
-    for k, at in enumerate(args.at):
-        check_finite("--at", at)
-        if at in args.at[:k]:
-            raise SpecError(f"--at {at:g}: given twice; expected each moment once")
-    for path in write_pictures(args.directories, args.out or args.directories[0], args.at):
+    at = [_seconds("--at", text) for text in args.at]
+    for k, t in enumerate(at):
+        if t in at[:k]:
+            raise SpecError(f"--at {args.at[k]}: given twice; expected each moment once")
+    window = Window(*(None if text is None else _seconds(option, text)
+                      for option, text in (("--from", args.start), ("--until", args.end))))
+    if window.start is not None and window.end is not None and window.end <= window.start:
+        raise SpecError(f"--until {args.end}: not after --from {args.start}; expected a "
+                        "window that ends after it starts")
+    for path in write_pictures(args.directories, args.out or args.directories[0], at, window):
         print(path)
     return 0

@@ -85,6 +85,9 @@ _ABOUT = {
              "`jobs.parquet` (one row per job)",
     "tables": "aggregated tables (Parquet)",
     "figures": "figures",
+    "schedules": "exported schedules with their pictures: `experiment=E/workload=W/machine=M/"
+                 "policy=P/run=<i>/` (jobs.csv, placements.csv, machine_states.csv, "
+                 "schedule.swf, resources.csv, run.json, pictures)",
     "config": "workflow configuration files",
     "reproduction.md": "the seed studies' published numbers beside this dataset's",
 }
@@ -165,7 +168,7 @@ def pack_dataset(out: str | os.PathLike[str], results: str | os.PathLike[str],
                  config: Mapping[str, object], *, name: str | None = None,
                  summaries: Sequence[str | os.PathLike[str]] | None = None) -> Path:
     """Pack a dataset's directory `results` (`results/<dataset>/`): its store shards (those
-    of `summaries`, else all), tables, figures, reproduction.md and `config` as
+    of `summaries`, else all), tables, figures, schedules, reproduction.md and `config` as
     config/config.yaml. `name` defaults to the config's `dataset`, else the directory's.
 
     Refused: a directory without store shards or tables, a name that is not a dataset
@@ -196,7 +199,7 @@ def pack_dataset(out: str | os.PathLike[str], results: str | os.PathLike[str],
     if unmade:
         raise ArchiveError(" | ".join(unmade))
     members: dict[str, str | os.PathLike[str]] = {
-        item: results / item for item in ("tables", "figures", "reproduction.md")
+        item: results / item for item in ("tables", "figures", "schedules", "reproduction.md")
         if (results / item).exists()}
     for shard in shards:
         members[shard.relative_to(results).as_posix()] = shard
@@ -211,13 +214,19 @@ def pack_dataset(out: str | os.PathLike[str], results: str | os.PathLike[str],
 def _unmade(results: Path, shards: Sequence[Path]) -> list[str]:
     """What differs from what the workflow made, each with how to make it again: a file in
     a shard directory that is not a store file; tables, figures or reproduction.md missing,
-    edited or added to since they were stamped (`simcore.base.stamps`)."""
+    edited or added to since they were stamped (`simcore.base.stamps`); the same of each
+    schedule export, and a file under schedules/ in none."""
     problems = [f"{file}: not a store file; expected only {' and '.join(SHARD_FILES)} in a "
                 f"shard directory: move it out of the store" for shard in shards
                 for file in made_files(shard)
                 if file.parent != shard or file.name not in SHARD_FILES]
-    for item in ("tables", "figures", "reproduction.md"):
-        output = results / item
+    exports = sorted(f.parent for f in (results / "schedules").glob("**/run.json"))
+    problems += [f"{file}: in no schedule export; expected only export directories "
+                 f"(run=<i>/) under {results / 'schedules'}: move it out"
+                 for file in made_files(results / "schedules")
+                 if not any(file.is_relative_to(e) for e in exports)]
+    for output in [*(results / item for item in ("tables", "figures", "reproduction.md")),
+                   *exports]:
         found = (stamp_problems(output)
                  if output.exists() or stamp_path(output).exists() else [])
         if found:

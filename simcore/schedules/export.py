@@ -27,6 +27,7 @@ import numpy as np
 from simcore.base.atomic import atomic_directory
 from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
+from simcore.base.stamps import stamp_path
 from simcore.core.result import SimulationResult
 from simcore.jobs.jobs import Jobs
 from simcore.jobs.swf import SWFHeader, format_swf, from_columns
@@ -149,6 +150,7 @@ def write_exports(schedule: Schedule, directory: str | Path) -> list[Path]:
              "machine_states.csv": states_csv(schedule.states()),
              "schedule.swf": swf_text(schedule), "resources.csv": resources_csv(schedule),
              "run.json": json_text(run_json(schedule)) + "\n"}
+    stamp_path(out.resolve()).unlink(missing_ok=True)  # `write_pictures` stamps the drawn export
     with atomic_directory(out) as tmp:
         for name in FILES:
             (tmp / name).write_bytes(texts[name].encode())

@@ -84,6 +84,7 @@ rule archive:
         tables=dataset_file(patterns.TABLES),
         figures=dataset_file(patterns.FIGURES),
         reproduction=dataset_file(patterns.REPRODUCTION),
+        schedules=schedule_outputs(),
     output:
         dataset_file(patterns.ARCHIVE),
     params:

@@ -8,7 +8,13 @@ rule export_schedule:
         jobs=R(patterns.SHARD_JOBS),
         workloads=shard_workloads,  # read again where the shard kept no per-job rows
     output:
-        directory(R(patterns.SCHEDULE)),
+        report(
+            directory(R(patterns.SCHEDULE)),
+            patterns=["{picture}.png"],
+            caption="../report/schedules.rst",
+            category="Schedules",
+            subcategory="{experiment}: {workload}, {machine}, {policy}, run {run}",
+        ),
     params:
         store=lambda wildcards: R(patterns.STORE).format(dataset=wildcards.dataset),
     log:
