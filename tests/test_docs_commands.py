@@ -187,7 +187,7 @@ CHECKS: dict[str, Check] = {
     "simcore plan --configfile": HELP,
     "simcore show": HELP,
     "simcore run --export": HELP,
-    "snakemake archive": DRY,
+    "snakemake --cores 2 archive": DRY,
     # docs/leung2002.md
     "snakemake --cores 1": DRY,
     "simcore leung2002 figure1 --store results/torus-sweep-papers/store "
@@ -418,11 +418,20 @@ def test_commands_run_as_written(workdir: Path) -> None:
 
 
 def test_long_workflow_runs_plan(workdir: Path) -> None:
+    """Each plans (`-n`); and says how many cores, which Snakemake demands of a run but not
+    of a dry run."""
+    from snakemake.cli import parse_args
+
     failures = []
     for shown in unique("dry"):
         words = argv(shown.text, study=True)
         failures.append(failure(shown, run([*words, "-n"], workdir), CHECKS[shown.text],
                                 workdir))
+        with contextlib.chdir(workdir), contextlib.redirect_stderr(io.StringIO()):
+            _, args = parse_args(words[1:])
+        if args.cores is None and args.jobs is None:
+            failures.append(f"{shown.where}: {shown.text}\n  names no --cores (nor a profile "
+                            "that does): Snakemake refuses to run it")
     assert not any(failures), "\n".join(f for f in failures if f)
 
 
