@@ -29,6 +29,7 @@ from __future__ import annotations
 import contextlib
 import io
 import itertools
+import json
 import os
 import re
 import shlex
@@ -69,8 +70,8 @@ STUDY = {
     "DATASET": "torus-sweep-test",
     "...": SMALL,
     "--experiment schedulers --workload lublin": "--experiment small --workload lublin16",
-    "3f1c2a": "",  # a run key: one of the store's, found by check_study_commands
 }
+RUN_KEY = "3f1c2a"  # a run key the docs show: check_study_commands puts one of the store's
 
 
 @dataclass(frozen=True)
@@ -112,7 +113,7 @@ CHECKS: dict[str, Check] = {
         Check("study", writes="report.html"),
     "simcore plan --configfile config/config.yaml": Check("run", prints="shards"),
     "snakemake -n": RUN,
-    "simcore plan --timing --configfile ...": STUDY_RUN,
+    "simcore plan --timing --configfile ...": Check("study", prints="simulation s"),
     "python -m pytest -m \"not slow\"": SUITE,
     "simcore leung2002 figure1": HELP,
     "simcore leung2002 table1": HELP,
@@ -155,7 +156,8 @@ CHECKS: dict[str, Check] = {
     "snakemake -n --configfile config/papers.yaml": RUN,
     "python -c \"import snakemake.api\"": RUN,
     "simcore plan --timing": HELP,
-    "simcore plan --timing --configfile config/papers.yaml": STUDY_RUN,
+    "simcore plan --timing --configfile config/papers.yaml":
+        Check("study", prints="simulation s"),
     # docs/architecture.md
     "python -m pytest tests/test_layers.py": SUITE,
     "simcore sweep-shard": HELP,
@@ -329,48 +331,121 @@ def _expanded(text: str) -> str:
     return re.sub(r"\[([^\]]*)\]", lambda m: m.group(1).split("|")[0].replace("...", ""), text)
 
 
-def argv(text: str, study: bool = False) -> list[str]:
-    """The argument list a command runs as (placeholders replaced)."""
+def argv(text: str, study: dict[str, str] | None = None) -> list[str]:
+    """The argument list a command runs as: placeholders replaced, then the `study`
+    substitutions wherever they occur."""
     text = _replaced(_expanded(text), PLACEHOLDERS)
-    if study:
-        for name, value in STUDY.items():
-            text = text.replace(name, value)
+    for name, value in (study or {}).items():
+        text = text.replace(name, value)
     words = shlex.split(text)
     return [sys.executable, *words[1:]] if words[0] in ("python", "python3") else words
 
 
-def run(words: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    """Run a command; a Snakemake dry run (`-n`) in Snakemake's own command line in this
-    process (planning takes a fraction of a second, starting Snakemake two seconds)."""
-    if words[0] == "snakemake" and "-n" in words:
-        return _plan(words, cwd)
-    return subprocess.run(words, cwd=cwd, capture_output=True, text=True,
-                          env=os.environ.copy(), check=False)
+@dataclass(frozen=True)
+class Ran:
+    """A command that ran: its arguments, exit status, output (stdout and stderr), and
+    whether the path it promises existed right after it (True where it promises none)."""
+
+    args: list[str]
+    status: int
+    output: str
+    wrote: bool
 
 
-def _plan(words: list[str], cwd: Path) -> subprocess.CompletedProcess:
+# Runs `simcore` commands one after another in one process, through the function the
+# `simcore` script calls. Reads [[arguments, path promised], ...] as JSON in argv[1],
+# prints [[status, output, path existed], ...].
+BATCH = """
+import contextlib, io, json, os, sys, traceback
+from simcore.cli.main import main
+done = []
+for words, writes in json.loads(sys.argv[1]):
+    output = io.StringIO()
+    with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+        try:
+            status = main(words) or 0
+        except SystemExit as exit:
+            status = exit.code if isinstance(exit.code, int) else 1
+        except Exception:  # a bug: its traceback is the command's error output
+            traceback.print_exc()
+            status = 1
+    done.append([status, output.getvalue(), not writes or os.path.exists(writes)])
+json.dump(done, sys.__stdout__)
+"""
+
+
+def run_all(commands: list[tuple[list[str], str]], cwd: Path) -> list[Ran]:
+    """Run commands (arguments, path promised) in order. Consecutive `simcore` commands run
+    in one process (BATCH), which imports simcore and numba and loads the kernels once. A
+    Snakemake dry run (`-n`) runs in Snakemake's own command line in this process (it plans
+    in a fraction of a second; a new process takes two to start Snakemake), at once: it
+    writes nothing the others read, so it does not end a batch."""
+    done: dict[int, Ran] = {}
+    batch: list[int] = []
+
+    def flush() -> None:
+        done.update(zip(batch, _batch([commands[i] for i in batch], cwd), strict=True))
+        batch.clear()
+
+    for index, (words, writes) in enumerate(commands):
+        if words[0] == "simcore":
+            batch.append(index)
+            continue
+        if words[0] == "snakemake" and "-n" in words:
+            status, output = _plan(words, cwd)
+        else:
+            flush()
+            ran = subprocess.run(words, cwd=cwd, capture_output=True, text=True,
+                                 env=os.environ.copy(), check=False)
+            status, output = ran.returncode, ran.stdout + ran.stderr
+        done[index] = Ran(words, status, output, not writes or (cwd / writes).exists())
+    flush()
+    return [done[index] for index in range(len(commands))]
+
+
+def _batch(commands: list[tuple[list[str], str]], cwd: Path) -> list[Ran]:
+    if not commands:
+        return []
+    todo = json.dumps([(words[1:], writes) for words, writes in commands])
+    ran = subprocess.run([sys.executable, "-c", BATCH, todo], cwd=cwd, capture_output=True,
+                         text=True, env=os.environ.copy(), check=False)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    return [Ran(words, *result)
+            for (words, _), result in zip(commands, json.loads(ran.stdout), strict=True)]
+
+
+def _plan(words: list[str], cwd: Path) -> tuple[int, str]:
     from snakemake.cli import main
 
     output = io.StringIO()
     with (contextlib.chdir(cwd), contextlib.redirect_stdout(output),
           contextlib.redirect_stderr(output), pytest.raises(SystemExit) as exit):
         main(words[1:])
-    return subprocess.CompletedProcess(words, exit.value.code or 0, output.getvalue(), "")
+    return exit.value.code or 0, output.getvalue()
 
 
-def failure(shown: Shown, done: subprocess.CompletedProcess, check: Check, cwd: Path) -> str:
+def _failures(commands: list[Shown], cwd: Path, study: dict[str, str] | None = None,
+              suffix: tuple[str, ...] = ()) -> list[str]:
+    """Run `commands` (placeholders replaced, `suffix` appended); what went wrong, each
+    with where the docs show the command."""
+    todo = [([*argv(shown.text, study), *suffix], CHECKS[shown.text].writes)
+            for shown in commands]
+    return [problem for shown, ran in zip(commands, run_all(todo, cwd), strict=True)
+            if (problem := failure(shown, ran, CHECKS[shown.text]))]
+
+
+def failure(shown: Shown, ran: Ran, check: Check) -> str:
     """What went wrong with a command that ran, or "" if nothing did."""
-    output = done.stdout + done.stderr
-    if done.returncode != 0:
-        problem = f"exit status {done.returncode}"
-    elif check.writes and not (cwd / check.writes).exists():
+    if ran.status != 0:
+        problem = f"exit status {ran.status}"
+    elif not ran.wrote:
         problem = f"{check.writes} not written"
-    elif check.prints and check.prints not in output:
+    elif check.prints and check.prints not in ran.output:
         problem = f"{check.prints!r} not in its output"
     else:
         return ""
-    tail = "\n    ".join(output.strip().splitlines()[-6:])
-    return f"{shown.where}: {shown.text}\n  ran {shlex.join(done.args)}: {problem}\n    {tail}"
+    tail = "\n    ".join(ran.output.strip().splitlines()[-6:])
+    return f"{shown.where}: {shown.text}\n  ran {shlex.join(ran.args)}: {problem}\n    {tail}"
 
 
 def unique(kind: str) -> list[Shown]:
@@ -410,11 +485,8 @@ def workdir(tmp_path_factory) -> Path:
 
 
 def test_commands_run_as_written(workdir: Path) -> None:
-    failures = []
-    for shown in unique("run"):
-        check = CHECKS[shown.text]
-        failures.append(failure(shown, run(argv(shown.text), workdir), check, workdir))
-    assert not any(failures), "\n".join(f for f in failures if f)
+    failures = _failures(unique("run"), workdir)
+    assert not failures, "\n".join(failures)
 
 
 def test_long_workflow_runs_plan(workdir: Path) -> None:
@@ -422,17 +494,14 @@ def test_long_workflow_runs_plan(workdir: Path) -> None:
     of a dry run."""
     from snakemake.cli import parse_args
 
-    failures = []
+    failures = _failures(unique("dry"), workdir, STUDY, ("-n",))
     for shown in unique("dry"):
-        words = argv(shown.text, study=True)
-        failures.append(failure(shown, run([*words, "-n"], workdir), CHECKS[shown.text],
-                                workdir))
         with contextlib.chdir(workdir), contextlib.redirect_stderr(io.StringIO()):
-            _, args = parse_args(words[1:])
+            _, args = parse_args(argv(shown.text, STUDY)[1:])
         if args.cores is None and args.jobs is None:
             failures.append(f"{shown.where}: {shown.text}\n  names no --cores (nor a profile "
                             "that does): Snakemake refuses to run it")
-    assert not any(failures), "\n".join(f for f in failures if f)
+    assert not failures, "\n".join(failures)
 
 
 def _subcommand(words: list[str]) -> list[str]:
@@ -520,17 +589,12 @@ def test_exported_variables_are_read_by_simcore() -> None:
 def check_study_commands(results: Path, already_run: list[str]) -> None:
     """Run the commands on a full study in `results`, the working directory of a run of
     the small configuration (`already_run`, its command, is not run again)."""
-    store = results / "results/torus-sweep-test/store"
-    key = next(store.glob("experiment=small/**/summary.parquet"))
     import polars as pl
 
-    STUDY["3f1c2a"] = pl.read_parquet(key)["run_key"][0][:12]
-    failures, ran = [], False
-    for shown in unique("study"):
-        words = argv(shown.text, study=True)
-        if words == already_run:
-            ran = True
-            continue
-        failures.append(failure(shown, run(words, results), CHECKS[shown.text], results))
-    assert ran, f"no doc shows the run {shlex.join(already_run)} stands for"
-    assert not any(failures), "\n".join(f for f in failures if f)
+    shard = next((results / "results/torus-sweep-test/store").glob("**/summary.parquet"))
+    study = {**STUDY, RUN_KEY: pl.read_parquet(shard)["run_key"][0][:12]}
+    commands = [shown for shown in unique("study") if argv(shown.text, study) != already_run]
+    assert len(commands) < len(unique("study")), (
+        f"no doc shows the run {shlex.join(already_run)} stands for")
+    failures = _failures(commands, results, study)
+    assert not failures, "\n".join(failures)
