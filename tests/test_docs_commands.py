@@ -484,6 +484,7 @@ def workdir(tmp_path_factory) -> Path:
     return target
 
 
+@pytest.mark.slow
 def test_commands_run_as_written(workdir: Path) -> None:
     failures = _failures(unique("run"), workdir)
     assert not failures, "\n".join(failures)
