@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from simcore.report.tables import TABLES
+from tests.test_docs_commands import check_study_commands
 from tests.workflow import planned_rules, scratch_workflow, snakemake
 
 pytestmark = pytest.mark.slow
@@ -113,13 +114,6 @@ def test_archive_round_trip_and_corruption(swept, tmp_path):
     assert "tables/capacity.csv: sha256 expected" in failed.stderr
 
 
-def test_html_report(swept):
-    snakemake(swept, "--configfile", SMALL, "--report", "report.html")
-    html = (swept / "report.html").read_text()
-    assert "utilization-vs-load" in html and "capacity" in html
-    assert "Capacity utilized (Krevat" in html, "each figure has its own caption"
-
-
 def snakemake_cli(*args: str, cwd, check: bool = True):
     import subprocess
     import sys
@@ -150,29 +144,15 @@ def test_deleted_results_are_rebuilt_exactly(swept, tmp_path):
             (swept / DATASET / "tables" / name).read_bytes(), name
 
 
-def readme_command(needle: str) -> list[str]:
-    """The line of README's command block that contains `needle`, as arguments (comment
-    dropped)."""
-    import shlex
-
-    from tests.workflow import ROOT
-
-    lines = [line for line in (ROOT / "README.md").read_text().splitlines()
-             if line.startswith("snakemake ") and needle in line]
-    assert len(lines) == 1, lines
-    return shlex.split(lines[0], comments=True)
-
-
-def test_readme_archive_command_as_written(swept):
-    """README's archive command, run as written (on the small config instead of the
-    papers'), packs the dataset: page and store at their places, nothing nested."""
-    import subprocess
-
-    command = [SMALL if arg == "config/papers.yaml" else arg for arg in readme_command(" archive")]
-    done = subprocess.run(command, cwd=swept, capture_output=True, text=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-    archive = swept / DATASET / "archive/torus-sweep-test.tar.xz"
-    with tarfile.open(archive) as tar:
+def test_the_docs_commands_on_a_full_study(swept):
+    """Every command README and docs/ show on a paper's study (report, archive, plan,
+    tables, exports), run on the small configuration's results
+    (tests/test_docs_commands.py); then what the report and the archive hold."""
+    check_study_commands(swept, ["snakemake", "--cores", "2", "--configfile", SMALL])
+    html = (swept / "report.html").read_text()
+    assert "utilization-vs-load" in html and "capacity" in html
+    assert "Capacity utilized (Krevat" in html, "each figure has its own caption"
+    with tarfile.open(swept / DATASET / "archive/torus-sweep-test.tar.xz") as tar:
         names = set(tar.getnames())
         cff = yaml.safe_load(tar.extractfile("CITATION.cff").read())
     assert "reproduction.md" in names and "reproduction.md/reproduction.md" not in names
