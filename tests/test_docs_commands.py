@@ -140,7 +140,7 @@ CHECKS: dict[str, Check] = {
         Check("run", prints="torus"),
     "simcore list config --markdown": Check("run", prints="| `limits.max_runs` |"),
     "simcore resimulate --configfile C --policy P [--where fn_tor=0.1]": HELP,
-    "simcore run --workload Sandia-Ross-2001-1.1-cln --first-jobs 5000 --oversize drop "
+    "simcore run --workload Sandia-Ross-2001-1.1-cln --first-jobs 5000 --machine-fit drop "
     "--machine mesh:8x8x5 --allocator best-fit --ordering hilbert --scheduler cplant": RUN,
     "simcore leung2002 table1 [--dilation 0 0.5 1 2] [--out DIR]": HELP,
     "simcore leung2002 figure1 --store results/torus-sweep-papers/store --out DIR": HELP,
@@ -148,6 +148,7 @@ CHECKS: dict[str, Check] = {
     "simcore run --workload lublin:128 --jobs 150 --seed 1 --machine torus:4x4x8 "
     "--scheduler bm --export runs/bm": Check("run", writes="runs/bm/jobs.csv"),
     "simcore show runs/bm": Check("run", writes="runs/bm/gantt.png"),
+    "simcore show runs/bm --from 20h --until 30h": Check("run", writes="runs/bm/gantt.png"),
     "simcore bench [--json FILE]": HELP,
     "simcore bench --mesh": HELP,
     "simcore archive verify results/DATASET/archive/DATASET.tar.xz":
@@ -179,7 +180,7 @@ CHECKS: dict[str, Check] = {
     "simcore list schedulers": Check("run", prints="backfill"),
     "simcore list traces": Check("run", prints="SDSC-SP2-1998-4.2-cln"),
     # docs/curves.md
-    "simcore run --workload Sandia-Ross-2001-1.1-cln --first-jobs 5000 --oversize drop "
+    "simcore run --workload Sandia-Ross-2001-1.1-cln --first-jobs 5000 --machine-fit drop "
     "--machine mesh:8x8x5 --allocator best-fit --ordering hilbert "
     "--machine-param fallback_span=ring --scheduler cplant": RUN,
     # docs/extending.md
@@ -218,6 +219,8 @@ CHECKS: dict[str, Check] = {
         Check("run", writes="runs/fcfs/jobs.csv"),
     "simcore show runs/fcfs runs/bm --out runs/fcfs-vs-bm":
         Check("run", writes="runs/fcfs-vs-bm/gantt.png"),
+    "simcore show runs/bm --from 20h --until 30h --out runs/bm-20h":
+        Check("run", writes="runs/bm-20h/gantt.png"),
     "simcore export --store results/torus-sweep-default/store --run-key 3f1c2a --out runs/x":
         Check("study", writes="runs/x/jobs.csv"),
     "simcore export --store results/torus-sweep-default/store --experiment schedulers "
@@ -225,7 +228,7 @@ CHECKS: dict[str, Check] = {
     "--param seed=1 --out runs/y": Check("study", writes="runs/y/jobs.csv"),
     "simcore export ... --run <i>": HELP,
     "simcore swf-info": HELP,
-    "simcore show DIR [DIR2] [--out DIR3] [--at T ...]": HELP,
+    "simcore show DIR [DIR2] [--out DIR3] [--at T ...] [--from T] [--until T]": HELP,
     # docs/slurm.md
     "python3 -m venv ~/venvs/torus-sweep": SHELL,
     ". ~/venvs/torus-sweep/bin/activate": SHELL,
