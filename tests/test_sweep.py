@@ -23,11 +23,23 @@ LOGS = "logs/simulate_shard/torus-sweep-test"
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
     """The small configuration run once to completion (its standard output in
-    console.txt)."""
+    console.txt, its standard error in console-err.txt)."""
     workdir = scratch_workflow(tmp_path_factory.mktemp("sweep"))
     result = snakemake(workdir, "--configfile", SMALL)
     (workdir / "console.txt").write_text(result.stdout)
+    (workdir / "console-err.txt").write_text(result.stderr)
     return workdir
+
+
+def test_the_first_lines_say_what_the_run_holds(swept):
+    """Before the first job (the engines' warm-up compiles for minutes on a first run):
+    the shards and runs, how many are cached, the processes, the engines."""
+    lines = (swept / "console-err.txt").read_text().splitlines()
+    first = lines.index("plan: 8 shards, 28 runs: 0 cached, 28 to simulate, 28 whose "
+                        "workload file is not made yet; 2 core(s): shards run side by side, "
+                        "1 process(es) each")
+    assert lines[first + 1].startswith("kernels: ")
+    assert first < lines.index("localrule warm_kernels:")
 
 
 def test_the_last_lines_say_where_the_results_are(swept):

@@ -69,7 +69,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from simcore.sweep.planning import load_plan, summarize_plan
+    from simcore.sweep.planning import describe_counts, load_plan, summarize_plan
 
     if args.timing:
         from simcore.sweep.timing import format_report, timing_report
@@ -86,10 +86,7 @@ def _plan(args: argparse.Namespace) -> int:
     if args.json:
         print(json_text(report))
         return 0
-    print(f"{args.configfile}: dataset {report['dataset']}, {report['shards']} shards, "
-          f"{report['runs']} runs: {report['cached']} cached, {report['to_simulate']} to "
-          f"simulate" + (f", {report['unknown']} whose workload file is not made yet"
-                         if report["unknown"] else ""))
+    print(f"{args.configfile}: dataset {report['dataset']}, {describe_counts(report)}")
     for row in report["experiments"]:
         print(f"  {row['experiment']:<20} {row['shards']:>4} shards {row['runs']:>6} runs "
               f"{row['cached']:>6} cached")

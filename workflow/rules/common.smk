@@ -15,7 +15,8 @@ from simcore.sweep.config import check_same_reading, read_config, validate
 from simcore.base.errors import SimcoreError
 from simcore.sweep.experiments import plan
 from simcore.sweep.identity import definitions_of
-from simcore.sweep.runner import engines_digest, useful_workers
+from simcore.sweep.planning import count_cached, describe_counts
+from simcore.sweep.runner import engines_digest, engines_status, useful_workers
 from simcore.sweep.store import damaged_shards
 from simcore.sweep.timing import shard_request
 from simcore.workload.traces import load_catalogue
@@ -128,8 +129,12 @@ def shard_threads(wildcards):
     worker process costs about 1.5 core-seconds to start, more than most shards gain from
     a second one). With fewer shards, one worker per RUNS_PER_WORKER runs, up to the cores
     each shard would get."""
-    cores = max(1, (workflow.cores or 1) // len(SHARDS))
-    return useful_workers(len(shard(wildcards).runs), cores)
+    return shard_workers(shard(wildcards), workflow.cores or 1)
+
+
+def shard_workers(s, cores):
+    """`shard_threads` of shard `s` on `cores` cores."""
+    return useful_workers(len(s.runs), max(1, cores // len(SHARDS)))
 
 
 def shard_resources(wildcards, threads, attempt):
@@ -221,6 +226,30 @@ def remove_incomplete_samples():
                   "its samples again", file=sys.stderr)
 
 
+# -- the first lines of a run -----------------------------------------------------------------
+
+
+def announce_plan():
+    """Say, before any job starts, what the run holds: its shards and runs, how many the
+    run cache has, the processes that simulate, and which engines compile first (minutes,
+    silent otherwise)."""
+    counts = count_cached(list(SHARDS.values()), list(DEFINITIONS.values()), patterns.RESULTS)
+    print(f"plan: {describe_counts(counts)}{processes_note()}", file=sys.stderr)
+    print(engines_status(ENGINE_PAIRS), file=sys.stderr, flush=True)
+
+
+def processes_note():
+    """How the shards share the cores (nothing where no --cores is given: --unlock)."""
+    try:
+        cores = workflow.cores
+    except WorkflowError:
+        return ""
+    each = sorted({shard_workers(s, cores) for s in SHARDS.values()})
+    span = f"{each[0]}" if len(each) == 1 else f"{each[0]}-{each[-1]}"
+    return f"; {cores} core(s): shards run side by side, {span} process(es) each"
+
+
 if workflow.is_main_process:
     remove_damaged_shards()
     remove_incomplete_samples()
+    announce_plan()
