@@ -38,8 +38,12 @@ _UMASK = _read_umask()
 
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; on success rename it over `path`, else delete it."""
+    """Yield a temporary path beside `path`; on success rename it over `path`, else delete it.
+    A directory at `path` is refused first (an OSError naming `path`, not the temporary)."""
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a directory; expected a file name",
+                                str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}~{_HOST}~{os.getpid()}~",
@@ -59,8 +63,11 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a new temporary directory beside `path`; on success put it in place of
     `path`, replacing a directory there whole (renamed aside, then deleted: a reader sees
     the old directory, for an instant none, or the whole new one, never a mix), else
-    delete it."""
+    delete it. A file at `path` is refused first (an OSError naming `path`)."""
     path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "is a file; expected a directory name",
+                                 str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
     tmp = Path(tempfile.mkdtemp(dir=path.parent, suffix=".tmp",
