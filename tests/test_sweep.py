@@ -112,6 +112,8 @@ def test_archive_round_trip_and_corruption(swept, tmp_path):
     archive = swept / DATASET / "archive/torus-sweep-test.tar.xz"
     result = snakemake_cli("archive", "verify", str(archive), cwd=swept)
     assert "checksums OK" in result.stdout
+    with tarfile.open(archive) as packed:
+        assert packed.extractfile("config/small.yaml").read() == (swept / SMALL).read_bytes()
     assert "tables/utilization.parquet: 16 rows" in result.stdout
     corrupt = tmp_path / "corrupt.tar"
     with tarfile.open(archive) as source, tarfile.open(corrupt, "w") as target:
