@@ -69,6 +69,7 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
+    from simcore.base.texttable import text_table
     from simcore.sweep.planning import describe_counts, load_plan, summarize_plan
 
     if args.timing:
@@ -87,7 +88,8 @@ def _plan(args: argparse.Namespace) -> int:
         print(json_text(report))
         return 0
     print(f"{args.configfile}: dataset {report['dataset']}, {describe_counts(report)}")
-    for row in report["experiments"]:
-        print(f"  {row['experiment']:<20} {row['shards']:>4} shards {row['runs']:>6} runs "
-              f"{row['cached']:>6} cached")
+    print("\n".join(text_table(
+        ("experiment", "shards", "runs", "cached"),
+        [(r["experiment"], r["shards"], r["runs"], r["cached"]) for r in report["experiments"]],
+        indent="  ")))
     return 0

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from simcore.base import patterns
+from simcore.base.texttable import text_table
 from simcore.sweep.experiments import Shard
 
 SHARD_RULE = "simulate_shard"
@@ -118,17 +119,20 @@ def timing_report(shards: Sequence[Shard], root: str | os.PathLike[str] = ".") -
 
 def format_report(report: dict[str, Any]) -> str:
     """The report as a table a person reads."""
-    lines = [f"{'experiment':<28} {'shards':>6} {'measured':>8} {'simulated':>9} "
-             f"{'wall s':>9} {'simulation s':>12} {'outside':>7}"]
+    rows, unmeasured = [], set()
     for row in report["experiments"]:
         if row["measured"] == 0:
-            lines.append(f"{row['experiment']:<28} {row['shards']:>6} {0:>8}   not measured yet")
+            unmeasured.add(len(rows))
+            rows.append((row["experiment"], row["shards"], 0, "-", "-", "-", "-"))
             continue
         share = row["outside_share"]
-        lines.append(
-            f"{row['experiment']:<28} {row['shards']:>6} {row['measured']:>8} "
-            f"{row['simulated']:>9} {row['wall_s']:>9.1f} {row['simulation_s']:>12.1f} "
-            f"{'-' if share is None else f'{share:.0%}':>7}")
+        rows.append((row["experiment"], row["shards"], row["measured"], row["simulated"],
+                     f"{row['wall_s']:.1f}", f"{row['simulation_s']:.1f}",
+                     "-" if share is None else f"{share:.0%}"))
+    header, *body = text_table(("experiment", "shards", "measured", "simulated", "wall s",
+                                "simulation s", "outside"), rows)
+    lines = [header] + [line + ("  not measured yet" if i in unmeasured else "")
+                        for i, line in enumerate(body)]
     if report["rules"]:
         lines.append("other rules: " + "; ".join(
             f"{name} {v['jobs']} job(s) {v['wall_s']:.1f} s"
