@@ -539,6 +539,7 @@ def test_a_menu_refuses_a_torus_beyond_the_bound(tmp_path):
     ["plan", "--configfile", "{f}"],
     ["run", "--workload", "lublin:16", "--jobs", "20", "--machine", "torus:2x2x4",
      "--scheduler", "fcfs", "--machine-param", "failure_trace={f}"],
+    ["tables", "--summaries", "{f}", "--out", "{tmp}/tables"],
 ])
 def test_a_device_or_fifo_given_as_a_file_is_refused_not_read(tmp_path, capsys, make, argv):
     import os

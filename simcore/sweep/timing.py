@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from simcore.base import patterns
+from simcore.base.regular import open_regular, read_text
 from simcore.base.texttable import text_table
 from simcore.sweep.experiments import Shard
 
@@ -37,7 +38,7 @@ def read_benchmark(path: Path) -> dict[str, float] | None:
     """Wall seconds (`s`) and peak memory (`max_rss`, MB) of one Snakemake benchmark file,
     or None where the file is missing or not a benchmark."""
     try:
-        with open(path, newline="") as handle:
+        with open_regular(path, "r", encoding="utf-8", newline="") as handle:
             row = next(csv.DictReader(handle, delimiter="\t"))
         return {"s": float(row["s"]), "max_rss": _number(row.get("max_rss"))}
     except (OSError, StopIteration, KeyError, ValueError):
@@ -51,8 +52,8 @@ def measured(root: Path, shard: Shard) -> tuple[dict[str, float], dict[str, floa
     job = patterns.SHARD_JOB.format(dataset=shard.dataset, **shard.names)
     bench = read_benchmark(root / patterns.BENCHMARK.format(rule=SHARD_RULE, job=job))
     try:
-        own = json.loads((root / patterns.SHARD_TIMING.format(
-            dataset=shard.dataset, **shard.names)).read_text())
+        own = json.loads(read_text(root / patterns.SHARD_TIMING.format(
+            dataset=shard.dataset, **shard.names)))
         own = {"simulated": int(own["simulated"]), "simulation_s": float(own["simulation_s"]),
                "workers": max(1, int(own.get("workers", 1)))}
     except (OSError, ValueError, TypeError, KeyError):
