@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from simcore.report.tables import TABLES
-from tests.workflow import planned_rules, scratch_workflow, snakemake
+from tests.workflow import dry_run, planned_rules, scratch_workflow, snakemake
 
 pytestmark = pytest.mark.slow
 SMALL = "config/test/small.yaml"
@@ -82,7 +82,14 @@ def test_policy_change_reruns_only_its_shards(swept, tmp_path):
     config = yaml.safe_load((workdir / SMALL).read_text())
     config["policies"]["backfill"]["max_growth"] = 2  # only tori and meshes grow jobs
     (workdir / SMALL).write_text(yaml.safe_dump(config))
-    assert planned_rules(workdir, SMALL)["simulate_shard"] == 1
+    dag = dry_run(workdir, SMALL)
+    (job,) = [j for j in dag.needrun_jobs(exclude_finished=False)
+              if j.rule.name == "simulate_shard"]
+    reason = str(dag.reason(job))  # as Snakemake prints it: words, not a packed word
+    assert re.search(r"before: '4 runs, specification [0-9a-f]{16}, rows and code "
+                     r"([0-9a-f]{16})' now: '4 runs, specification [0-9a-f]{16}, rows and code "
+                     r"\1'", reason), reason
+    assert not re.search(r"[A-Za-z0-9+/=]{40,}", reason.partition("Params")[2]), reason
     config["policies"]["backfill"]["reservation"] = False  # every backfill shard
     (workdir / SMALL).write_text(yaml.safe_dump(config))
     rerun = planned_rules(workdir, SMALL)

@@ -1,6 +1,7 @@
 # Shared by the rules: the experiment plan, path patterns and the file lists derived from them.
 
 import functools
+import hashlib
 import json
 import os
 import shutil
@@ -147,12 +148,22 @@ def _shard_request(label, threads, attempt):
     return shard_request(".", SHARDS[label], threads, attempt)
 
 
-def shard_parameter(wildcards):
-    """The shard's packed specification and the digest of the rows and code its runs use
-    (`simcore.sweep.identity`): editing a module or a row re-runs exactly the shards that
-    use it (Snakemake's params trigger)."""
+def shard_identity(wildcards):
+    """What re-runs the shard when it changes (Snakemake's params trigger), readable in
+    the re-run reason Snakemake prints: its number of runs, a digest of its specification,
+    and the digest of the rows and code its runs use (`simcore.sweep.identity`), so that
+    editing a module or a row re-runs exactly the shards that use it."""
     s = shard(wildcards)
-    return [s.packed(), DEFINITIONS[s.label()]]
+    spec = hashlib.sha256(s.to_json().encode()).hexdigest()
+    return (f"{len(s.runs)} runs, specification {spec[:16]}, "
+            f"rows and code {DEFINITIONS[s.label()][:16]}")
+
+
+def packed_shard(wildcards, input):
+    """The shard's specification as its command takes it, one long compressed word.
+    Taking `input` makes it a parameter Snakemake derives from the inputs, which it leaves
+    out of its records and re-run reasons: `shard_identity` stands for it there."""
+    return shard(wildcards).packed()
 
 
 def synthetic_spec(wildcards):
