@@ -36,6 +36,12 @@ def _read_umask() -> int:
 _UMASK = _read_umask()
 
 
+def _prefix(path: Path) -> str:
+    """The start of the name of a temporary beside `path`: `.<name>~<host>~<pid>~`, which
+    `remove_stale_temporaries` reads back."""
+    return f".{path.name}~{_HOST}~{os.getpid()}~"
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a temporary path beside `path`; on success rename it over `path`, else delete it.
@@ -46,8 +52,7 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
                                 str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}~{_HOST}~{os.getpid()}~",
-                               suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_prefix(path), suffix=".tmp")
     os.close(fd)
     try:
         yield Path(tmp)
@@ -70,8 +75,7 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
                                  str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, suffix=".tmp",
-                                prefix=f".{path.name}~{_HOST}~{os.getpid()}~"))
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=_prefix(path), suffix=".tmp"))
     try:
         yield tmp
         os.chmod(tmp, 0o777 & ~_UMASK)  # mkdtemp's 0700 would hide results from a group
@@ -80,8 +84,7 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
         except OSError as exc:
             if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
                 raise
-            old = Path(tempfile.mkdtemp(dir=path.parent, suffix=".tmp",
-                                        prefix=f".{path.name}~{_HOST}~{os.getpid()}~"))
+            old = Path(tempfile.mkdtemp(dir=path.parent, prefix=_prefix(path), suffix=".tmp"))
             os.rename(path, old)
             os.rename(tmp, path)
             shutil.rmtree(old)
