@@ -624,6 +624,8 @@ def test_the_sigterm_handler_is_the_commands_only_while_it_runs(capsys):
     ["convert-trace", str(ROOT / "tests/data/traces/NASA-iPSC-1993-3.1-cln.swf.gz"),
      "{out}"],
     ["synthesize", "lublin:16", "--jobs", "20", "--seed", "1", "--out", "{out}"],
+    ["fetch-trace", "NASA-iPSC-1993-3.1-cln", "--mirror", str(ROOT / "tests/data/traces"),
+     "--out", "{out}"],
     ["run", "--workload", "lublin:16", "--jobs", "20", "--machine", "flat:16", "--scheduler",
      "fcfs", "--jobs-out", "{out}"],
 ])
@@ -634,6 +636,11 @@ def test_an_output_onto_a_directory_names_the_path_given(tmp_path, capsys, argv)
     err = refused(capsys, *(a.format(out=out) for a in argv))
     assert err.endswith(f" {out}: is a directory; expected a file name\n"), err
     assert [p.name for p in tmp_path.iterdir()] == ["outdir"] and not any(out.iterdir())
+
+
+def test_a_directory_given_as_an_input_file_says_a_file_is_expected(tmp_path, capsys):
+    assert refused(capsys, "swf-info", str(tmp_path)) == (
+        f"simcore: error: {tmp_path}: is a directory; expected a file\n")
 
 
 def test_a_directory_output_onto_a_file_names_the_path_given(tmp_path):

@@ -19,7 +19,8 @@ def open_regular(path: str | os.PathLike[str], mode: str = "rb",
     if not stat.S_ISREG(kind):
         os.close(fd)
         if stat.S_ISDIR(kind):
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+            raise IsADirectoryError(errno.EISDIR, "is a directory; expected a file",
+                                    str(path))
         raise OSError(errno.EINVAL, "not a regular file (a device, FIFO or socket); expected "
                                     "a file", str(path))
     os.set_blocking(fd, True)
