@@ -544,6 +544,7 @@ def test_a_menu_refuses_a_torus_beyond_the_bound(tmp_path):
     ["plan", "--configfile", "{f}"],
     ["run", "--workload", "lublin:16", "--jobs", "20", "--machine", "torus:2x2x4",
      "--scheduler", "fcfs", "--machine-param", "failure_trace={f}"],
+    ["tables", "--summaries", "{f}", "--out", "{tmp}/tables"],
 ])
 def test_a_device_or_fifo_given_as_a_file_is_refused_not_read(tmp_path, capsys, make, argv):
     import os
@@ -622,3 +623,38 @@ def test_the_sigterm_handler_is_the_commands_only_while_it_runs(capsys):
     assert main(["list", "machines"]) == 0
     capsys.readouterr()
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+@pytest.mark.parametrize("argv", [
+    ["convert-trace", str(ROOT / "tests/data/traces/NASA-iPSC-1993-3.1-cln.swf.gz"),
+     "{out}"],
+    ["synthesize", "lublin:16", "--jobs", "20", "--seed", "1", "--out", "{out}"],
+    ["fetch-trace", "NASA-iPSC-1993-3.1-cln", "--mirror", str(ROOT / "tests/data/traces"),
+     "--out", "{out}"],
+    ["run", "--workload", "lublin:16", "--jobs", "20", "--machine", "flat:16", "--scheduler",
+     "fcfs", "--jobs-out", "{out}"],
+])
+def test_an_output_onto_a_directory_names_the_path_given(tmp_path, capsys, argv):
+    """Not the temporary file the output is written to first."""
+    out = tmp_path / "outdir"
+    out.mkdir()
+    err = refused(capsys, *(a.format(out=out) for a in argv))
+    assert err.endswith(f" {out}: is a directory; expected a file name\n"), err
+    assert [p.name for p in tmp_path.iterdir()] == ["outdir"] and not any(out.iterdir())
+
+
+def test_a_directory_given_as_an_input_file_says_a_file_is_expected(tmp_path, capsys):
+    assert refused(capsys, "swf-info", str(tmp_path)) == (
+        f"simcore: error: {tmp_path}: is a directory; expected a file\n")
+
+
+def test_a_directory_output_onto_a_file_names_the_path_given(tmp_path):
+    from simcore.base.atomic import atomic_directory
+
+    target = tmp_path / "file"
+    target.write_text("x")
+    with pytest.raises(NotADirectoryError, match="is a file; expected a directory name"
+                       ) as caught, atomic_directory(target):
+        pass
+    assert caught.value.filename == str(target)
+    assert [p.name for p in tmp_path.iterdir()] == ["file"]

@@ -557,10 +557,32 @@ def test_pack_dataset_refuses_what_the_workflow_did_not_make(tmp_path: Path, dat
 
 
 def test_pack_dataset_packs_what_was_made(tmp_path: Path, dataset: Path) -> None:
-    names = set(_members(pack_dataset(tmp_path / "d.tar", dataset, {"dataset": dataset.name})))
+    """What the workflow made, the configuration files as written under their own names,
+    and a README whose layout marks only directories as such."""
+    given = tmp_path / "my-study.yaml"
+    given.write_text("# the study\ndataset: d\n")
+    members = _members(pack_dataset(tmp_path / "d.tar", dataset, {"dataset": dataset.name},
+                                    configfiles=[given]))
     assert {"tables/t.csv", "figures/e/f.png", "reproduction.md", f"{SCHEDULE}/run.json",
-            f"{SCHEDULE}/gantt.png"} <= names
-    assert not any(Path(n).name.startswith(".") for n in names)
+            f"{SCHEDULE}/gantt.png"} <= set(members)
+    assert not any(Path(n).name.startswith(".") for n in members)
+    assert members["config/my-study.yaml"] == given.read_bytes()
+    assert not any(n.startswith("config/") for n in members if n != "config/my-study.yaml")
+    readme = members["README.md"].decode()
+    assert "| `reproduction.md` | 1 |" in readme and "| `config/` | 1 |" in readme
+    assert "| `tables/` | 2 |" in readme
+
+
+def test_pack_dataset_refuses_two_configuration_files_of_one_name(tmp_path: Path,
+                                                                   dataset: Path) -> None:
+    files = [tmp_path / "a/study.yaml", tmp_path / "b/study.yaml"]
+    for file in files:
+        file.parent.mkdir()
+        file.write_text("dataset: d\n")
+    with pytest.raises(ArchiveError, match=re.escape(
+            f"{files[1]}: the same name as {files[0]}; expected configuration files of "
+            "different names")):
+        pack_dataset(tmp_path / "d.tar", dataset, {"dataset": dataset.name}, configfiles=files)
 
 
 def test_verify_refuses_a_regenerated_sha256_manifest(tmp_path: Path,

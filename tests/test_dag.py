@@ -20,10 +20,9 @@ PAPERS = "config/papers.yaml"
 PER_ITEM_RULES = {"simulate_shard", "synthesize_workload", "acquire_trace", "convert_trace"}
 
 
-def shard_params(dag) -> dict[str, tuple[str, str]]:
-    """Each shard's summary path -> its (specification, code digest) parameters: what
-    Snakemake's params trigger compares."""
-    return {str(job.output.summary): tuple(job.params.shard)
+def shard_params(dag) -> dict[str, tuple[str, ...]]:
+    """Each shard's summary path -> the parameters Snakemake's params trigger compares."""
+    return {str(job.output.summary): tuple(job.non_derived_params)
             for job in dag.jobs if job.rule.name == "simulate_shard"}
 
 

@@ -159,3 +159,24 @@ def test_rewritten_workload_file_is_read_again(tmp_path):
     write_workload(other, fresh / path.relative_to(tmp_path))
     run_shard(shard, fresh, log=io.StringIO())
     assert summary(tmp_path, shard).equals(summary(fresh, shard))
+
+
+def test_warm_up_says_what_it_compiles_before_compiling(monkeypatch):
+    """The first minutes of a first run compile engines: a line says so before they start."""
+    from simcore.sweep import runner
+
+    log = io.StringIO()
+    compiled = []
+
+    def compile_engine(allocator: str, scheduler: str) -> float:
+        compiled.append(log.getvalue())
+        return 0.0
+
+    monkeypatch.setattr(runner, "engines_to_compile", lambda pairs: list(pairs))
+    monkeypatch.setattr(runner, "_compile_engine", compile_engine)
+    runner.warm_kernels([("any-free", "fcfs")], log=log)
+    assert compiled == [
+        f"kernels: compiling 1 engine(s) in 1 process(es) (any-free x fcfs): a few minutes on "
+        "a first run or after their code changes; later runs load them from the cache "
+        f"({runner.numba_base()})\n"]
+    assert log.getvalue().endswith("(1/1)\n")

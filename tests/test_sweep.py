@@ -13,7 +13,7 @@ import yaml
 
 from simcore.report.tables import TABLES
 from tests.test_docs_commands import check_study_commands
-from tests.workflow import planned_rules, scratch_workflow, snakemake
+from tests.workflow import dry_run, planned_rules, scratch_workflow, snakemake
 
 pytestmark = pytest.mark.slow
 SMALL = "config/test/small.yaml"
@@ -24,11 +24,23 @@ LOGS = "logs/simulate_shard/torus-sweep-test"
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
     """The small configuration run once to completion (its standard output in
-    console.txt)."""
+    console.txt, its standard error in console-err.txt)."""
     workdir = scratch_workflow(tmp_path_factory.mktemp("sweep"))
     result = snakemake(workdir, "--configfile", SMALL)
     (workdir / "console.txt").write_text(result.stdout)
+    (workdir / "console-err.txt").write_text(result.stderr)
     return workdir
+
+
+def test_the_first_lines_say_what_the_run_holds(swept):
+    """Before the first job (the engines' warm-up compiles for minutes on a first run):
+    the shards and runs, how many are cached, the processes, the engines."""
+    lines = (swept / "console-err.txt").read_text().splitlines()
+    first = lines.index("plan: 8 shards, 28 runs: 0 cached, 28 to simulate, 28 whose "
+                        "workload file is not made yet; 2 core(s): shards run side by side, "
+                        "1 process(es) each")
+    assert lines[first + 1].startswith("kernels: ")
+    assert first < lines.index("localrule warm_kernels:")
 
 
 def test_the_last_lines_say_where_the_results_are(swept):
@@ -71,7 +83,14 @@ def test_policy_change_reruns_only_its_shards(swept, tmp_path):
     config = yaml.safe_load((workdir / SMALL).read_text())
     config["policies"]["backfill"]["max_growth"] = 2  # only tori and meshes grow jobs
     (workdir / SMALL).write_text(yaml.safe_dump(config))
-    assert planned_rules(workdir, SMALL)["simulate_shard"] == 1
+    dag = dry_run(workdir, SMALL)
+    (job,) = [j for j in dag.needrun_jobs(exclude_finished=False)
+              if j.rule.name == "simulate_shard"]
+    reason = str(dag.reason(job))  # as Snakemake prints it: words, not a packed word
+    assert re.search(r"before: '4 runs, specification [0-9a-f]{16}, rows and code "
+                     r"([0-9a-f]{16})' now: '4 runs, specification [0-9a-f]{16}, rows and code "
+                     r"\1'", reason), reason
+    assert not re.search(r"[A-Za-z0-9+/=]{40,}", reason.partition("Params")[2]), reason
     config["policies"]["backfill"]["reservation"] = False  # every backfill shard
     (workdir / SMALL).write_text(yaml.safe_dump(config))
     rerun = planned_rules(workdir, SMALL)
@@ -101,6 +120,8 @@ def test_archive_round_trip_and_corruption(swept, tmp_path):
     archive = swept / DATASET / "archive/torus-sweep-test.tar.xz"
     result = snakemake_cli("archive", "verify", str(archive), cwd=swept)
     assert "checksums OK" in result.stdout
+    with tarfile.open(archive) as packed:
+        assert packed.extractfile("config/small.yaml").read() == (swept / SMALL).read_bytes()
     assert "tables/utilization.parquet: 16 rows" in result.stdout
     corrupt = tmp_path / "corrupt.tar"
     with tarfile.open(archive) as source, tarfile.open(corrupt, "w") as target:

@@ -61,3 +61,23 @@ def test_a_shard_asks_for_what_it_measured(tmp_path):
     # process measured over 3 processes, doubled, for 2 workers and the shard: 1800 MB
     assert shard_request(tmp_path, shard, threads=2) == {"runtime": 6, "mem_mb": 1800}
     assert shard_request(tmp_path, shard, threads=2, attempt=2)["runtime"] == 12
+
+
+def test_columns_stay_aligned_under_a_long_experiment_name(tmp_path, capsys):
+    """`simcore plan` and `simcore plan --timing`: every number ends under its header."""
+    from simcore.cli.main import main
+
+    config = {**CONFIG, "experiments": {**CONFIG["experiments"]}}
+    config["experiments"]["an-experiment-named-at-length-for-a-study"] = (
+        config["experiments"].pop("small"))
+    (tmp_path / "long.yaml").write_text(yaml.safe_dump(config))
+    for timing in ([], ["--timing", "--benchmarks-root", str(tmp_path)]):
+        assert main(["plan", "--configfile", str(tmp_path / "long.yaml"), "--results",
+                     str(tmp_path), *timing]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        header = next(line for line in lines if "experiment" in line and "shards" in line)
+        rows = [line for line in lines if line.lstrip().startswith(("an-experiment", "shapes"))]
+        assert len(rows) == 2
+        for row in rows:
+            assert row[header.index("shards") + len("shards") - 1] != " "
+            assert row[header.index("shards") + len("shards")] == " "

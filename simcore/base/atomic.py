@@ -36,14 +36,23 @@ def _read_umask() -> int:
 _UMASK = _read_umask()
 
 
+def _prefix(path: Path) -> str:
+    """The start of the name of a temporary beside `path`: `.<name>~<host>~<pid>~`, which
+    `remove_stale_temporaries` reads back."""
+    return f".{path.name}~{_HOST}~{os.getpid()}~"
+
+
 @contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """Yield a temporary path beside `path`; on success rename it over `path`, else delete it."""
+    """Yield a temporary path beside `path`; on success rename it over `path`, else delete it.
+    A directory at `path` is refused first (an OSError naming `path`, not the temporary)."""
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(errno.EISDIR, "is a directory; expected a file name",
+                                str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}~{_HOST}~{os.getpid()}~",
-                               suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=_prefix(path), suffix=".tmp")
     os.close(fd)
     try:
         yield Path(tmp)
@@ -59,12 +68,14 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
     """Yield a new temporary directory beside `path`; on success put it in place of
     `path`, replacing a directory there whole (renamed aside, then deleted: a reader sees
     the old directory, for an instant none, or the whole new one, never a mix), else
-    delete it."""
+    delete it. A file at `path` is refused first (an OSError naming `path`)."""
     path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "is a file; expected a directory name",
+                                 str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temporaries(path)
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, suffix=".tmp",
-                                prefix=f".{path.name}~{_HOST}~{os.getpid()}~"))
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=_prefix(path), suffix=".tmp"))
     try:
         yield tmp
         os.chmod(tmp, 0o777 & ~_UMASK)  # mkdtemp's 0700 would hide results from a group
@@ -73,8 +84,7 @@ def atomic_directory(path: str | os.PathLike[str]) -> Iterator[Path]:
         except OSError as exc:
             if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
                 raise
-            old = Path(tempfile.mkdtemp(dir=path.parent, suffix=".tmp",
-                                        prefix=f".{path.name}~{_HOST}~{os.getpid()}~"))
+            old = Path(tempfile.mkdtemp(dir=path.parent, prefix=_prefix(path), suffix=".tmp"))
             os.rename(path, old)
             os.rename(tmp, path)
             shutil.rmtree(old)

@@ -15,15 +15,16 @@ import numpy as np
 import pyarrow as pa
 
 from simcore.base.arrays import numpy_array
+from simcore.base.regular import open_regular
 
 #: Schema metadata key under which a table's content digest is stored.
 DIGEST_KEY = b"content_sha256"
 
 
 def file_digest(path: str | os.PathLike[str]) -> str:
-    """Hex sha256 of a file, read in blocks."""
+    """Hex sha256 of a regular file, read in blocks."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

@@ -11,7 +11,7 @@ from typing import IO
 
 
 def open_regular(path: str | os.PathLike[str], mode: str = "rb",
-                 encoding: str | None = None) -> IO:
+                 encoding: str | None = None, newline: str | None = None) -> IO:
     """`path` opened for reading; an OSError naming it if it is a directory or not a
     regular file (opened without blocking, so a FIFO is refused, not waited on)."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
@@ -19,11 +19,12 @@ def open_regular(path: str | os.PathLike[str], mode: str = "rb",
     if not stat.S_ISREG(kind):
         os.close(fd)
         if stat.S_ISDIR(kind):
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+            raise IsADirectoryError(errno.EISDIR, "is a directory; expected a file",
+                                    str(path))
         raise OSError(errno.EINVAL, "not a regular file (a device, FIFO or socket); expected "
                                     "a file", str(path))
     os.set_blocking(fd, True)
-    return os.fdopen(fd, mode, encoding=encoding)
+    return os.fdopen(fd, mode, encoding=encoding, newline=newline)
 
 
 def read_text(path: str | os.PathLike[str]) -> str:

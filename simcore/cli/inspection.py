@@ -69,7 +69,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _plan(args: argparse.Namespace) -> int:
-    from simcore.sweep.planning import load_plan, summarize_plan
+    from simcore.base.texttable import text_table
+    from simcore.sweep.planning import describe_counts, load_plan, summarize_plan
 
     if args.timing:
         from simcore.sweep.timing import format_report, timing_report
@@ -86,11 +87,9 @@ def _plan(args: argparse.Namespace) -> int:
     if args.json:
         print(json_text(report))
         return 0
-    print(f"{args.configfile}: dataset {report['dataset']}, {report['shards']} shards, "
-          f"{report['runs']} runs: {report['cached']} cached, {report['to_simulate']} to "
-          f"simulate" + (f", {report['unknown']} whose workload file is not made yet"
-                         if report["unknown"] else ""))
-    for row in report["experiments"]:
-        print(f"  {row['experiment']:<20} {row['shards']:>4} shards {row['runs']:>6} runs "
-              f"{row['cached']:>6} cached")
+    print(f"{args.configfile}: dataset {report['dataset']}, {describe_counts(report)}")
+    print("\n".join(text_table(
+        ("experiment", "shards", "runs", "cached"),
+        [(r["experiment"], r["shards"], r["runs"], r["cached"]) for r in report["experiments"]],
+        indent="  ")))
     return 0

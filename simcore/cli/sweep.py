@@ -97,6 +97,9 @@ def _add_archive(commands: argparse._SubParsersAction) -> None:
     pack.add_argument("--results", required=True,
                       help="the dataset's directory, e.g. results/torus-sweep-default")
     pack.add_argument("--config-json", default="{}", metavar="JSON", help="resolved config")
+    pack.add_argument("--configfiles", nargs="+", default=[], metavar="FILE",
+                      help="the configuration files the workflow was given, packed as "
+                           "written under config/")
     pack.add_argument("--name", help="dataset name (default: config 'dataset')")
     pack.add_argument("--summaries", nargs="+", metavar="FILE",
                       help="only these shards (default: the whole store)")
@@ -206,7 +209,8 @@ def _archive_pack(args: argparse.Namespace) -> int:
     from simcore.report.archive import pack_dataset
 
     print(pack_dataset(args.out, args.results, json_argument("--config-json", args.config_json),
-                       name=args.name, summaries=args.summaries))
+                       name=args.name, summaries=args.summaries,
+                       configfiles=args.configfiles))
     return 0
 
 

@@ -88,7 +88,8 @@ _ABOUT = {
     "schedules": "exported schedules with their pictures: `experiment=E/workload=W/machine=M/"
                  "policy=P/run=<i>/` (jobs.csv, placements.csv, machine_states.csv, "
                  "schedule.swf, resources.csv, run.json, pictures)",
-    "config": "workflow configuration files",
+    "config": "the configuration files the workflow was given, as written (the resolved "
+              "configuration is above)",
     "reproduction.md": "the seed studies' published numbers beside this dataset's",
 }
 _PWA_PAPER = {
@@ -166,10 +167,13 @@ def pack(out: str | os.PathLike[str], members: Mapping[str, str | os.PathLike[st
 
 def pack_dataset(out: str | os.PathLike[str], results: str | os.PathLike[str],
                  config: Mapping[str, object], *, name: str | None = None,
-                 summaries: Sequence[str | os.PathLike[str]] | None = None) -> Path:
+                 summaries: Sequence[str | os.PathLike[str]] | None = None,
+                 configfiles: Sequence[str | os.PathLike[str]] = ()) -> Path:
     """Pack a dataset's directory `results` (`results/<dataset>/`): its store shards (those
-    of `summaries`, else all), tables, figures, schedules, reproduction.md and `config` as
-    config/config.yaml. `name` defaults to the config's `dataset`, else the directory's.
+    of `summaries`, else all), tables, figures, schedules, reproduction.md, and each of
+    `configfiles` as written, under config/ by its own name; the resolved `config` (those
+    files merged, with any --config) goes into the manifest and the README. `name` defaults to the
+    config's `dataset`, else the directory's.
 
     Refused: a directory without store shards or tables, a name that is not a dataset
     name, any store file that `simcore.sweep.store.read_shard` refuses (damaged, or written
@@ -184,6 +188,12 @@ def pack_dataset(out: str | os.PathLike[str], results: str | os.PathLike[str],
     if not shards or not (results / "tables").is_dir():
         raise ArchiveError(f"{results}: no store shards or no tables/; expected a dataset "
                            f"directory results/<dataset>/ that snakemake has made")
+    given: dict[str, Path] = {}
+    for file in map(Path, configfiles):
+        if file.name in given:
+            raise ArchiveError(f"{file}: the same name as {given[file.name]}; expected "
+                               "configuration files of different names (both go to config/)")
+        given[file.name] = file
     problems = []
     for shard in shards:
         for file in SHARD_FILES:
@@ -203,12 +213,11 @@ def pack_dataset(out: str | os.PathLike[str], results: str | os.PathLike[str],
         if (results / item).exists()}
     for shard in shards:
         members[shard.relative_to(results).as_posix()] = shard
+    for file_name, file in given.items():
+        members[f"config/{file_name}"] = file
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
                             check=False).stdout.strip() or None
-    with tempfile.TemporaryDirectory() as tmp:
-        (Path(tmp) / "config.yaml").write_text(yaml.safe_dump(dict(config), sort_keys=True))
-        members["config"] = tmp
-        return pack(out, members, {"name": name, "config": dict(config), "git_commit": commit})
+    return pack(out, members, {"name": name, "config": dict(config), "git_commit": commit})
 
 
 def _unmade(results: Path, shards: Sequence[Path]) -> list[str]:
@@ -486,7 +495,8 @@ def _readme(meta: Mapping[str, object], digests: Mapping[str, tuple[str, int]]) 
         count_bytes = groups.setdefault(name.split("/")[0], [0, 0])
         count_bytes[0] += 1
         count_bytes[1] += size
-    layout = "\n".join(f"| `{g}/` | {n} | {b} | {_ABOUT.get(g, '')} |"
+    folders = {name.split("/")[0] for name in digests if "/" in name}
+    layout = "\n".join(f"| `{g}{'/' if g in folders else ''}` | {n} | {b} | {_ABOUT.get(g, '')} |"
                        for g, (n, b) in sorted(groups.items()))
     tables = "".join(f"- `{n}`\n" for n in digests if _is_table(n)) or "none\n"
     config = ("```yaml\n" + yaml.safe_dump(meta["config"], sort_keys=True, allow_unicode=True)

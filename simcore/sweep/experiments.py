@@ -233,12 +233,12 @@ class Shard:
                 raise ValueError(f"{key} {name!r}; expected a name of {patterns.NAME_RULE}")
         if not self.runs:
             raise ValueError("no runs; expected at least one")
-        first: dict[Run, int] = {}
-        for index, run in enumerate(self.runs):
+        for run in self.runs:
             SEED.convert(run.seed)
-            if first.setdefault(run, index) != index:
-                raise ValueError(f"runs[{index}] given again (first as [{first[run]}]); "
-                                 "expected each run once")
+        repeat = _first_repeat(self.runs)
+        if repeat is not None:
+            raise ValueError(f"runs[{repeat[1]}] given again (first as [{repeat[0]}]); "
+                             "expected each run once")
 
     def packed(self) -> str:
         """The canonical JSON, compressed into one short shell-safe word (base64 of zlib):
@@ -384,13 +384,21 @@ def _names(values: Mapping[str, Any], key: str, where: str, known: Mapping[str, 
 
 def _once(values: list[Any], where: str) -> list[Any]:
     """`values`, refused if one is given twice (it would count, or run, twice)."""
-    first: dict[Any, int] = {}
-    for i, value in enumerate(values):
-        if value in first:
-            raise ConfigError(f"{where}[{i}]: {value!r} given again (first as [{first[value]}])"
-                              "; expected each value once")
-        first[value] = i
+    repeat = _first_repeat(values)
+    if repeat is not None:
+        first, again = repeat
+        raise ConfigError(f"{where}[{again}]: {values[again]!r} given again (first as "
+                          f"[{first}]); expected each value once")
     return values
+
+
+def _first_repeat(values: Sequence[Any]) -> tuple[int, int] | None:
+    """The indices of the first value given again and of its first place, or None."""
+    first: dict[Any, int] = {}
+    for index, value in enumerate(values):
+        if first.setdefault(value, index) != index:
+            return first[value], index
+    return None
 
 
 def _axes(values: Mapping[str, Any], where: str) -> tuple[dict[str, Any], dict[str, list]]:

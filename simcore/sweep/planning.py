@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,16 +32,23 @@ def load_plan(configfile: str | os.PathLike[str],
 
 def summarize_plan(configfile: str | os.PathLike[str],
                    results: str | os.PathLike[str]) -> dict[str, Any]:
-    """Shards and runs of the configuration in `configfile`, and how many runs have a cache
-    entry under `results` (runs whose workload file does not exist yet, or is not the one
-    the shard reads, are `unknown`: their keys depend on its content), and the planning's
-    warnings (`notes`)."""
+    """Shards and runs of the configuration in `configfile`, how many runs have a cache
+    entry under `results` (`count_cached`), and the planning's warnings (`notes`)."""
     notes: list[str] = []
     shards = load_plan(configfile, notes)
+    return {**count_cached(shards, definitions_of(shards), results), "notes": notes}
+
+
+def count_cached(shards: Sequence[Shard], definitions: Sequence[str],
+                 results: str | os.PathLike[str]) -> dict[str, Any]:
+    """Shards and runs, and how many runs have a cache entry under `results` (runs whose
+    workload file does not exist yet, or is not the one the shard reads, are `unknown`:
+    their keys depend on its content), in all and per experiment. `definitions` are the
+    shards' (`simcore.sweep.identity.definitions_of`)."""
     digests: dict[str, str | None] = {}
     experiments: dict[str, dict[str, int]] = {}
     totals = {"runs": 0, "cached": 0, "unknown": 0}
-    for shard, definitions in zip(shards, definitions_of(shards), strict=True):
+    for shard, definition in zip(shards, definitions, strict=True):
         row = experiments.setdefault(shard.experiment, {"shards": 0, "runs": 0, "cached": 0})
         row["shards"] += 1
         for run in shard.runs:
@@ -55,10 +63,17 @@ def summarize_plan(configfile: str | os.PathLike[str],
             totals["runs"] += 1
             if digests[str(path)] is None:
                 totals["unknown"] += 1
-            elif cache_path(results, shard.run_key(run, digests[str(path)], definitions)).exists():
+            elif cache_path(results, shard.run_key(run, digests[str(path)], definition)).exists():
                 row["cached"] += 1
                 totals["cached"] += 1
     return {"dataset": shards[0].dataset, "shards": len(shards), **totals,
             "to_simulate": totals["runs"] - totals["cached"],
-            "experiments": [{"experiment": k, **v} for k, v in experiments.items()],
-            "notes": notes}
+            "experiments": [{"experiment": k, **v} for k, v in experiments.items()]}
+
+
+def describe_counts(counts: dict[str, Any]) -> str:
+    """`count_cached`'s totals as a phrase: shards, runs, cached, to simulate."""
+    return (f"{counts['shards']} shards, {counts['runs']} runs: {counts['cached']} cached, "
+            f"{counts['to_simulate']} to simulate"
+            + (f", {counts['unknown']} whose workload file is not made yet"
+               if counts["unknown"] else ""))

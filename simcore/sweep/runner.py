@@ -32,6 +32,7 @@ import numpy as np
 import pyarrow as pa
 
 from simcore.base.atomic import remove_stale_temporaries
+from simcore.base.caches import numba_base
 from simcore.base.checksums import recorded_digest
 from simcore.base.errors import ConfigError, IntegrityError, SimcoreError
 from simcore.base.progress import Progress
@@ -108,8 +109,11 @@ def run_shard(shard: Shard, root: str | Path, workers: int = 1,
             if problem != MISSING:
                 print(f"{shard.label()}: {problem}; simulating the run again", file=log)
     cached = len(tasks) - len(todo)
-    print(f"{shard.label()}: {len(tasks)} runs, {cached} cached, {len(todo)} to simulate",
-          file=log, flush=True)
+    backend = (dask or {}).get("backend", "local")
+    where = (f"{useful_workers(len(todo), workers)} process(es)" if backend == "local"
+             else f"Dask workers ({backend})")
+    print(f"{shard.label()}: {len(tasks)} runs, {cached} cached, {len(todo)} to simulate"
+          + (f" on {where}" if todo else ""), file=log, flush=True)
     progress = Progress(shard.label(), len(tasks), "runs", log, done=cached)
     simulated, simulation_s = 0, 0.0
     if todo:
@@ -239,8 +243,10 @@ def warm_kernels(pairs: Sequence[tuple[str, str]] | None = None, jobs: int = 1,
     if pairs is None:  # machines are steady unless they have a failure process
         pairs = [(a, s) for a in ALLOCATORS for s in SCHEDULERS
                  if SCHEDULERS[s].needs - {STEADY} <= ALLOCATORS[a].capabilities]
-    todo = list({mark: pair for mark, pair in zip(_ready_marks(pairs), pairs, strict=True)
-                 if not mark.exists()}.values())  # one per engine
+    todo = engines_to_compile(pairs)
+    if todo:
+        print(f"kernels: compiling {len(todo)} engine(s) in {min(jobs, len(todo))} "
+              f"process(es) ({_engine_names(todo)}): {_compile_note()}", file=log, flush=True)
     if jobs <= 1 or len(todo) <= 1:
         outcomes: Iterator[tuple[tuple[str, str], float]] = (
             (pair, _compile_engine(*pair)) for pair in todo)
@@ -283,6 +289,32 @@ def _report_engine(pair: tuple[str, str], seconds: float, done: int, total: int,
                    log: TextIO) -> None:
     print(f"kernels: engine {pair[0]} x {pair[1]} compiled in {seconds:.1f} s "
           f"({done}/{total})", file=log, flush=True)
+
+
+def engines_to_compile(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The pairs, one per engine, whose engine is not in the kernel cache yet."""
+    return list({mark: pair for mark, pair in zip(_ready_marks(pairs), pairs, strict=True)
+                 if not mark.exists()}.values())
+
+
+def engines_status(pairs: Sequence[tuple[str, str]]) -> str:
+    """One line: the engines of these pairs, which are compiled and which will be."""
+    todo = engines_to_compile(pairs)
+    engines = len(set(_ready_marks(pairs)))
+    if not todo:
+        return f"kernels: {engines} engine(s), every one in the cache ({numba_base()})"
+    return (f"kernels: {engines} engine(s), {len(todo)} to compile first "
+            f"({_engine_names(todo)}): {_compile_note()}")
+
+
+def _compile_note() -> str:
+    """What compiling engines costs, said before it starts."""
+    return ("a few minutes on a first run or after their code changes; later runs load "
+            f"them from the cache ({numba_base()})")
+
+
+def _engine_names(pairs: Sequence[tuple[str, str]]) -> str:
+    return ", ".join(f"{allocator} x {scheduler}" for allocator, scheduler in pairs)
 
 
 def kernels_ready(allocator: str, scheduler: str) -> bool:

@@ -38,6 +38,7 @@ from simcore.base import patterns
 from simcore.base.atomic import atomic_path, atomic_write_bytes
 from simcore.base.checksums import file_digest, recorded_digest, table_digest, with_digest
 from simcore.base.errors import IntegrityError, SimcoreError, SpecError
+from simcore.base.regular import open_regular
 from simcore.core.columns import JOB_COLUMNS, RUN_METRICS, Column
 from simcore.jobs.jobs import Jobs
 from simcore.machines.spec import MachineSpec
@@ -162,7 +163,8 @@ def _parquet(path: str | os.PathLike[str]) -> pa.Table:
     """The table of a Parquet file: FileNotFoundError if it is missing, IntegrityError if
     it cannot be read."""
     try:
-        return pq.read_table(path)
+        with open_regular(path) as handle:
+            return pq.read_table(handle)
     except FileNotFoundError:
         raise
     except (pa.ArrowException, OSError) as exc:

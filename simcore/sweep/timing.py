@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from simcore.base import patterns
+from simcore.base.regular import open_regular, read_text
+from simcore.base.texttable import text_table
 from simcore.sweep.experiments import Shard
 
 SHARD_RULE = "simulate_shard"
@@ -36,7 +38,7 @@ def read_benchmark(path: Path) -> dict[str, float] | None:
     """Wall seconds (`s`) and peak memory (`max_rss`, MB) of one Snakemake benchmark file,
     or None where the file is missing or not a benchmark."""
     try:
-        with open(path, newline="") as handle:
+        with open_regular(path, "r", encoding="utf-8", newline="") as handle:
             row = next(csv.DictReader(handle, delimiter="\t"))
         return {"s": float(row["s"]), "max_rss": _number(row.get("max_rss"))}
     except (OSError, StopIteration, KeyError, ValueError):
@@ -50,8 +52,8 @@ def measured(root: Path, shard: Shard) -> tuple[dict[str, float], dict[str, floa
     job = patterns.SHARD_JOB.format(dataset=shard.dataset, **shard.names)
     bench = read_benchmark(root / patterns.BENCHMARK.format(rule=SHARD_RULE, job=job))
     try:
-        own = json.loads((root / patterns.SHARD_TIMING.format(
-            dataset=shard.dataset, **shard.names)).read_text())
+        own = json.loads(read_text(root / patterns.SHARD_TIMING.format(
+            dataset=shard.dataset, **shard.names)))
         own = {"simulated": int(own["simulated"]), "simulation_s": float(own["simulation_s"]),
                "workers": max(1, int(own.get("workers", 1)))}
     except (OSError, ValueError, TypeError, KeyError):
@@ -118,17 +120,20 @@ def timing_report(shards: Sequence[Shard], root: str | os.PathLike[str] = ".") -
 
 def format_report(report: dict[str, Any]) -> str:
     """The report as a table a person reads."""
-    lines = [f"{'experiment':<28} {'shards':>6} {'measured':>8} {'simulated':>9} "
-             f"{'wall s':>9} {'simulation s':>12} {'outside':>7}"]
+    rows, unmeasured = [], set()
     for row in report["experiments"]:
         if row["measured"] == 0:
-            lines.append(f"{row['experiment']:<28} {row['shards']:>6} {0:>8}   not measured yet")
+            unmeasured.add(len(rows))
+            rows.append((row["experiment"], row["shards"], 0, "-", "-", "-", "-"))
             continue
         share = row["outside_share"]
-        lines.append(
-            f"{row['experiment']:<28} {row['shards']:>6} {row['measured']:>8} "
-            f"{row['simulated']:>9} {row['wall_s']:>9.1f} {row['simulation_s']:>12.1f} "
-            f"{'-' if share is None else f'{share:.0%}':>7}")
+        rows.append((row["experiment"], row["shards"], row["measured"], row["simulated"],
+                     f"{row['wall_s']:.1f}", f"{row['simulation_s']:.1f}",
+                     "-" if share is None else f"{share:.0%}"))
+    header, *body = text_table(("experiment", "shards", "measured", "simulated", "wall s",
+                                "simulation s", "outside"), rows)
+    lines = [header] + [line + ("  not measured yet" if i in unmeasured else "")
+                        for i, line in enumerate(body)]
     if report["rules"]:
         lines.append("other rules: " + "; ".join(
             f"{name} {v['jobs']} job(s) {v['wall_s']:.1f} s"

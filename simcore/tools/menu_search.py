@@ -33,6 +33,7 @@ import polars as pl
 
 from simcore.base.atomic import atomic_write_bytes
 from simcore.base.errors import SimcoreError, SpecError
+from simcore.base.regular import read_text
 from simcore.machines.slurm.menu import load_menu, write_fragment
 
 if TYPE_CHECKING:
@@ -215,7 +216,7 @@ def write_pareto(store: str | os.PathLike[str], experiment: str,
             f"(the Pareto menu of highest utilization among {table.height} candidates)", ""]
     fragment = out / f"{experiment}.topology.yaml"
     atomic_write_bytes(fragment, ("".join(f"# {line}\n" if line else "#\n" for line in head)
-                                  + source.read_text()).encode())
+                                  + read_text(source)).encode())
     return [report, fragment]
 
 

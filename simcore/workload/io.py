@@ -88,7 +88,8 @@ def read_workload(path: str | os.PathLike[str],
 
     rebuild = "remove it and run snakemake again to rebuild it"
     try:
-        table = pq.read_table(path)
+        with open_regular(path) as handle:
+            table = pq.read_table(handle)
     except (pa.ArrowException, OSError) as exc:
         raise IntegrityError(f"{path}: not a readable workload file ({exc}); {rebuild}") from None
     recorded = recorded_digest(table)

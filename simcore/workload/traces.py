@@ -91,7 +91,7 @@ def acquire(
     """Place the verified trace at `destination` from a mirror or the archive. A download
     gives up when a read waits `timeout_s` or the whole transfer takes `deadline_s`."""
     destination = Path(destination)
-    if destination.exists() and file_digest(destination) == entry.sha256:
+    if destination.is_file() and file_digest(destination) == entry.sha256:
         return destination
     for mirror in mirrors:
         candidate = Path(mirror) / entry.filename

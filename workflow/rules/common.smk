@@ -1,6 +1,7 @@
 # Shared by the rules: the experiment plan, path patterns and the file lists derived from them.
 
 import functools
+import hashlib
 import json
 import os
 import shutil
@@ -15,7 +16,8 @@ from simcore.sweep.config import check_same_reading, read_config, validate
 from simcore.base.errors import SimcoreError
 from simcore.sweep.experiments import plan
 from simcore.sweep.identity import definitions_of
-from simcore.sweep.runner import engines_digest, useful_workers
+from simcore.sweep.planning import count_cached, describe_counts
+from simcore.sweep.runner import engines_digest, engines_status, useful_workers
 from simcore.sweep.store import damaged_shards
 from simcore.sweep.timing import shard_request
 from simcore.workload.traces import load_catalogue
@@ -128,8 +130,12 @@ def shard_threads(wildcards):
     worker process costs about 1.5 core-seconds to start, more than most shards gain from
     a second one). With fewer shards, one worker per RUNS_PER_WORKER runs, up to the cores
     each shard would get."""
-    cores = max(1, (workflow.cores or 1) // len(SHARDS))
-    return useful_workers(len(shard(wildcards).runs), cores)
+    return shard_workers(shard(wildcards), workflow.cores or 1)
+
+
+def shard_workers(s, cores):
+    """`shard_threads` of shard `s` on `cores` cores."""
+    return useful_workers(len(s.runs), max(1, cores // len(SHARDS)))
 
 
 def shard_resources(wildcards, threads, attempt):
@@ -142,12 +148,22 @@ def _shard_request(label, threads, attempt):
     return shard_request(".", SHARDS[label], threads, attempt)
 
 
-def shard_parameter(wildcards):
-    """The shard's packed specification and the digest of the rows and code its runs use
-    (`simcore.sweep.identity`): editing a module or a row re-runs exactly the shards that
-    use it (Snakemake's params trigger)."""
+def shard_identity(wildcards):
+    """What re-runs the shard when it changes (Snakemake's params trigger), readable in
+    the re-run reason Snakemake prints: its number of runs, a digest of its specification,
+    and the digest of the rows and code its runs use (`simcore.sweep.identity`), so that
+    editing a module or a row re-runs exactly the shards that use it."""
     s = shard(wildcards)
-    return [s.packed(), DEFINITIONS[s.label()]]
+    spec = hashlib.sha256(s.to_json().encode()).hexdigest()
+    return (f"{len(s.runs)} runs, specification {spec[:16]}, "
+            f"rows and code {DEFINITIONS[s.label()][:16]}")
+
+
+def packed_shard(wildcards, input):
+    """The shard's specification as its command takes it, one long compressed word.
+    Taking `input` makes it a parameter Snakemake derives from the inputs, which it leaves
+    out of its records and re-run reasons: `shard_identity` stands for it there."""
+    return shard(wildcards).packed()
 
 
 def synthetic_spec(wildcards):
@@ -221,6 +237,30 @@ def remove_incomplete_samples():
                   "its samples again", file=sys.stderr)
 
 
+# -- the first lines of a run -----------------------------------------------------------------
+
+
+def announce_plan():
+    """Say, before any job starts, what the run holds: its shards and runs, how many the
+    run cache has, the processes that simulate, and which engines compile first (minutes,
+    silent otherwise)."""
+    counts = count_cached(list(SHARDS.values()), list(DEFINITIONS.values()), patterns.RESULTS)
+    print(f"plan: {describe_counts(counts)}{processes_note()}", file=sys.stderr)
+    print(engines_status(ENGINE_PAIRS), file=sys.stderr, flush=True)
+
+
+def processes_note():
+    """How the shards share the cores (nothing where no --cores is given: --unlock)."""
+    try:
+        cores = workflow.cores
+    except WorkflowError:
+        return ""
+    each = sorted({shard_workers(s, cores) for s in SHARDS.values()})
+    span = f"{each[0]}" if len(each) == 1 else f"{each[0]}-{each[-1]}"
+    return f"; {cores} core(s): shards run side by side, {span} process(es) each"
+
+
 if workflow.is_main_process:
     remove_damaged_shards()
     remove_incomplete_samples()
+    announce_plan()

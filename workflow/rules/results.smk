@@ -85,6 +85,9 @@ rule archive:
         figures=dataset_file(patterns.FIGURES),
         reproduction=dataset_file(patterns.REPRODUCTION),
         schedules=schedule_outputs(),
+        # packed as written, each under its own name (the resolved configuration, every
+        # file merged with any --config, goes into the manifest and the README)
+        configfiles=workflow.configfiles,
     output:
         dataset_file(patterns.ARCHIVE),
     params:
@@ -96,4 +99,5 @@ rule archive:
         benchmark("archive", DATASET)
     shell:
         "simcore archive pack --out {output:q} --results {params.dataset:q}"
-        " --summaries {input.summaries:q} --config-json {params.config:q} > {log:q} 2>&1"
+        " --summaries {input.summaries:q} --config-json {params.config:q}"
+        " --configfiles {input.configfiles:q} > {log:q} 2>&1"

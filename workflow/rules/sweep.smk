@@ -51,10 +51,10 @@ rule simulate_shard:
         summary=R(patterns.SHARD_SUMMARY),
         jobs=R(patterns.SHARD_JOBS),
     params:
-        # the whole specification (compressed) and the digest of the code its runs can
-        # execute, in one parameter (each is a function call per job): a change of either
-        # re-runs exactly this shard
-        shard=shard_parameter,
+        # digests of the specification and of the code its runs can execute: a change
+        # of either re-runs exactly this shard, and the re-run reason reads as words
+        identity=shard_identity,
+        shard=packed_shard,
         root=patterns.RESULTS,
         # the shard's own measurements (simulation seconds, runs): `simcore plan --timing`
         timing=patterns.SHARD_TIMING_DIR,
@@ -75,6 +75,6 @@ rule simulate_shard:
         benchmark("simulate_shard", patterns.SHARD_JOB)
     shell:
         # everything to the log; its last line (runs cached and simulated) to the console
-        "simcore sweep-shard --spec-packed {params.shard[0]:q} --results {params.root:q}"
+        "simcore sweep-shard --spec-packed {params.shard:q} --results {params.root:q}"
         " --workers {threads} --dask {params.dask:q} --timing-dir {params.timing:q}"
         " 2>&1 | tee {log:q} | tail -n 1"

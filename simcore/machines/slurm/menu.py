@@ -43,6 +43,7 @@ import numpy as np
 import yaml
 
 from simcore.base.errors import SpecError
+from simcore.base.regular import open_regular
 from simcore.base.yamlfiles import parse_yaml
 from simcore.machines.contract import UnitLayout
 from simcore.machines.slurm.hostlist import expand
@@ -172,7 +173,8 @@ def unit_layout(argument: str) -> UnitLayout:
 
 @functools.lru_cache(maxsize=16)
 def _load(path: str, mtime_ns: int, size: int) -> Menu:
-    data = Path(path).read_bytes()
+    with open_regular(path) as handle:
+        data = handle.read()
     document = parse_yaml(data, path, SpecError)
     if not isinstance(document, list) or not all(isinstance(t, Mapping) for t in document):
         raise SpecError(f"{path}: expected a list of topologies (Slurm's topology.yaml)")
