@@ -506,10 +506,10 @@ def markdown(name: str, table: pl.DataFrame) -> str:
         if "meets_target" in rows.columns:
             lines += [*textwrap.wrap(_target(rows), 100), ""]
         if copies:
-            equal = ", ".join(f"{labels[c]} = {labels.get(first, first)}"
+            equal = ", ".join(f"{labels[c]} as {labels.get(first, first)}"
                               for c, first in copies.items())
-            lines += [*textwrap.wrap(f"Not shown, equal as printed in every row: {equal}.",
-                                     100), ""]
+            lines += [*textwrap.wrap("Not shown, the same in every row (as printed) as another "
+                                     f"column: {equal}.", 100), ""]
         lines += ["Machines:", *_legend(rows, "machine", ["machine_spec"]), "",
                   "Policies:", *_policies(rows, swept), ""]
         lines += _grid(rows, shown, labels)
