@@ -25,7 +25,7 @@ class Jobs:
     (units along x, y, z) and whether it wants a `torus`; a shaped job asks for its
     shape's volume (`size`) and `requested_units` keeps what its trace asked for.
     `oversize_jobs` counts the jobs of the source that were larger than the machine and
-    were dropped or clamped while preparing (see `WorkloadSpec.oversize`). `bsp`, when
+    were dropped or clamped while preparing (see `WorkloadSpec.machine_fit`). `bsp`, when
     the workload has one, is each job's BSP model for time-sharing schedulers
     (`simcore.jobs.bsp`). The first `warmup_jobs` jobs are simulated but left out of
     the job statistics (a warm-up). On 2D meshes with submesh allocators `shape` is

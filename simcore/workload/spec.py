@@ -134,11 +134,6 @@ class WorkloadSpec:
             except SpecError as exc:
                 raise SpecError(f"workload transform {exc}") from None
 
-    @property
-    def oversize(self) -> str:
-        """`machine_fit` under its first name, the one preparing the jobs reads."""
-        return self.machine_fit
-
     def to_dict(self) -> dict[str, Any]:
         """Every transform parameter by name (all plain values)."""
         return {f.name: getattr(self, f.name) for f in _FIELDS}

@@ -14,7 +14,7 @@ In order:
    studied at any granularity (SDSC-SP2's 128 processors on BG/L's 65,536 nodes: p x 512;
    a 65,536-node Lublin workload on 128 supernodes: p / 512 rounded up, the rounding a
    supernode machine imposes); jobs still larger than the machine are handled by
-   `oversize`: `reject` (an error naming the first), `drop` or `clamp` (to the machine's
+   `machine_fit`: `reject` (an error naming the first), `drop` or `clamp` (to the machine's
    size), and counted;
 3. replication (Leung et al.'s replication factor): every job is there `replication`
    times; the copies after the first get ids job id + c x 10^k (c = 1, 2, ...; 10^k above
@@ -162,13 +162,13 @@ def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int
     if spec.fit_to_machine:
         jobs = fit_to_machine(jobs, table, spec, machine)
     oversize = jobs.size > machine.units
-    if oversize.any() and spec.oversize == "reject":
+    if oversize.any() and spec.machine_fit == "reject":
         i = int(np.flatnonzero(oversize)[0])
         raise SpecError(
             f"job {jobs.job_id[i]} needs {jobs.size[i]} units, machine {machine} has "
             f"{machine.units} ({int(oversize.sum())} such jobs); expected workload transform "
-            "oversize: drop | clamp, or a larger processors_per_unit")
-    keep = ~oversize if spec.oversize == "drop" else np.ones(len(jobs), dtype=bool)
+            "machine_fit: drop | clamp, or a larger processors_per_unit")
+    keep = ~oversize if spec.machine_fit == "drop" else np.ones(len(jobs), dtype=bool)
     size = np.minimum(jobs.size, machine.units)[keep]
     job_id, submit = jobs.job_id[keep], jobs.submit_s[keep]
     run, requested = jobs.run_s[keep], jobs.requested_s[keep]
