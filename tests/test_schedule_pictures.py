@@ -13,6 +13,7 @@ from matplotlib.collections import LineCollection
 
 from simcore.base.stamps import stamp_path, stamp_problems
 from simcore.cli.main import main
+from simcore.jobs.describe import size_classes
 from simcore.machines.spec import MachineSpec
 from simcore.report.plots import STYLE
 from simcore.schedules import pictures
@@ -30,7 +31,6 @@ from simcore.schedules.pictures import (
     occupancy,
     outside,
     row_order,
-    size_classes,
     snapshots,
     write_pictures,
 )

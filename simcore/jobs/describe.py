@@ -51,11 +51,19 @@ def describe(table: pa.Table) -> dict[str, object]:
     }
 
 
+def size_classes(size: np.ndarray) -> np.ndarray:
+    """Each size's class k: sizes 2^(k-1) + 1 to 2^k (1 is class 0)."""
+    return np.ceil(np.log2(np.maximum(size, 1))).astype(np.int64)
+
+
+def size_class_label(k: int) -> str:
+    """The sizes of class k as text: 1, 2, 3-4, 5-8, 9-16, ..."""
+    return str(2**k) if k < 2 else f"{2 ** (k - 1) + 1}-{2**k}"
+
+
 def size_histogram(size: np.ndarray) -> dict[str, int]:
-    """Job counts in power-of-two bins: 1, 2, 3-4, 5-8, 9-16, ..."""
+    """Job counts in power-of-two bins (`size_classes`): 1, 2, 3-4, 5-8, 9-16, ..."""
     if not size.size:
         return {}
-    upper = np.ceil(np.log2(np.maximum(size, 1))).astype(np.int64)
-    counts = np.bincount(upper)
-    labels = ["1", "2"] + [f"{2 ** (k - 1) + 1}-{2**k}" for k in range(2, counts.size)]
-    return {label: int(n) for label, n in zip(labels, counts, strict=False) if n}
+    counts = np.bincount(size_classes(size))
+    return {size_class_label(k): int(n) for k, n in enumerate(counts) if n}

@@ -48,6 +48,7 @@ from matplotlib.ticker import MaxNLocator
 
 from simcore.base.errors import SpecError
 from simcore.base.stamps import made_files, write_stamp
+from simcore.jobs.describe import size_classes
 from simcore.report.plots import figure_title, new_figure, write_figure
 from simcore.schedules.export import PICTURES, directory_path
 from simcore.schedules.exported import Exported, read_exported
@@ -492,11 +493,6 @@ def series(runs: Sequence[Exported], window: Window = Window()) -> Figure:
         "; shaded: the warm-up's arrivals" if any(
             (e.jobs["warmup"] == 1).any() for e in runs) else ""))
     return fig
-
-
-def size_classes(size: np.ndarray) -> np.ndarray:
-    """Each size's class k: sizes 2^(k-1) + 1 to 2^k (1 is class 0)."""
-    return np.ceil(np.log2(np.maximum(size, 1))).astype(np.int64)
 
 
 def class_means(size: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
