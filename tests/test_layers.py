@@ -31,6 +31,7 @@ LAYERS = (
     ("simcore.schedulers", "simcore.timeshare"),
     ("simcore.policy",),
     ("simcore.simulate",),
+    ("simcore.fidelity",),
     ("simcore.sweep",),
     ("simcore.report",),
     ("simcore.schedules",),

@@ -1,4 +1,5 @@
-"""Simulation commands: `run` (one workload on one machine under one policy) and
+"""Simulation commands: `run` (one workload on one machine under one policy),
+`fidelity` (a trace simulated, each job's start against the one it recorded) and
 `synthesize` (a model's sample, the workload of runs)."""
 
 from __future__ import annotations
@@ -7,9 +8,11 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
+from simcore.base.texttable import text_table
 from simcore.cli.common import (
     check_memory,
     check_not_input,
@@ -29,10 +32,14 @@ from simcore.workload.sources import describe_choices, model_machine
 from simcore.workload.spec import RENAMED, transforms
 from simcore.workload.synthetic import JOBS, MODELS, SyntheticSpec
 
+if TYPE_CHECKING:
+    import pyarrow as pa
+
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
     """Add the simulation commands to `commands`."""
     _add_run(commands)
+    _add_fidelity(commands)
     synth = commands.add_parser("synthesize", help="sample a workload model into a .parquet")
     synth.add_argument("model", nargs="?", help="MODEL:ARGUMENT, e.g. lublin:128")
     synth.add_argument("--jobs", help="jobs to sample (with MODEL)")
@@ -68,11 +75,7 @@ def _add_run(commands: argparse._SubParsersAction) -> None:
     run.add_argument("--machine-param", action="append", default=[], metavar="K=V",
                      help="allocator or failure option, e.g. fallback_span=ring, "
                           "dilation=0.5, unit_mtbf_s=8.64e6, on_failure=kill (repeatable)")
-    run.add_argument("--scheduler", required=True, choices=SCHEDULERS)
-    run.add_argument("--param", action="append", default=[], metavar="K=V",
-                     help="scheduler parameter, e.g. fn_tor=0.1 (repeatable)")
-    run.add_argument("--start-delay", help="scheduler parameter start_delay_s")
-    run.add_argument("--estimates", help="scheduler parameter estimates")
+    _policy_flags(run)
     for name, field in transforms().items():  # the workload transforms, one flag each
         parameter = field.metadata["parameter"]
         former = [flag(RENAMED[name])] if name in RENAMED else []  # still read
@@ -179,15 +182,149 @@ def _export_directory(path: str | None, policy: PolicySpec) -> Path | None:
 
 def _machine_and_policy(args: argparse.Namespace) -> tuple[MachineSpec, PolicySpec]:
     """The machine and the policy (on that machine's capabilities) the flags name."""
+    machine = MachineSpec.parse(
+        args.machine or model_machine(args.workload), args.allocator, ordering=args.ordering,
+        options=key_values(args.machine_param, "--machine-param"))
+    return machine, _policy(args, machine.capabilities)
+
+
+def _policy(args: argparse.Namespace, capabilities: frozenset[str]) -> PolicySpec:
+    """The policy --scheduler, --param, --start-delay and --estimates name, on a machine
+    of `capabilities`."""
     params = key_values(args.param)
     for option, name in (("start_delay", "start_delay_s"), ("estimates", "estimates")):
         if getattr(args, option) is not None:
             params[name] = getattr(args, option)
-    machine = MachineSpec.parse(
-        args.machine or model_machine(args.workload), args.allocator, ordering=args.ordering,
-        options=key_values(args.machine_param, "--machine-param"))
-    capabilities = machine.capabilities
-    return machine, PolicySpec.from_params(args.scheduler, params).on(capabilities)
+    return PolicySpec.from_params(args.scheduler, params).on(capabilities)
+
+
+def _policy_flags(parser: argparse.ArgumentParser) -> None:
+    """Add --scheduler, --param, --start-delay and --estimates, which `_policy` reads."""
+    parser.add_argument("--scheduler", required=True, choices=SCHEDULERS)
+    parser.add_argument("--param", action="append", default=[], metavar="K=V",
+                        help="scheduler parameter, e.g. fn_tor=0.1 (repeatable)")
+    parser.add_argument("--start-delay", help="scheduler parameter start_delay_s")
+    parser.add_argument("--estimates", help="scheduler parameter estimates")
+
+
+def _add_fidelity(commands: argparse._SubParsersAction) -> None:
+    fidelity = commands.add_parser(
+        "fidelity", help="simulate an SWF trace and compare each job's start with the one "
+                         "the log recorded (submit + wait)")
+    fidelity.add_argument("trace", metavar="TRACE",
+                          help="an SWF file (.swf, .swf.gz) whose field 3 holds the waits")
+    fidelity.add_argument("--machine", required=True,
+                          help="kind:size, e.g. flat:128 (the machine the log came from)")
+    _policy_flags(fidelity)
+    fidelity.add_argument("--cleaning", metavar="JSON",
+                          help="cleaning options, e.g. '{\"oversize\": \"drop\"}'")
+    fidelity.add_argument("--out", metavar="DIR",
+                          help="write residuals.parquet (one row per job) and fidelity.json "
+                               "to this directory (made if missing)")
+    memory_flag(fidelity)
+    fidelity.add_argument("--json", action="store_true", help="print one JSON object")
+    fidelity.set_defaults(handler=_fidelity)
+
+
+def _fidelity(args: argparse.Namespace) -> int:
+    from simcore.fidelity.compare import compare
+    from simcore.jobs.cleaning import CleaningOptions, clean
+    from simcore.jobs.swf import read_swf
+    from simcore.simulate import simulate
+    from simcore.workload.spec import WorkloadSpec
+    from simcore.workload.transforms import prepare
+
+    machine = MachineSpec.parse(args.machine)
+    policy = _policy(args, machine.capabilities)
+    cleaning = None if args.cleaning is None else \
+        CleaningOptions.from_mapping(json_argument("--cleaning", args.cleaning))
+    out = None if args.out is None else _out_directory(args.out)
+    log = clean(read_swf(args.trace), cleaning)
+    check_memory(args, log.num_rows, option=f"TRACE {args.trace}")
+    _check_fits(log, machine)
+    fidelity = compare(log, simulate(prepare(log, WorkloadSpec(), machine), machine,
+                                     policy).jobs)
+    report = {"trace": args.trace, "machine": str(machine),
+              "policy": policy.describe(machine.capabilities), **fidelity.report}
+    if out is not None:
+        import pyarrow.parquet as pq
+
+        from simcore.base.atomic import atomic_path, atomic_write_bytes
+
+        with atomic_path(out / "residuals.parquet") as tmp:
+            pq.write_table(fidelity.residuals, tmp, compression="zstd")
+        atomic_write_bytes(out / "fidelity.json", (json_text(report) + "\n").encode())
+    if args.json:
+        print(json_text(report))
+        return 0
+    _print_fidelity(report)
+    if out is not None:
+        print(f"  residuals.parquet and fidelity.json written to {out}")
+    return 0
+
+
+def _out_directory(path: str) -> Path:
+    """The --out directory, checked before the run: a directory, or a new name in one."""
+    target = Path(path)
+    if target.exists() and not target.is_dir():
+        raise SpecError(f"--out {path}: is a file; expected a directory")
+    if not target.parent.is_dir():
+        raise SpecError(f"--out {path}: directory {target.parent} does not exist")
+    return target
+
+
+def _check_fits(log: pa.Table, machine: MachineSpec) -> None:
+    """Every job of the cleaned log must fit `machine`: an error names the first that does
+    not and the ways out."""
+    import numpy as np
+
+    from simcore.base.arrays import numpy_array
+    from simcore.jobs.swf import job_size
+
+    size = job_size(log)
+    larger = np.flatnonzero(size > machine.units)
+    if larger.size:
+        i = int(larger[0])
+        raise SpecError(
+            f"--machine {machine}: job {numpy_array(log.column('job_number'))[i]} needs "
+            f"{size[i]} processors, the machine has {machine.units} ({larger.size} such "
+            f"jobs); expected a machine of at least {int(size.max())} units, or --cleaning "
+            f"'{{\"oversize\": \"drop\", \"max_procs\": {machine.units}}}'")
+
+
+def _print_fidelity(report: dict) -> None:
+    """The report of `fidelity` as a few lines and one table: all jobs, the halves, and
+    the jobs of each size class, month and queue (users are in --json)."""
+    counts = report["counts"]
+    removed = ", ".join(f"{rule} {n}" for rule, n in counts["cleaning_removed"].items() if n)
+    print(f"{report['trace']}: {counts['log_jobs']} jobs in the log; cleaning removed "
+          f"{sum(counts['cleaning_removed'].values())}" + (f" ({removed})" if removed else "")
+          + f"; unknown wait {counts['unknown_wait']}; not simulated "
+          f"{counts['not_simulated']}; compared {counts['compared']}")
+    print(f"  simulated on {report['machine']} under {report['policy']}; months: "
+          f"{report['month_origin']}")
+    rows = [("all", report["all"]), ("first half", report["first_half"]),
+            ("second half", report["second_half"])]
+    for group, name in (("by_size", "size"), ("by_month", "month"), ("by_queue", "queue")):
+        rows += [(f"{name} {key}", values) for key, values in report[group].items()]
+    header = ("group", "jobs", "mean wait sim/rec", "wait rho", "within 10 min",
+              "within 1 h", "median |start error|")
+    for line in text_table(header, [(label, *_fidelity_cells(v)) for label, v in rows], "  "):
+        print(line)
+    print(f"  users: {len(report['by_user'])}, each in --json and fidelity.json")
+
+
+def _fidelity_cells(values: dict) -> tuple[str, ...]:
+    """One row of `_print_fidelity`'s table; "-" for a value that does not exist."""
+    def shown(value: float, text: str) -> str:
+        return "-" if value != value else text  # NaN
+
+    return (str(values["jobs"]),
+            shown(values["mean_wait_ratio"], f"{values['mean_wait_ratio']:.2f}"),
+            shown(values["wait_rho"], f"{values['wait_rho']:.2f}"),
+            shown(values["within_10_min"], f"{values['within_10_min']:.1%}"),
+            shown(values["within_1_h"], f"{values['within_1_h']:.1%}"),
+            shown(values["median_abs_error_s"], f"{values['median_abs_error_s']:.0f} s"))
 
 
 def _print_run(s: dict, timing: dict, policy: str,

@@ -1,0 +1,2 @@
+"""Replay fidelity: how closely a simulated schedule of a log follows the starts the
+machine recorded in it."""
