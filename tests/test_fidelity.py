@@ -1,0 +1,251 @@
+"""Replay fidelity (`simcore.fidelity.compare`, `simcore fidelity`): every metric on a
+hand-made log whose FCFS schedule is worked out by hand, the halves, the counts, and the
+command on that log and on a trace excerpt."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from simcore.base.arrays import arrow_table, numpy_array
+from simcore.base.errors import SpecError
+from simcore.base.jsontext import json_text
+from simcore.cli.main import main
+from simcore.fidelity.compare import MONTH_S, compare
+from simcore.jobs.cleaning import clean
+from simcore.jobs.swf import parse_swf
+from simcore.simulate import simulate
+
+FEB = 31 * 86400  # 2000-02-01 00:00 UTC, from UnixStartTime 946684800 (2000-01-01)
+#: (job, submit, wait, run, processors, user, queue). On flat:4 under FCFS (queue order:
+#: submit, then job id): 1 runs 0-100 on all 4; 2 and 3 start at 100; 4 is removed by
+#: the cleaning (run -1); 3's wait is unknown (-1); 5 runs from Jan 31 23:00 to 1 min 40 s
+#: past midnight on one processor, so 6 (all 4) starts then, 100 s after its submit; 7 and
+#: 8 (one each) start when they arrive. Two queues, two users, two months, ties of submit
+#: times (1 and 2, 7 and 8), zero waits recorded and simulated.
+JOBS = (
+    (1, 0, 0, 100, 4, 1, 1),
+    (2, 0, 50, 100, 2, 2, 1),
+    (3, 10, -1, 50, 2, 1, 2),
+    (4, 20, 5, -1, 1, 2, 2),
+    (5, FEB - 3600, 0, 3700, 1, 2, 2),
+    (6, FEB, 1000, 100, 4, 1, 2),
+    (7, FEB + 600, 4000, 10, 1, 2, 1),
+    (8, FEB + 600, 0, 10, 1, 1, 1),
+)
+#: The simulated waits of the compared jobs 1, 2, 5, 6, 7, 8 (3's is 90, 4 is not run).
+SIMULATED = {1: 0, 2: 100, 5: 0, 6: 100, 7: 0, 8: 0}
+RECORDED = {1: 0, 2: 50, 5: 0, 6: 1000, 7: 4000, 8: 0}
+
+
+def swf_text(jobs, header: str = "; UnixStartTime: 946684800\n; TimeZoneString: UTC\n"
+             "; MaxProcs: 4\n") -> str:
+    lines = [f"{j} {s} {w} {r} {p} -1 -1 {p} {max(r, 1)} -1 1 {u} -1 -1 {q} -1 -1 -1"
+             for j, s, w, r, p, u, q in jobs]
+    return header + "\n".join(lines) + "\n"
+
+
+def log(text: str | None = None) -> pa.Table:
+    return clean(parse_swf((text or swf_text(JOBS)).encode(), "hand.swf"))
+
+
+@pytest.fixture(scope="module")
+def schedule() -> pa.Table:
+    return simulate(log(), "flat:4", "fcfs").jobs
+
+
+def agreement(ids, ratio, rho, within_10_min, within_1_h, median):
+    return {"jobs": len(ids), "mean_wait_ratio": ratio, "wait_rho": rho,
+            "within_10_min": within_10_min, "within_1_h": within_1_h,
+            "median_abs_error_s": median}
+
+
+def pearson(a, b) -> float:
+    """Spearman's rho of waits whose average ranks are worked out by hand below."""
+    return float(np.corrcoef(a, b)[0, 1])
+
+
+def close(found: dict, expected: dict) -> bool:
+    return found.keys() == expected.keys() and all(
+        (math.isnan(v) and math.isnan(found[k])) if isinstance(v, float) and math.isnan(v)
+        else found[k] == pytest.approx(v, rel=1e-12) for k, v in expected.items())
+
+
+def test_the_hand_made_schedule_is_the_one_worked_out(schedule):
+    waits = dict(zip(numpy_array(schedule.column("job_id")).tolist(),
+                     numpy_array(schedule.column("wait_s")).tolist(), strict=True))
+    assert waits == {**SIMULATED, 3: 90}
+
+
+def test_every_job_is_counted_once(schedule):
+    counts = compare(log(), schedule).report["counts"]
+    assert counts == {"log_jobs": 8, "cleaning_removed": {
+        "nonpositive_runtime": 1, "nonpositive_size": 0, "negative_submit": 0, "oversize": 0},
+        "unknown_wait": 1, "not_simulated": 0, "compared": 6}
+
+
+def test_every_metric_over_all_jobs(schedule):
+    # recorded waits 0 50 0 1000 4000 0, simulated 0 100 0 100 0 0 (jobs 1 2 5 6 7 8);
+    # start errors 0 +50 0 -900 -4000 0. Ratio: 200 / 5050. Within 600 s: four of six;
+    # within 3600 s: five. Median of |error| 0 0 0 50 900 4000: 25. Average ranks:
+    # recorded (three 0s share 2) 2 4 2 5 6 2; simulated (four 0s share 2.5, two 100s 5.5)
+    # 2.5 5.5 2.5 5.5 2.5 2.5.
+    found = compare(log(), schedule).report["all"]
+    assert close(found, agreement(RECORDED, 200 / 5050, pearson(
+        [2, 4, 2, 5, 6, 2], [2.5, 5.5, 2.5, 5.5, 2.5, 2.5]), 4 / 6, 5 / 6, 25.0))
+
+
+def test_the_halves_split_the_cleaned_log_by_job_count(schedule):
+    # Cleaned, in queue order: 1 2 3 5 6 7 8; the first 7 // 2 = 3 are the first half,
+    # which holds jobs of January only (of two compared), the second half the rest, 5 of
+    # January among them: halves are not months.
+    report = compare(log(), schedule).report
+    # first: recorded 0 50, simulated 0 100, errors 0 50
+    assert close(report["first_half"], agreement([1, 2], 2.0, 1.0, 1.0, 1.0, 25.0))
+    # second (5 6 7 8): recorded 0 1000 4000 0 (ranks 1.5 3 4 1.5), simulated 0 100 0 0
+    # (ranks 2 4 2 2), errors 0 -900 -4000 0 (median of 0 0 900 4000: 450)
+    assert close(report["second_half"], agreement([5, 6, 7, 8], 100 / 5000, pearson(
+        [1.5, 3, 4, 1.5], [2, 4, 2, 2]), 2 / 4, 3 / 4, 450.0))
+    half = compare(log(), schedule).residuals.column("half").to_pylist()
+    assert half == [1, 1, 1, 2, 2, 2, 2]  # jobs 1 2 3 5 6 7 8, in file order
+
+
+def test_every_metric_by_month_queue_user_and_size(schedule):
+    report = compare(log(), schedule).report
+    assert report["month_origin"] == "calendar months in UTC from UnixStartTime 946684800"
+    assert report["by_month"].keys() == {"2000-01", "2000-02"}
+    # January (1 2 5): recorded 0 50 0, simulated 0 100 0, both ranked 1.5 3 1.5
+    assert close(report["by_month"]["2000-01"], agreement([1, 2, 5], 2.0, 1.0, 1, 1, 0.0))
+    # February (6 7 8): recorded 1000 4000 0 (ranks 2 3 1), simulated 100 0 0 (3 1.5 1.5)
+    assert close(report["by_month"]["2000-02"], agreement(
+        [6, 7, 8], 0.02, pearson([2, 3, 1], [3, 1.5, 1.5]), 1 / 3, 2 / 3, 900.0))
+    # queue 1 (1 2 7 8): recorded 0 50 4000 0 (ranks 1.5 3 4 1.5), simulated 0 100 0 0
+    # (2 4 2 2), errors 0 50 -4000 0; queue 2 (5 6): recorded 0 1000, simulated 0 100
+    assert close(report["by_queue"]["1"], agreement(
+        [1, 2, 7, 8], 100 / 4050, pearson([1.5, 3, 4, 1.5], [2, 4, 2, 2]), 3 / 4, 3 / 4,
+        25.0))
+    assert close(report["by_queue"]["2"], agreement([5, 6], 0.1, 1.0, 0.5, 1.0, 450.0))
+    # user 1 (1 6 8): recorded 0 1000 0, simulated 0 100 0; user 2 (2 5 7): recorded
+    # 50 0 4000 (ranks 2 1 3), simulated 100 0 0 (3 1.5 1.5), errors 50 0 -4000
+    assert close(report["by_user"]["1"], agreement([1, 6, 8], 0.1, 1.0, 2 / 3, 1.0, 0.0))
+    assert close(report["by_user"]["2"], agreement(
+        [2, 5, 7], 100 / 4050, pearson([2, 1, 3], [3, 1.5, 1.5]), 2 / 3, 2 / 3, 50.0))
+    # sizes 1 (5 7 8: simulated waits all 0, so no rho), 2 (job 2 alone), 3-4 (1 6)
+    assert list(report["by_size"]) == ["1", "2", "3-4"]
+    assert close(report["by_size"]["1"], agreement([5, 7, 8], 0.0, math.nan, 2 / 3, 2 / 3,
+                                                   0.0))
+    assert close(report["by_size"]["2"], agreement([2], 2.0, math.nan, 1.0, 1.0, 50.0))
+    assert close(report["by_size"]["3-4"], agreement([1, 6], 0.1, 1.0, 0.5, 1.0, 450.0))
+
+
+def test_the_residuals_hold_every_job_of_the_cleaned_log(schedule):
+    rows = {r["job_id"]: r for r in compare(log(), schedule).residuals.to_pylist()}
+    assert list(rows) == [1, 2, 3, 5, 6, 7, 8]
+    assert rows[6] == {"job_id": 6, "submit_s": FEB, "size": 4, "queue": 2, "user": 1,
+                       "month": "2000-02", "half": 2, "recorded_wait_s": 1000.0,
+                       "simulated_wait_s": 100.0, "start_error_s": -900.0}
+    assert (rows[3]["recorded_wait_s"], rows[3]["simulated_wait_s"],
+            rows[3]["start_error_s"]) == (None, 90.0, None)
+
+
+def test_a_job_the_schedule_lacks_is_counted_and_an_unknown_one_refused(schedule):
+    ids = numpy_array(schedule.column("job_id"))
+    report = compare(log(), schedule.filter(pa.array(ids != 7))).report
+    assert (report["counts"]["not_simulated"], report["counts"]["compared"]) == (1, 5)
+    assert report["all"]["jobs"] == 5
+    stranger = schedule.set_column(0, "job_id", pa.array(np.where(ids == 7, 99, ids)))
+    with pytest.raises(SpecError, match="schedule's job 99 is not in the log"):
+        compare(log(), stranger)
+    with pytest.raises(SpecError, match="not cleaned"):
+        compare(parse_swf(swf_text(JOBS).encode()), schedule)
+
+
+def test_months_follow_the_header_zone_or_count_from_submit_time_0(schedule):
+    pacific = swf_text(JOBS, "; UnixStartTime: 946684800\n; TimeZoneString: US/Pacific\n")
+    # midnight UTC on Feb 1 and the 10 minutes after are still January 31 in California
+    assert set(compare(log(pacific), schedule).residuals.column("month").to_pylist()) == {
+        "1999-12", "2000-01"}  # job 1 at midnight UTC is 4 pm on Dec 31 there
+    months = compare(log(swf_text(JOBS, "")), schedule)
+    assert months.residuals.column("month").to_pylist() == [
+        "+0", "+0", "+0", "+1", "+1", "+1", "+1"]  # 5 arrives after MONTH_S
+    assert FEB - 3600 > MONTH_S and "no UnixStartTime" in months.report["month_origin"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 10**5)), min_size=1,
+                max_size=30))
+def test_a_schedule_equal_to_the_recorded_one_agrees_entirely(jobs):
+    table = log(swf_text([(i + 1, s, w, 10, 1, 1, 1) for i, (s, w) in enumerate(jobs)], ""))
+    submit = numpy_array(table.column("submit_time"))
+    same = arrow_table({"job_id": numpy_array(table.column("job_number")),
+                        "submit_s": submit,
+                        "start_s": submit + numpy_array(table.column("wait_time"))})
+    found = compare(table, same).report["all"]
+    waits = [w for _, w in jobs]
+    assert found["within_10_min"] == found["within_1_h"] == 1.0
+    assert found["median_abs_error_s"] == 0.0
+    if sum(waits):
+        assert found["mean_wait_ratio"] == 1.0
+    else:
+        assert math.isnan(found["mean_wait_ratio"])
+    if len(set(waits)) > 1:
+        assert found["wait_rho"] == pytest.approx(1.0, rel=1e-12)
+    else:
+        assert math.isnan(found["wait_rho"])
+
+
+def test_the_command_prints_writes_and_refuses(tmp_path, capsys, schedule):
+    trace = tmp_path / "hand.swf"
+    trace.write_text(swf_text(JOBS))
+    out = tmp_path / "out"
+    assert main(["fidelity", str(trace), "--machine", "flat:4", "--scheduler", "fcfs",
+                 "--json", "--out", str(out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    expected = json.loads(json_text(compare(log(), schedule).report))
+    assert {k: printed[k] for k in expected} == expected
+    assert printed["policy"].startswith("fcfs") and printed["machine"] == "flat:4"
+    assert json.loads((out / "fidelity.json").read_text()) == printed
+    residuals = pq.read_table(out / "residuals.parquet")
+    assert residuals.equals(compare(log(), schedule).residuals)
+    assert main(["fidelity", str(trace), "--machine", "flat:4", "--scheduler", "fcfs"]) == 0
+    text = capsys.readouterr().out
+    assert "8 jobs in the log; cleaning removed 1 (nonpositive_runtime 1); unknown wait 1;" \
+        " not simulated 0; compared 6" in text
+    rows = {" ".join(line.split()[:2]): line.split()[2:] for line in text.splitlines()}
+    # rho of the second half: Pearson of ranks 1.5 3 4 1.5 and 2 4 2 2, 1 / sqrt(13.5)
+    assert rows["second half"] == ["4", "0.02", "0.27", "50.0%", "75.0%", "450", "s"]
+    assert rows["size 1"] == ["3", "0.00", "-", "66.7%", "66.7%", "0", "s"]  # no rho
+    assert "queue 2" in text and "month 2000-02" in text and "users: 2" in text
+    assert main(["fidelity", str(trace), "--machine", "flat:2", "--scheduler", "fcfs",
+                 "--out", str(trace)]) == 2
+    assert capsys.readouterr().err == (f"simcore: error: --out {trace}: is a file; expected "
+                                       "a directory\n")
+    assert main(["fidelity", str(trace), "--machine", "flat:2", "--scheduler", "fcfs"]) == 2
+    assert capsys.readouterr().err == (
+        "simcore: error: --machine flat:2: job 1 needs 4 processors, the machine has 2 (2 "
+        "such jobs); expected a machine of at least 4 units, or --cleaning '{\"oversize\": "
+        "\"drop\", \"max_procs\": 2}'\n")
+
+
+def test_the_command_on_a_trace_excerpt_counts_every_job(trace_excerpt, capsys):
+    assert main(["fidelity", str(trace_excerpt("CTC-SP2-1996-3.1-cln")), "--machine",
+                 "flat:338", "--scheduler", "backfill", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    counts = report["counts"]
+    assert counts["log_jobs"] == (sum(counts["cleaning_removed"].values())
+                                  + counts["unknown_wait"] + counts["not_simulated"]
+                                  + counts["compared"])
+    assert report["first_half"]["jobs"] + report["second_half"]["jobs"] == counts["compared"]
+    for group in ("by_size", "by_month", "by_queue", "by_user"):
+        assert sum(v["jobs"] for v in report[group].values()) == counts["compared"]
+        for values in (report["all"], *report[group].values()):
+            assert 0 <= values["within_10_min"] <= values["within_1_h"] <= 1
+            assert values["wait_rho"] is None or -1 <= values["wait_rho"] <= 1
+            assert values["median_abs_error_s"] >= 0
