@@ -125,6 +125,8 @@ def _top_and_listed(value: dict) -> set[str]:
     ("simcore swf-info --json", ("swf-info", "{swf}", "--json")),
     ("simcore plan --json", ("plan", "--configfile", "config/config.yaml", "--results",
                              "{tmp}", "--json")),
+    ("simcore fidelity --json", ("fidelity", "{swf}", "--machine", "flat:8", "--scheduler",
+                                 "fcfs", "--json")),
     ("simcore bgl links --json", ("bgl", "links", "--dim", "x", "--midplanes", "1,2",
                                   "--topology", "torus", "--json")),
 ])

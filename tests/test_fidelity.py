@@ -18,7 +18,7 @@ from simcore.base.arrays import arrow_table, numpy_array
 from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
 from simcore.cli.main import main
-from simcore.fidelity.compare import MONTH_S, compare
+from simcore.fidelity.compare import AGREEMENT, MONTH_S, RESIDUALS, compare
 from simcore.jobs.cleaning import clean
 from simcore.jobs.swf import parse_swf
 from simcore.simulate import simulate
@@ -98,6 +98,7 @@ def test_every_metric_over_all_jobs(schedule):
     # recorded (three 0s share 2) 2 4 2 5 6 2; simulated (four 0s share 2.5, two 100s 5.5)
     # 2.5 5.5 2.5 5.5 2.5 2.5.
     found = compare(log(), schedule).report["all"]
+    assert list(found) == [c.name for c in AGREEMENT]  # as docs/outputs.md has them
     assert close(found, agreement(RECORDED, 200 / 5050, pearson(
         [2, 4, 2, 5, 6, 2], [2.5, 5.5, 2.5, 5.5, 2.5, 2.5]), 4 / 6, 5 / 6, 25.0))
 
@@ -146,7 +147,9 @@ def test_every_metric_by_month_queue_user_and_size(schedule):
 
 
 def test_the_residuals_hold_every_job_of_the_cleaned_log(schedule):
-    rows = {r["job_id"]: r for r in compare(log(), schedule).residuals.to_pylist()}
+    residuals = compare(log(), schedule).residuals
+    assert residuals.column_names == [c.name for c in RESIDUALS]  # as docs/outputs.md has
+    rows = {r["job_id"]: r for r in residuals.to_pylist()}
     assert list(rows) == [1, 2, 3, 5, 6, 7, 8]
     assert rows[6] == {"job_id": 6, "submit_s": FEB, "size": 4, "queue": 2, "user": 1,
                        "month": "2000-02", "half": 2, "recorded_wait_s": 1000.0,

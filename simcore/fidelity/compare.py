@@ -35,6 +35,7 @@ import pyarrow as pa
 
 from simcore.base.arrays import arrow_array, arrow_table, numpy_array
 from simcore.base.errors import SpecError
+from simcore.core.columns import Column
 from simcore.jobs.cleaning import cleaning_report
 from simcore.jobs.describe import size_class_label, size_classes
 from simcore.jobs.swf import MISSING, SWFHeader, header_of, job_size
@@ -45,6 +46,37 @@ WITHIN_S = {"within_10_min": 600.0, "within_1_h": 3600.0}
 HALVES = ("first_half", "second_half")
 #: The length of a month where the log's header gives no start date: a mean Gregorian month.
 MONTH_S = 365.2425 * 86400 / 12
+#: The metrics of a set of jobs (`_agreement`), as `compare`'s report holds them.
+AGREEMENT = (
+    Column("jobs", int, "jobs", "jobs compared (known recorded wait, simulated)"),
+    Column("mean_wait_ratio", float, "ratio", "mean simulated wait / mean recorded wait; "
+           "null where the recorded mean is 0"),
+    Column("wait_rho", float, None, "Spearman's rho of recorded and simulated waits, on "
+           "average ranks; null where either side's waits are all equal"),
+    Column("within_10_min", float, "fraction", "jobs starting within 600 s of their "
+           "recorded start (submit + wait), either way"),
+    Column("within_1_h", float, "fraction", "jobs starting within 3,600 s of their "
+           "recorded start, either way"),
+    Column("median_abs_error_s", float, "s", "median of |simulated start - recorded start|"),
+)
+#: The per-job residuals (`Fidelity.residuals`), one row per job of the cleaned log.
+RESIDUALS = (
+    Column("job_id", int, None, "the job's number (SWF field 1)"),
+    Column("submit_s", float, "s", "its submit time in the log (field 2)"),
+    Column("size", int, "procs", "processors: allocated (field 5), else requested (field 8)"),
+    Column("queue", int, None, "its queue (field 15; -1: unknown)"),
+    Column("user", int, None, "its user (field 12; -1: unknown)"),
+    Column("month", str, None, "its month of submission: YYYY-MM in the header's time "
+           "zone, or +k, months of 30.44 days from submit time 0 without UnixStartTime"),
+    Column("half", int, None, "1 or 2: in the first or the second half of the cleaned log "
+           "by job count (queue order: submit time, then job number)"),
+    Column("recorded_wait_s", float, "s", "the wait the log recorded (field 3); null where "
+           "unknown (-1)"),
+    Column("simulated_wait_s", float, "s", "the simulated wait; null for a job not "
+           "simulated"),
+    Column("start_error_s", float, "s", "simulated start - recorded start (submit + "
+           "recorded wait); null where either is unknown"),
+)
 
 
 @dataclass(frozen=True)

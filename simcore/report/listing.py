@@ -12,6 +12,7 @@ from typing import Any
 
 from simcore.base.params import Parameter
 from simcore.core.columns import Column
+from simcore.fidelity.compare import AGREEMENT, RESIDUALS
 from simcore.machines.contract import CAPABILITIES
 from simcore.machines.descriptions import machines_dirs
 from simcore.machines.registry import ALLOCATORS, KINDS
@@ -102,6 +103,24 @@ COMMAND_JSON = {
          "p100); null without jobs"),
         ("cleaning_removed", "jobs", "jobs each cleaning rule removed"),
         ("header", None, "the header's fields as written (Note: a list of its notes)")),
+    "simcore fidelity --json": _fields(
+        ("trace", None, "the trace simulated (the TRACE argument)"),
+        ("machine", None, "the machine as simulated"),
+        ("policy", None, "the scheduler and every parameter value as run"),
+        ("counts", "jobs", "every job of the log once, under the first that applies: "
+         "`log_jobs`, `cleaning_removed` (per rule), `unknown_wait` (recorded wait -1), "
+         "`not_simulated`, `compared`"),
+        ("all", None, "the metrics below over every compared job"),
+        ("first_half", None, "the metrics over the compared jobs of the first half of the "
+         "cleaned log by job count (queue order: submit time, then job number)"),
+        ("second_half", None, "... and of its second half"),
+        ("month_origin", None, "what the months of `by_month` count from: the header's "
+         "UnixStartTime in its TimeZoneString, or submit time 0"),
+        ("by_size", None, "the metrics per size class: 1, 2, 3-4, 5-8, ... processors"),
+        ("by_month", None, "the metrics per month of submission (YYYY-MM, or +k)"),
+        ("by_queue", None, "the metrics per queue (SWF field 15)"),
+        ("by_user", None, "the metrics per user (SWF field 12)")) + AGREEMENT,
+    "simcore fidelity --out: residuals.parquet": RESIDUALS,
     "simcore plan --json": _fields(
         ("dataset", None, "the configuration's dataset name"),
         ("shards", "shards", "shards (experiment x workload x machine x policy)"),
@@ -251,7 +270,9 @@ def outputs_markdown() -> str:
         "  workloads come from);",
         "- `simcore run --json`: one object, the run metrics of summary.parquet (named as",
         "  there) and the fields below; the other commands' `--json` objects and an archive's",
-        "  manifest.json below it.",
+        "  manifest.json below it;",
+        "- `simcore fidelity --out DIR`: `DIR/fidelity.json` (the `--json` object) and",
+        "  `DIR/residuals.parquet`, one row per job of the cleaned log.",
         "",
         "Capacity follows Krevat (2003), section 4.2: over T = max(end) - min(submit) and the",
         "N units of the machine, utilized (eq. 4.1) counts the units each job requested for",
