@@ -129,6 +129,8 @@ CHECKS: dict[str, Check] = {
     "simcore resimulate": HELP,
     "simcore export": HELP,
     "simcore swf-info TRACE.swf.gz [--json]": Check("run", prints='"jobs"'),
+    "simcore fidelity TRACE.swf.gz --machine flat:128 --scheduler backfill [--json] "
+    "[--out DIR]": Check("run", writes="out/residuals.parquet", prints='"compared"'),
     "simcore run --workload SDSC-SP2-1998-4.2-cln --machine torus:4x4x8 --scheduler bm "
     "--first-jobs 10000 --runtime-scale 1.2 --start-delay 1 [--param fn_tor=0.1] [--json]":
         Check("run", prints='"utilization"'),
@@ -210,6 +212,7 @@ CHECKS: dict[str, Check] = {
     "simcore menus candidates": HELP,
     "simcore menus pareto --store S --experiment E --out D": HELP,
     # docs/outputs.md
+    "simcore fidelity --out DIR": HELP,
     "simcore list columns --markdown": Check("run", prints="| `utilization`"),
     # docs/schedules.md
     "simcore run --workload lublin:128 --jobs 150 --seed 1 --machine torus:4x4x8 "
@@ -227,6 +230,10 @@ CHECKS: dict[str, Check] = {
     "--workload lublin --machine torus --policy bm --param offered_load=0.9 "
     "--param seed=1 --out runs/y": Check("study", writes="runs/y/jobs.csv"),
     "simcore export ... --run <i>": HELP,
+    "simcore fidelity TRACE.swf.gz --machine flat:128 --scheduler backfill "
+    "[--estimates requested] [--json] [--out DIR]":
+        Check("run", writes="out/fidelity.json", prints='"within_10_min"'),
+    "simcore fidelity": HELP,
     "simcore swf-info": HELP,
     "simcore show DIR [DIR2] [--out DIR3] [--at T ...] [--from T] [--until T]": HELP,
     # docs/slurm.md
