@@ -94,7 +94,9 @@ def compare(log: pa.Table, schedule: pa.Table) -> Fidelity:
     """Compare the simulated `schedule` (a run's per-job table: job_id, submit_s, start_s)
     with the recorded starts of `log`, an SWF table cleaned by `simcore.jobs.cleaning.clean`
     (whose counts it reports). The schedule may leave jobs of the log out (counted); a job
-    it holds that the log does not is an error.
+    it holds that the log does not is an error. A simulated wait is the schedule's own
+    (start_s - submit_s, so a run whose arrivals were moved keeps its waits); the start
+    error is the simulated start against the recorded one.
 
     The halves: the log's jobs after cleaning in queue order (submit time, then job id),
     the first n // 2 of them the first half and the rest the second. Halves of equal job
