@@ -235,6 +235,10 @@ def test_the_command_prints_writes_and_refuses(tmp_path, capsys, schedule):
         "simcore: error: --machine flat:2: job 1 needs 4 processors, the machine has 2 (2 "
         "such jobs); expected a machine of at least 4 units, or --cleaning '{\"oversize\": "
         "\"drop\", \"max_procs\": 2}'\n")
+    assert main(["fidelity", str(trace), "--machine", "flat:4", "--scheduler", "gang"]) == 2
+    assert capsys.readouterr().err == (
+        "simcore: error: --scheduler gang: time-shares the machine, and its jobs need a BSP "
+        "model that no log records; expected a space-sharing scheduler\n")
 
 
 def test_the_command_on_a_trace_excerpt_counts_every_job(trace_excerpt, capsys):

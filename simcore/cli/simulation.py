@@ -236,6 +236,10 @@ def _fidelity(args: argparse.Namespace) -> int:
 
     machine = MachineSpec.parse(args.machine)
     policy = _policy(args, machine.capabilities)
+    if policy.implementation.engine:
+        raise SpecError(f"--scheduler {policy.scheduler}: time-shares the machine, and its "
+                        "jobs need a BSP model that no log records; expected a space-sharing "
+                        "scheduler")
     cleaning = None if args.cleaning is None else \
         CleaningOptions.from_mapping(json_argument("--cleaning", args.cleaning))
     out = None if args.out is None else _out_directory(args.out)
