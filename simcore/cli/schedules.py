@@ -77,7 +77,7 @@ def _seconds(option: str, text: str) -> float:
     number is refused, as its unit would be a guess."""
     from simcore.schedules.pictures import TIME_UNITS
 
-    match = re.fullmatch(r"(.+?)(s|min|h)", text.strip())
+    match = re.fullmatch(f"(.+?)({'|'.join(TIME_UNITS)})", text.strip())
     try:
         value = float(match[1]) if match else math.nan
     except ValueError:
