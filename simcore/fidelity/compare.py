@@ -121,9 +121,10 @@ def compare(log: pa.Table, schedule: pa.Table) -> Fidelity:
     error = np.where(compared, simulated_start - (submit + recorded), np.nan)
     month, months, month_origin = _months(submit, header_of(log))
     size = job_size(log)
+    queue, user = numpy_array(log.column("queue")), numpy_array(log.column("user_id"))
     residuals = arrow_table({
         "job_id": job_id, "submit_s": submit, "size": size,
-        "queue": numpy_array(log.column("queue")), "user": numpy_array(log.column("user_id")),
+        "queue": queue, "user": user,
         "month": pa.array([months[k] for k in month], pa.string()), "half": half,
         "recorded_wait_s": arrow_array(np.where(known, recorded, np.nan), null=~known),
         "simulated_wait_s": arrow_array(simulated_wait, null=~ran),
@@ -141,8 +142,8 @@ def compare(log: pa.Table, schedule: pa.Table) -> Fidelity:
     groups = {
         "by_size": _grouped(size_classes(size[compared]), waits, size_class_label),
         "by_month": _grouped(month[compared], waits, months.__getitem__),
-        "by_queue": _grouped(numpy_array(log.column("queue"))[compared], waits, str),
-        "by_user": _grouped(numpy_array(log.column("user_id"))[compared], waits, str),
+        "by_queue": _grouped(queue[compared], waits, str),
+        "by_user": _grouped(user[compared], waits, str),
     }
     halves = {name: _agreement(*(w[half[compared] == k] for w in waits))
               for k, name in enumerate(HALVES, start=1)}

@@ -172,8 +172,8 @@ def pack_dataset(out: str | os.PathLike[str], results: str | os.PathLike[str],
     """Pack a dataset's directory `results` (`results/<dataset>/`): its store shards (those
     of `summaries`, else all), tables, figures, schedules, reproduction.md, and each of
     `configfiles` as written, under config/ by its own name; the resolved `config` (those
-    files merged, with any --config) goes into the manifest and the README. `name` defaults to the
-    config's `dataset`, else the directory's.
+    files merged, with any --config) goes into the manifest and the README. `name`
+    defaults to the config's `dataset`, else the directory's.
 
     Refused: a directory without store shards or tables, a name that is not a dataset
     name, any store file that `simcore.sweep.store.read_shard` refuses (damaged, or written
