@@ -23,6 +23,7 @@ from simcore.cli.common import (
     key_values,
     memory_flag,
 )
+from simcore.fidelity.compare import REPORT_FILE, RESIDUALS_FILE
 from simcore.machines.curves.orderings import ORDERINGS
 from simcore.machines.curves.orderings import describe_choices as describe_orderings
 from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS
@@ -219,7 +220,7 @@ def _add_fidelity(commands: argparse._SubParsersAction) -> None:
     fidelity.add_argument("--cleaning", metavar="JSON",
                           help="cleaning options, e.g. '{\"oversize\": \"drop\"}'")
     fidelity.add_argument("--out", metavar="DIR",
-                          help="write residuals.parquet (one row per job) and fidelity.json "
+                          help=f"write {RESIDUALS_FILE} (one row per job) and {REPORT_FILE} "
                                "to this directory (made if missing)")
     memory_flag(fidelity)
     fidelity.add_argument("--json", action="store_true", help="print one JSON object")
@@ -255,15 +256,15 @@ def _fidelity(args: argparse.Namespace) -> int:
 
         from simcore.base.atomic import atomic_path, atomic_write_bytes
 
-        with atomic_path(out / "residuals.parquet") as tmp:
+        with atomic_path(out / RESIDUALS_FILE) as tmp:
             pq.write_table(fidelity.residuals, tmp, compression="zstd")
-        atomic_write_bytes(out / "fidelity.json", (json_text(report) + "\n").encode())
+        atomic_write_bytes(out / REPORT_FILE, (json_text(report) + "\n").encode())
     if args.json:
         print(json_text(report))
         return 0
     _print_fidelity(report)
     if out is not None:
-        print(f"  residuals.parquet and fidelity.json written to {out}")
+        print(f"  {RESIDUALS_FILE} and {REPORT_FILE} written to {out}")
     return 0
 
 
@@ -315,7 +316,7 @@ def _print_fidelity(report: dict) -> None:
               "within 1 h", "median |start error|")
     for line in text_table(header, [(label, *_fidelity_cells(v)) for label, v in rows], "  "):
         print(line)
-    print(f"  users: {len(report['by_user'])}, each in --json and fidelity.json")
+    print(f"  users: {len(report['by_user'])}, each in --json and {REPORT_FILE}")
 
 
 def _fidelity_cells(values: dict) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from simcore.base.params import Parameter
 from simcore.core.columns import Column
-from simcore.fidelity.compare import AGREEMENT, RESIDUALS
+from simcore.fidelity.compare import AGREEMENT, REPORT_FILE, RESIDUALS, RESIDUALS_FILE
 from simcore.machines.contract import CAPABILITIES
 from simcore.machines.descriptions import machines_dirs
 from simcore.machines.registry import ALLOCATORS, KINDS
@@ -120,7 +120,7 @@ COMMAND_JSON = {
         ("by_month", None, "the metrics per month of submission (YYYY-MM, or +k)"),
         ("by_queue", None, "the metrics per queue (SWF field 15)"),
         ("by_user", None, "the metrics per user (SWF field 12)")) + AGREEMENT,
-    "simcore fidelity --out: residuals.parquet": RESIDUALS,
+    f"simcore fidelity --out: {RESIDUALS_FILE}": RESIDUALS,
     "simcore plan --json": _fields(
         ("dataset", None, "the configuration's dataset name"),
         ("shards", "shards", "shards (experiment x workload x machine x policy)"),
@@ -271,8 +271,8 @@ def outputs_markdown() -> str:
         "- `simcore run --json`: one object, the run metrics of summary.parquet (named as",
         "  there) and the fields below; the other commands' `--json` objects and an archive's",
         "  manifest.json below it;",
-        "- `simcore fidelity --out DIR`: `DIR/fidelity.json` (the `--json` object) and",
-        "  `DIR/residuals.parquet`, one row per job of the cleaned log.",
+        f"- `simcore fidelity --out DIR`: `DIR/{REPORT_FILE}` (the `--json` object) and",
+        f"  `DIR/{RESIDUALS_FILE}`, one row per job of the cleaned log.",
         "",
         "Capacity follows Krevat (2003), section 4.2: over T = max(end) - min(submit) and the",
         "N units of the machine, utilized (eq. 4.1) counts the units each job requested for",
