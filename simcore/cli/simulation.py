@@ -274,7 +274,8 @@ def _out_directory(path: str) -> Path:
     if target.exists() and not target.is_dir():
         raise SpecError(f"--out {path}: is a file; expected a directory")
     if not target.parent.is_dir():
-        raise SpecError(f"--out {path}: directory {target.parent} does not exist")
+        raise SpecError(f"--out {path}: directory {target.parent} does not exist; expected "
+                        "a directory, or a new one in an existing directory")
     return target
 
 
