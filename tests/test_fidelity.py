@@ -18,7 +18,8 @@ from simcore.base.arrays import arrow_table, numpy_array
 from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
 from simcore.cli.main import main
-from simcore.fidelity.compare import AGREEMENT, MONTH_S, RESIDUALS, compare
+from simcore.core.columns import AGREEMENT
+from simcore.fidelity.compare import MONTH_S, RESIDUALS, compare
 from simcore.jobs.cleaning import clean
 from simcore.jobs.swf import parse_swf
 from simcore.simulate import simulate

@@ -84,6 +84,44 @@ def locality_aggregates() -> tuple[Column, ...]:
         if stat != "per_proc" or c.name in PER_PROCESSOR)
 
 
+#: How a simulated schedule agrees with a log's recorded starts over a set of jobs
+#: (`simcore.fidelity.compare`; a job's recorded start is its submit time + recorded wait).
+AGREEMENT = (
+    Column("jobs", int, "jobs", "jobs compared (known recorded wait, simulated)"),
+    Column("mean_wait_ratio", float, "ratio", "mean simulated wait / mean recorded wait; "
+           "null where the recorded mean is 0"),
+    Column("wait_rho", float, None, "Spearman's rho of recorded and simulated waits, on "
+           "average ranks; null where either side's waits are all equal"),
+    Column("within_10_min", float, "fraction", "jobs starting within 600 s of their "
+           "recorded start (submit + wait), either way"),
+    Column("within_1_h", float, "fraction", "jobs starting within 3,600 s of their "
+           "recorded start, either way"),
+    Column("median_abs_error_s", float, "s", "median of the absolute start errors, "
+           "abs(simulated start - recorded start)"),
+)
+#: The halves of a log: its cleaned jobs in queue order, split by job count.
+HALVES = ("first_half", "second_half")
+#: The sets of jobs a run's fidelity metrics cover: every compared job, and each half.
+FIDELITY_SETS = {"": "over every compared job",
+                 "first_half": "over the compared jobs of the log's first half",
+                 "second_half": "over the compared jobs of the log's second half"}
+
+
+def fidelity_name(metric: str, jobs: str = "") -> str:
+    """The run column of an AGREEMENT metric over a set of FIDELITY_SETS:
+    fidelity_<metric>[_<set>]."""
+    return f"fidelity_{metric}" + (f"_{jobs}" if jobs else "")
+
+
+def fidelity_metrics() -> tuple[Column, ...]:
+    """The run columns of AGREEMENT x FIDELITY_SETS: a replay of a log (a converted trace,
+    its arrivals and jobs kept; `simcore.fidelity.replays`) against the starts the log
+    recorded; null for every other run."""
+    return tuple(Column(fidelity_name(c.name, jobs), c.type, c.unit,
+                        f"replays of a log only (null elsewhere), {meaning}: {c.meaning}")
+                 for jobs, meaning in FIDELITY_SETS.items() for c in AGREEMENT)
+
+
 #: Run metrics that allocator and scheduler modules report (their `observables`): in
 #: every summary of the event engine, `absent` where the run's modules do not report them.
 MODULE_METRICS = (
@@ -172,6 +210,7 @@ RUN_METRICS = (
     Column("context_switches", int, "count", "time-sharing: processors that paid a global "
            "context switch at a slice start (null elsewhere)"),
     *locality_aggregates(),
+    *fidelity_metrics(),
 )
 
 #: Per-job rows of a run (experiments with `per_job: true`), in the queue's priority order.

@@ -35,7 +35,7 @@ import pyarrow as pa
 
 from simcore.base.arrays import arrow_array, arrow_table, numpy_array
 from simcore.base.errors import SpecError
-from simcore.core.columns import Column
+from simcore.core.columns import FIDELITY_SETS, HALVES, Column, fidelity_name
 from simcore.jobs.cleaning import cleaning_report
 from simcore.jobs.describe import size_class_label, size_classes
 from simcore.jobs.swf import MISSING, SWFHeader, header_of, job_size
@@ -44,23 +44,8 @@ from simcore.jobs.swf import MISSING, SWFHeader, header_of, job_size
 WITHIN_S = {"within_10_min": 600.0, "within_1_h": 3600.0}
 #: The files `simcore fidelity --out DIR` writes: the residuals and the report.
 RESIDUALS_FILE, REPORT_FILE = "residuals.parquet", "fidelity.json"
-#: The halves of the log, as `compare` reports them.
-HALVES = ("first_half", "second_half")
 #: The length of a month where the log's header gives no start date: a mean Gregorian month.
 MONTH_S = 365.2425 * 86400 / 12
-#: The metrics of a set of jobs (`_agreement`), as `compare`'s report holds them.
-AGREEMENT = (
-    Column("jobs", int, "jobs", "jobs compared (known recorded wait, simulated)"),
-    Column("mean_wait_ratio", float, "ratio", "mean simulated wait / mean recorded wait; "
-           "null where the recorded mean is 0"),
-    Column("wait_rho", float, None, "Spearman's rho of recorded and simulated waits, on "
-           "average ranks; null where either side's waits are all equal"),
-    Column("within_10_min", float, "fraction", "jobs starting within 600 s of their "
-           "recorded start (submit + wait), either way"),
-    Column("within_1_h", float, "fraction", "jobs starting within 3,600 s of their "
-           "recorded start, either way"),
-    Column("median_abs_error_s", float, "s", "median of |simulated start - recorded start|"),
-)
 #: The per-job residuals (`Fidelity.residuals`), one row per job of the cleaned log.
 RESIDUALS = (
     Column("job_id", int, None, "the job's number (SWF field 1)"),
@@ -110,17 +95,8 @@ def compare(log: pa.Table, schedule: pa.Table) -> Fidelity:
     if report is None:
         raise SpecError("fidelity: the log is not cleaned; expected a table from "
                         "simcore.jobs.cleaning.clean, whose removed jobs are counted")
-    job_id = numpy_array(log.column("job_number"))
-    submit = numpy_array(log.column("submit_time"))
-    order = np.lexsort((job_id, submit))
-    half = np.empty(len(order), dtype=np.int64)
-    half[order] = np.where(np.arange(len(order)) < len(order) // 2, 1, 2)
-    recorded = numpy_array(log.column("wait_time")).astype(np.float64)
-    known = recorded != MISSING
-    simulated_start, simulated_wait = _simulated(job_id, schedule)
-    ran = ~np.isnan(simulated_start)
+    job_id, submit, half, recorded, known, simulated_wait, ran, error = _matched(log, schedule)
     compared = known & ran
-    error = np.where(compared, simulated_start - (submit + recorded), np.nan)
     month, months, month_origin = _months(submit, header_of(log))
     size = job_size(log)
     queue, user = numpy_array(log.column("queue")), numpy_array(log.column("user_id"))
@@ -147,10 +123,44 @@ def compare(log: pa.Table, schedule: pa.Table) -> Fidelity:
         "by_queue": _grouped(queue[compared], waits, str),
         "by_user": _grouped(user[compared], waits, str),
     }
-    halves = {name: _agreement(*(w[half[compared] == k] for w in waits))
-              for k, name in enumerate(HALVES, start=1)}
-    return Fidelity({"counts": counts, "all": _agreement(*waits), **halves,
+    return Fidelity({"counts": counts, "all": _agreement(*waits),
+                     **_halves(waits, half[compared]),
                      "month_origin": month_origin, **groups}, residuals)
+
+
+def run_metrics(log: pa.Table, schedule: pa.Table) -> dict[str, float | int]:
+    """`compare`'s metrics of the simulated `schedule` over every compared job and each
+    half, as the run columns of `simcore.core.columns.fidelity_metrics` (NaN: undefined);
+    neither the counts nor the groups, which only the command reports."""
+    _, _, half, recorded, known, simulated_wait, ran, error = _matched(log, schedule)
+    compared = known & ran
+    waits = (recorded[compared], simulated_wait[compared], error[compared])
+    sets = {"": _agreement(*waits), **_halves(waits, half[compared])}
+    return {fidelity_name(metric, jobs): value for jobs in FIDELITY_SETS
+            for metric, value in sets[jobs].items()}
+
+
+def _matched(log: pa.Table, schedule: pa.Table) -> tuple[np.ndarray, ...]:
+    """Per job of `log`: its number, submit time, half (1 or 2, `compare`), recorded wait,
+    whether that is known, simulated wait, whether it was simulated, start error (NaN
+    unless compared)."""
+    job_id = numpy_array(log.column("job_number"))
+    submit = numpy_array(log.column("submit_time"))
+    order = np.lexsort((job_id, submit))
+    half = np.empty(len(order), dtype=np.int64)
+    half[order] = np.where(np.arange(len(order)) < len(order) // 2, 1, 2)
+    recorded = numpy_array(log.column("wait_time")).astype(np.float64)
+    known = recorded != MISSING
+    simulated_start, simulated_wait = _simulated(job_id, schedule)
+    ran = ~np.isnan(simulated_start)
+    error = np.where(known & ran, simulated_start - (submit + recorded), np.nan)
+    return job_id, submit, half, recorded, known, simulated_wait, ran, error
+
+
+def _halves(waits: tuple[np.ndarray, ...], half: np.ndarray) -> dict[str, dict]:
+    """`_agreement` of the compared jobs of each of HALVES, `half` giving each one's."""
+    return {name: _agreement(*(w[half == k] for w in waits))
+            for k, name in enumerate(HALVES, start=1)}
 
 
 def _simulated(job_id: np.ndarray, schedule: pa.Table) -> tuple[np.ndarray, np.ndarray]:

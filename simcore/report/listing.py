@@ -11,8 +11,8 @@ import os
 from typing import Any
 
 from simcore.base.params import Parameter
-from simcore.core.columns import Column
-from simcore.fidelity.compare import AGREEMENT, REPORT_FILE, RESIDUALS, RESIDUALS_FILE
+from simcore.core.columns import AGREEMENT, Column
+from simcore.fidelity.compare import REPORT_FILE, RESIDUALS, RESIDUALS_FILE
 from simcore.machines.contract import CAPABILITIES
 from simcore.machines.descriptions import machines_dirs
 from simcore.machines.registry import ALLOCATORS, KINDS
