@@ -36,6 +36,7 @@ from simcore.base.caches import numba_base
 from simcore.base.checksums import recorded_digest
 from simcore.base.errors import ConfigError, IntegrityError, SimcoreError
 from simcore.base.progress import Progress
+from simcore.fidelity.replays import replay_metrics
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 from simcore.sweep.experiments import Run, Shard
@@ -173,9 +174,9 @@ def simulate_task(task: Task) -> None:
     if _entry_problem(task) is None:
         return
     machine = task.machine
+    table = _workload(task.workload_path)
     try:
-        jobs = prepare(_workload(task.workload_path), task.run.transforms, machine,
-                       task.run.seed)
+        jobs = prepare(table, task.run.transforms, machine, task.run.seed)
         result = simulate(jobs, machine, task.policy, task.run.seed)
     except SimcoreError as exc:
         raise SimcoreError(f"run {task.key[:12]} ({task.workload_path}, "
@@ -185,8 +186,9 @@ def simulate_task(task: Task) -> None:
     if task.per_job:
         write_table(jobs_table(result.jobs, task.key),
                     cache_path(task.root, task.key, per_job=True), meta)
+    fidelity = replay_metrics(table, task.run.transforms, result.jobs)
     row = run_row(task.key, machine, task.policy, task.run.transforms, task.run.seed, jobs,
-                  result.summary)
+                  {**result.summary, **fidelity})
     write_table(summary_table([row]), cache_path(task.root, task.key), meta)
 
 

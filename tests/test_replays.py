@@ -1,0 +1,71 @@
+"""Replay fidelity as run metrics: the runner stores `compare`'s numbers for a replay of a
+log, and nulls for any other run."""
+
+from __future__ import annotations
+
+import math
+
+import pyarrow as pa
+import pytest
+
+from simcore.core.columns import FIDELITY_SETS, fidelity_metrics, fidelity_name
+from simcore.fidelity.compare import compare
+from simcore.fidelity.replays import MOVED
+from simcore.jobs.cleaning import CLEANING_METADATA_KEY
+from simcore.machines.spec import MachineSpec
+from simcore.policy import PolicySpec
+from simcore.sweep.experiments import Run
+from simcore.sweep.runner import Task, simulate_task
+from simcore.sweep.store import cache_path, read_verified
+from simcore.workload.io import write_workload
+from simcore.workload.spec import WorkloadSpec
+from tests.test_fidelity import JOBS, log, swf_text
+
+NAMES = [c.name for c in fidelity_metrics()]
+
+
+def stored_run(root, table: pa.Table, **transforms) -> tuple[dict, pa.Table]:
+    """The summary row and the schedule the runner stores for `table` on flat:4 under
+    FCFS with these transforms."""
+    path = root / "log.parquet"
+    write_workload(table, path)
+    key = "f" * 64
+    simulate_task(Task(key, str(path), Run(WorkloadSpec(**transforms), 1),
+                       MachineSpec.parse("flat:4"), PolicySpec.from_params("fcfs"), True,
+                       str(root)))
+    return (read_verified(cache_path(root, key)).to_pylist()[0],
+            read_verified(cache_path(root, key, per_job=True)))
+
+
+@pytest.mark.parametrize("transforms", [{}, {"first_jobs": 5, "runtime_scale": 2.0},
+                                        {"estimate_factor": 3.0, "machine_fit": "clamp"}])
+def test_a_replay_stores_what_compare_finds_over_all_jobs_and_each_half(tmp_path,
+                                                                         transforms):
+    row, schedule = stored_run(tmp_path, log(), **transforms)
+    report = compare(log(), schedule).report
+    expected = {fidelity_name(metric, jobs): None if isinstance(value, float)
+                and math.isnan(value) else value
+                for jobs in FIDELITY_SETS for metric, value in report[jobs or "all"].items()}
+    assert {name: row[name] for name in NAMES} == expected
+    assert row["fidelity_jobs"] == report["counts"]["compared"] > 0
+
+
+@pytest.mark.parametrize("transforms", [
+    {"insert_per_h": 1.0}, {"replication": 2}, {"arrival_shake_s": 1.0},
+    {"offered_load": 0.5}])
+def test_a_run_whose_transforms_move_arrivals_or_add_jobs_has_no_fidelity(tmp_path,
+                                                                          transforms):
+    assert set(transforms) <= set(MOVED)
+    row, _ = stored_run(tmp_path, log(), **transforms)
+    assert [row[name] for name in NAMES] == [None] * len(NAMES)
+
+
+def test_a_workload_that_is_no_log_with_waits_has_no_fidelity(tmp_path):
+    table = log()
+    metadata = {k: v for k, v in table.schema.metadata.items() if k != CLEANING_METADATA_KEY}
+    synthetic = table.replace_schema_metadata(metadata)  # what a model's sample is like
+    no_waits = log(swf_text([(j, s, -1, r, p, u, q) for j, s, _, r, p, u, q in JOBS]))
+    for name, table in {"synthetic": synthetic, "no_waits": no_waits}.items():
+        (tmp_path / name).mkdir()
+        row, _ = stored_run(tmp_path / name, table)
+        assert [row[name] for name in NAMES] == [None] * len(NAMES)
