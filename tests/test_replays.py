@@ -3,8 +3,10 @@ log, and nulls for any other run."""
 
 from __future__ import annotations
 
+import hashlib
 import math
 
+import polars as pl
 import pyarrow as pa
 import pytest
 
@@ -14,25 +16,34 @@ from simcore.fidelity.replays import MOVED
 from simcore.jobs.cleaning import CLEANING_METADATA_KEY
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
+from simcore.report.tables import aggregate
 from simcore.sweep.experiments import Run
 from simcore.sweep.runner import Task, simulate_task
-from simcore.sweep.store import cache_path, read_verified
+from simcore.sweep.store import (
+    cache_path,
+    read_summaries,
+    read_verified,
+    shard_dir,
+    summary_table,
+    write_table,
+)
 from simcore.workload.io import write_workload
 from simcore.workload.spec import WorkloadSpec
 from tests.test_fidelity import JOBS, log, swf_text
 
 NAMES = [c.name for c in fidelity_metrics()]
+FCFS = PolicySpec.from_params("fcfs")
 
 
-def stored_run(root, table: pa.Table, **transforms) -> tuple[dict, pa.Table]:
+def stored_run(root, table: pa.Table, policy: PolicySpec = FCFS,
+               **transforms) -> tuple[dict, pa.Table]:
     """The summary row and the schedule the runner stores for `table` on flat:4 under
-    FCFS with these transforms."""
+    `policy` with these transforms."""
     path = root / "log.parquet"
     write_workload(table, path)
-    key = "f" * 64
+    key = hashlib.sha256(f"{policy.key()} {transforms}".encode()).hexdigest()
     simulate_task(Task(key, str(path), Run(WorkloadSpec(**transforms), 1),
-                       MachineSpec.parse("flat:4"), PolicySpec.from_params("fcfs"), True,
-                       str(root)))
+                       MachineSpec.parse("flat:4"), policy, True, str(root)))
     return (read_verified(cache_path(root, key)).to_pylist()[0],
             read_verified(cache_path(root, key, per_job=True)))
 
@@ -69,3 +80,19 @@ def test_a_workload_that_is_no_log_with_waits_has_no_fidelity(tmp_path):
         (tmp_path / name).mkdir()
         row, _ = stored_run(tmp_path / name, table)
         assert [row[name] for name in NAMES] == [None] * len(NAMES)
+
+
+def test_a_sweep_of_a_policy_knob_reads_fidelity_from_its_table(tmp_path):
+    names = {"experiment": "fit", "workload": "hand", "machine": "flat", "policy": "easy"}
+    rows = [stored_run(tmp_path, log(), PolicySpec.from_params(
+        "backfill", {"estimates": estimates}))[0] for estimates in ("requested", "actual")]
+    write_table(summary_table(rows), shard_dir(tmp_path, "d", names) / "summary.parquet",
+                {"shard": {"dataset": "d", **names}})
+    table = aggregate(read_summaries(tmp_path / "d" / "store"))["fidelity"]
+    assert table["estimates"].to_list() == ["actual", "requested"]
+    for row in rows:
+        found = table.filter(pl.col("estimates") == row["estimates"]).row(0, named=True)
+        assert found["n"] == 1
+        assert found["fidelity_within_10_min_first_half_mean"] == \
+            row["fidelity_within_10_min_first_half"]
+        assert found["fidelity_median_abs_error_s_mean"] == row["fidelity_median_abs_error_s"]

@@ -118,7 +118,7 @@ def fidelity_metrics() -> tuple[Column, ...]:
     its arrivals and jobs kept; `simcore.fidelity.replays`) against the starts the log
     recorded; null for every other run."""
     return tuple(Column(fidelity_name(c.name, jobs), c.type, c.unit,
-                        f"replays of a log only (null elsewhere), {meaning}: {c.meaning}")
+                        f"{c.meaning}; {meaning}; null unless the run replays a log")
                  for jobs, meaning in FIDELITY_SETS.items() for c in AGREEMENT)
 
 

@@ -34,7 +34,7 @@ import polars as pl
 from simcore.base.atomic import atomic_write_bytes
 from simcore.base.errors import SimcoreError
 from simcore.base.stamps import remove_stamped, write_stamp
-from simcore.core.columns import RUN_METRICS
+from simcore.core.columns import HALVES, RUN_METRICS, fidelity_name
 from simcore.machines.registry import ALLOCATORS
 from simcore.machines.spec import MachineSpec
 from simcore.policy import SCHEDULERS, PolicySpec
@@ -217,6 +217,26 @@ TABLE_DEFINITIONS = {t.name: t for t in (
               *(Statistic(f"mean_response_s_q{q}_mean", f"mean_response_s_q{q}", "mean",
                           f"response q{q}") for q in range(1, 5)),
               Statistic("busy_fraction_mean", "busy_fraction", "mean", "busy"))),
+    Table("fidelity", "Replays of a log (a converted trace that records waits, its arrivals "
+          "and jobs kept; no other run has a row): how the simulated starts agree with the "
+          "starts the log recorded, means over replications. The halves split the log's "
+          "jobs by count in queue order, so a knob chosen on the first half is scored on "
+          "the second.", (
+              Statistic("fidelity_jobs_mean", "fidelity_jobs", "mean", "compared"),
+              Statistic("fidelity_mean_wait_ratio_mean", "fidelity_mean_wait_ratio", "mean",
+                        "mean wait ratio"),
+              Statistic("fidelity_wait_rho_mean", "fidelity_wait_rho", "mean", "wait rho"),
+              Statistic("fidelity_within_10_min_mean", "fidelity_within_10_min", "mean",
+                        "within 10 min"),
+              Statistic("fidelity_within_1_h_mean", "fidelity_within_1_h", "mean",
+                        "within 1 h"),
+              Statistic("fidelity_median_abs_error_s_mean", "fidelity_median_abs_error_s",
+                        "mean", "median error"),
+              *(Statistic(f"{fidelity_name('within_10_min', half)}_mean",
+                          fidelity_name("within_10_min", half), "mean",
+                          f"within 10 min, {label} half")
+                for half, label in zip(HALVES, ("first", "second"), strict=True))),
+          rows=pl.col("fidelity_jobs").is_not_null()),
 )}
 TABLES = tuple(TABLE_DEFINITIONS)
 
