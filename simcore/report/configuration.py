@@ -19,6 +19,7 @@ import yaml
 
 from simcore.base.params import INT64_MAX, Parameter
 from simcore.base.patterns import NAME
+from simcore.fidelity.replays import MOVED
 from simcore.machines.contract import CAPABILITIES
 from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS, all_options
 from simcore.policy import SCHEDULERS, all_parameters
@@ -296,10 +297,16 @@ def _experiments(key: str, node: dict, root: dict, example: dict) -> list[str]:
                       f"default."]
         elif name == GRID:
             lines += ["", *_grid_prose(value)]
+    moved = ", ".join(f"`{name}`" for name in MOVED)
     lines += ["", "### Workload transforms", "",
               f"What `{FIXED}:` and `{GRID}:` take: how a workload's jobs become a run's jobs "
               f"(`simcore list transforms`). Transforms that draw random numbers draw them "
-              f"from the run's seed.", ""]
+              f"from the run's seed. On a trace that records waits, a run whose transforms "
+              f"keep the log's arrivals and jobs (each of {moved} at its default, no "
+              f"extension transform acting) replays the log: its summary holds its fidelity "
+              f"to the recorded starts (the `fidelity_*` columns and the `fidelity` table, "
+              f"docs/outputs.md), so a grid over a scheduler's parameters reads how each "
+              f"value agrees with the log (docs/schedules.md, \"Against the log\").", ""]
     lines += _parameter_table(tuple(f.metadata["parameter"] for f in transforms().values()),
                               "transform")
     return lines
