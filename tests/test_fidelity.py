@@ -19,9 +19,14 @@ from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
 from simcore.cli.main import main
 from simcore.fidelity.compare import AGREEMENT, MONTH_S, RESIDUALS, compare
+from simcore.fidelity.noise import PERTURBATIONS, SHAKE_S, noise_floor, ties_reversed
 from simcore.jobs.cleaning import clean
 from simcore.jobs.swf import parse_swf
+from simcore.machines.spec import MachineSpec
+from simcore.policy import PolicySpec
 from simcore.simulate import simulate
+from simcore.workload.spec import WorkloadSpec
+from simcore.workload.transforms import prepare
 
 FEB = 31 * 86400  # 2000-02-01 00:00 UTC, from UnixStartTime 946684800 (2000-01-01)
 #: (job, submit, wait, run, processors, user, queue). On flat:4 under FCFS (queue order:
@@ -204,6 +209,54 @@ def test_a_schedule_equal_to_the_recorded_one_agrees_entirely(jobs):
         assert math.isnan(found["wait_rho"])
 
 
+def test_ties_reversed_queues_equal_submit_times_the_other_way():
+    jobs = prepare(log(), WorkloadSpec(), MachineSpec.parse("flat:4"))
+    relabelled, job_number = ties_reversed(jobs)
+    assert job_number.tolist() == [2, 1, 3, 5, 6, 8, 7]  # ties at 0 and at FEB + 600
+    assert relabelled.job_id.tolist() == list(range(7))
+    assert relabelled.run_s.tolist() == [100, 100, 50, 3700, 100, 10, 10]
+    assert relabelled.size.tolist() == [2, 4, 2, 1, 4, 1, 1]
+
+
+def floor_of(seed: int = 0) -> dict:
+    machine, policy = MachineSpec.parse("flat:4"), PolicySpec.from_params("fcfs")
+    return noise_floor(log(), machine, policy, simulate(log(), machine, policy).jobs, seed)
+
+
+def test_the_noise_floor_of_reversed_ties_is_worked_out_by_hand():
+    # Reversed, job 2 (2 processors) runs 0-100 first, so 1 (all 4) starts at 100 and 3
+    # (behind it) at 200; the rest start as in the replay (7 and 8 both start on arrival).
+    # Waits, jobs 1 2 3 5 6 7 8: replay 0 100 90 0 100 0 0 (3's is known here: the replay
+    # stands in for the log), reversed 100 0 190 0 100 0 0; start errors +100 -100 +100 and
+    # 0 four times. Average ranks: replay 2.5 6.5 5 2.5 6.5 2.5 2.5, reversed 5.5 2.5 7 2.5
+    # 5.5 2.5 2.5.
+    floor = floor_of()
+    assert list(floor) == list(PERTURBATIONS)
+    reversed_ties = floor["ties_reversed"]
+    assert close(reversed_ties["all"], agreement(range(7), 390 / 290, pearson(
+        [2.5, 6.5, 5, 2.5, 6.5, 2.5, 2.5], [5.5, 2.5, 7, 2.5, 5.5, 2.5, 2.5]), 1.0, 1.0, 0.0))
+    # first half (1 2 3): replay 0 100 90 (ranks 1 3 2), reversed 100 0 190 (2 1 3)
+    assert close(reversed_ties["first_half"], agreement(
+        range(3), 290 / 190, pearson([1, 3, 2], [2, 1, 3]), 1.0, 1.0, 100.0))
+    assert close(reversed_ties["second_half"], agreement(range(4), 1.0, 1.0, 1.0, 1.0, 0.0))
+
+
+def test_the_noise_floor_of_shaken_arrivals_moves_starts_by_the_shake_alone():
+    # On this log every start is an arrival or the end of a job that started on arrival:
+    # a shake of at most 1 s moves each start and each arrival by at most 1 s (7 and 8 may
+    # swap places in the queue: both start on arrival), so each wait by at most 2 s, and
+    # the mean of the replay's waits is 290 / 7 s.
+    floor = floor_of(seed=0)
+    shaken = floor["arrivals_shaken"]["all"]
+    assert shaken["jobs"] == 7 and shaken["within_10_min"] == 1.0
+    assert 0 < shaken["median_abs_error_s"] <= SHAKE_S
+    assert shaken["mean_wait_ratio"] == pytest.approx(1.0, abs=2 * SHAKE_S / (290 / 7))
+    assert floor_of(seed=0) == floor
+    other = floor_of(seed=1)
+    assert other["arrivals_shaken"] != floor["arrivals_shaken"]
+    assert other["ties_reversed"] == floor["ties_reversed"]  # draws nothing
+
+
 def test_the_command_prints_writes_and_refuses(tmp_path, capsys, schedule):
     trace = tmp_path / "hand.swf"
     trace.write_text(swf_text(JOBS))
@@ -214,6 +267,7 @@ def test_the_command_prints_writes_and_refuses(tmp_path, capsys, schedule):
     expected = json.loads(json_text(compare(log(), schedule).report))
     assert {k: printed[k] for k in expected} == expected
     assert printed["policy"].startswith("fcfs") and printed["machine"] == "flat:4"
+    assert printed["noise_floor"] == json.loads(json_text(floor_of(seed=0)))
     assert json.loads((out / "fidelity.json").read_text()) == printed
     residuals = pq.read_table(out / "residuals.parquet")
     assert residuals.equals(compare(log(), schedule).residuals)
@@ -226,6 +280,15 @@ def test_the_command_prints_writes_and_refuses(tmp_path, capsys, schedule):
     assert rows["second half"] == ["4", "0.02", "0.27", "50.0%", "75.0%", "450", "s"]
     assert rows["size 1"] == ["3", "0.00", "-", "66.7%", "66.7%", "0", "s"]  # no rho
     assert "queue 2" in text and "month 2000-02" in text and "users: 2" in text
+    assert [line.split() for line in text.splitlines() if "ties reversed, all" in line] == [
+        ["ties", "reversed,", "all", "7", "1.34", "0.33", "100.0%", "100.0%", "0", "s"]]
+    assert main(["fidelity", str(trace), "--machine", "flat:4", "--scheduler", "fcfs",
+                 "--seed", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["noise_floor"] == json.loads(
+        json_text(floor_of(seed=2)))
+    assert main(["fidelity", str(trace), "--machine", "flat:4", "--scheduler", "fcfs",
+                 "--seed", "x"]) == 2
+    assert "--seed" in capsys.readouterr().err
     assert main(["fidelity", str(trace), "--machine", "flat:2", "--scheduler", "fcfs",
                  "--out", str(trace)]) == 2
     assert capsys.readouterr().err == (f"simcore: error: --out {trace}: is a file; expected "

@@ -219,6 +219,8 @@ def _add_fidelity(commands: argparse._SubParsersAction) -> None:
     _policy_flags(fidelity)
     fidelity.add_argument("--cleaning", metavar="JSON",
                           help="cleaning options, e.g. '{\"oversize\": \"drop\"}'")
+    fidelity.add_argument("--seed", help="seed of the noise floor's shaken arrivals "
+                                          "(default 0)")
     fidelity.add_argument("--out", metavar="DIR",
                           help=f"write {RESIDUALS_FILE} (one row per job) and {REPORT_FILE} "
                                "to this directory (made if missing)")
@@ -228,7 +230,9 @@ def _add_fidelity(commands: argparse._SubParsersAction) -> None:
 
 
 def _fidelity(args: argparse.Namespace) -> int:
+    from simcore.base.params import SEED
     from simcore.fidelity.compare import compare
+    from simcore.fidelity.noise import noise_floor
     from simcore.jobs.cleaning import CleaningOptions, clean
     from simcore.jobs.swf import read_swf
     from simcore.simulate import simulate
@@ -243,14 +247,16 @@ def _fidelity(args: argparse.Namespace) -> int:
                         "scheduler")
     cleaning = None if args.cleaning is None else \
         CleaningOptions.from_mapping(json_argument("--cleaning", args.cleaning))
+    seed = flag_value("--seed", SEED, args.seed)
     out = None if args.out is None else _out_directory(args.out)
     log = clean(read_swf(args.trace), cleaning)
     check_memory(args, log.num_rows, option=f"TRACE {args.trace}")
     _check_fits(log, machine)
-    fidelity = compare(log, simulate(prepare(log, WorkloadSpec(), machine), machine,
-                                     policy).jobs)
+    replay = simulate(prepare(log, WorkloadSpec(), machine), machine, policy).jobs
+    fidelity = compare(log, replay)
     report = {"trace": args.trace, "machine": str(machine),
-              "policy": policy.describe(machine.capabilities), **fidelity.report}
+              "policy": policy.describe(machine.capabilities), **fidelity.report,
+              "noise_floor": noise_floor(log, machine, policy, replay, seed)}
     if out is not None:
         import pyarrow.parquet as pq
 
@@ -300,7 +306,10 @@ def _check_fits(log: pa.Table, machine: MachineSpec) -> None:
 
 def _print_fidelity(report: dict) -> None:
     """The report of `fidelity` as a few lines and one table: all jobs, the halves, and
-    the jobs of each size class, month and queue (users are in --json)."""
+    the jobs of each size class, month and queue (users are in --json), and the noise
+    floor."""
+    from simcore.fidelity.noise import SHAKE_S
+
     counts = report["counts"]
     removed = ", ".join(f"{rule} {n}" for rule, n in counts["cleaning_removed"].items() if n)
     print(f"{report['trace']}: {counts['log_jobs']} jobs in the log; cleaning removed "
@@ -318,6 +327,12 @@ def _print_fidelity(report: dict) -> None:
     for line in text_table(header, [(label, *_fidelity_cells(v)) for label, v in rows], "  "):
         print(line)
     print(f"  users: {len(report['by_user'])}, each in --json and {REPORT_FILE}")
+    print(f"  noise floor: the same replay with arrivals shaken by up to {SHAKE_S:g} s, and "
+          "with ties of submit time queued the other way, against the replay itself:")
+    rows = [(f"{name.replace('_', ' ')}, {part.replace('_', ' ')}", values)
+            for name, parts in report["noise_floor"].items() for part, values in parts.items()]
+    for line in text_table(header, [(label, *_fidelity_cells(v)) for label, v in rows], "  "):
+        print(line)
 
 
 def _fidelity_cells(values: dict) -> tuple[str, ...]:

@@ -92,13 +92,17 @@ class Fidelity:
     residuals: pa.Table
 
 
-def compare(log: pa.Table, schedule: pa.Table) -> Fidelity:
+def compare(log: pa.Table, schedule: pa.Table, reference: pa.Table | None = None
+            ) -> Fidelity:
     """Compare the simulated `schedule` (a run's per-job table: job_id, submit_s, start_s)
     with the recorded starts of `log`, an SWF table cleaned by `simcore.jobs.cleaning.clean`
     (whose counts it reports). The schedule may leave jobs of the log out (counted); a job
     it holds that the log does not is an error. A simulated wait is the schedule's own
     (start_s - submit_s, so a run whose arrivals were moved keeps its waits); the start
-    error is the simulated start against the recorded one.
+    error is the simulated start against the recorded one. With `reference`, another
+    schedule of the log, its starts and waits stand in for the recorded ones (a job it
+    lacks counts as an unknown wait): one replay against another, the noise floor
+    (`simcore.fidelity.noise`).
 
     The halves: the log's jobs after cleaning in queue order (submit time, then job id),
     the first n // 2 of them the first half and the rest the second. Halves of equal job
@@ -115,12 +119,17 @@ def compare(log: pa.Table, schedule: pa.Table) -> Fidelity:
     order = np.lexsort((job_id, submit))
     half = np.empty(len(order), dtype=np.int64)
     half[order] = np.where(np.arange(len(order)) < len(order) // 2, 1, 2)
-    recorded = numpy_array(log.column("wait_time")).astype(np.float64)
-    known = recorded != MISSING
+    if reference is None:
+        recorded = numpy_array(log.column("wait_time")).astype(np.float64)
+        known = recorded != MISSING
+        recorded_start = submit + recorded
+    else:
+        recorded_start, recorded = _simulated(job_id, reference)
+        known = ~np.isnan(recorded_start)
     simulated_start, simulated_wait = _simulated(job_id, schedule)
     ran = ~np.isnan(simulated_start)
     compared = known & ran
-    error = np.where(compared, simulated_start - (submit + recorded), np.nan)
+    error = np.where(compared, simulated_start - recorded_start, np.nan)
     month, months, month_origin = _months(submit, header_of(log))
     size = job_size(log)
     queue, user = numpy_array(log.column("queue")), numpy_array(log.column("user_id"))
