@@ -100,9 +100,9 @@ def compare(log: pa.Table, schedule: pa.Table, reference: pa.Table | None = None
     it holds that the log does not is an error. A simulated wait is the schedule's own
     (start_s - submit_s, so a run whose arrivals were moved keeps its waits); the start
     error is the simulated start against the recorded one. With `reference`, another
-    schedule of the log, its starts and waits stand in for the recorded ones (a job it
-    lacks counts as an unknown wait): one replay against another, the noise floor
-    (`simcore.fidelity.noise`).
+    schedule of the log, its starts and waits stand in for the recorded ones, over the
+    same jobs (a job whose recorded wait is unknown, or that it lacks, counts as an
+    unknown wait): one replay against another, the noise floor (`simcore.fidelity.noise`).
 
     The halves: the log's jobs after cleaning in queue order (submit time, then job id),
     the first n // 2 of them the first half and the rest the second. Halves of equal job
@@ -119,13 +119,12 @@ def compare(log: pa.Table, schedule: pa.Table, reference: pa.Table | None = None
     order = np.lexsort((job_id, submit))
     half = np.empty(len(order), dtype=np.int64)
     half[order] = np.where(np.arange(len(order)) < len(order) // 2, 1, 2)
-    if reference is None:
-        recorded = numpy_array(log.column("wait_time")).astype(np.float64)
-        known = recorded != MISSING
-        recorded_start = submit + recorded
-    else:
+    recorded = numpy_array(log.column("wait_time")).astype(np.float64)
+    known = recorded != MISSING
+    recorded_start = submit + recorded
+    if reference is not None:
         recorded_start, recorded = _simulated(job_id, reference)
-        known = ~np.isnan(recorded_start)
+        known &= ~np.isnan(recorded_start)
     simulated_start, simulated_wait = _simulated(job_id, schedule)
     ran = ~np.isnan(simulated_start)
     compared = known & ran

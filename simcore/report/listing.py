@@ -121,7 +121,8 @@ COMMAND_JSON = {
         ("by_queue", None, "the metrics per queue (SWF field 15)"),
         ("by_user", None, "the metrics per user (SWF field 12)"),
         ("noise_floor", None, "the same replay perturbed, against the unperturbed one in "
-         "place of the log: `arrivals_shaken` (each arrival moved by up to 1 s, seeded by "
+         "place of the log, over the jobs compared with it: `arrivals_shaken` (each arrival "
+         "moved by up to 1 s, seeded by "
          "--seed) and `ties_reversed` (jobs of equal submit times queued in the other "
          "order), each with `all`, `first_half` and `second_half`")) + AGREEMENT,
     f"simcore fidelity --out: {RESIDUALS_FILE}": RESIDUALS,
