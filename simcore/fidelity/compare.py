@@ -42,8 +42,9 @@ from simcore.jobs.swf import MISSING, SWFHeader, header_of, job_size
 
 #: Start errors within these many seconds count as agreeing (`within_10_min`, `within_1_h`).
 WITHIN_S = {"within_10_min": 600.0, "within_1_h": 3600.0}
-#: The files `simcore fidelity --out DIR` writes: the residuals and the report.
-RESIDUALS_FILE, REPORT_FILE = "residuals.parquet", "fidelity.json"
+#: The files `simcore fidelity --out DIR` writes: the residuals and the report of one
+#: trace, and the report of a configuration (`--config`, `simcore.fidelity.report`).
+RESIDUALS_FILE, REPORT_FILE, REPORT_MD = "residuals.parquet", "fidelity.json", "fidelity.md"
 #: The halves of the log, as `compare` reports them.
 HALVES = ("first_half", "second_half")
 #: The length of a month where the log's header gives no start date: a mean Gregorian month.
