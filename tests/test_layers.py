@@ -34,6 +34,7 @@ LAYERS = (
     ("simcore.fidelity",),
     ("simcore.sweep",),
     ("simcore.report",),
+    ("simcore.fidelity.pictures",),
     ("simcore.schedules",),
     ("simcore.tools",),
     ("simcore.cli",),

@@ -23,7 +23,7 @@ from simcore.cli.common import (
     key_values,
     memory_flag,
 )
-from simcore.fidelity.compare import REPORT_FILE, RESIDUALS_FILE
+from simcore.fidelity.compare import FIGURES, REPORT_FILE, RESIDUALS_FILE
 from simcore.machines.curves.orderings import ORDERINGS
 from simcore.machines.curves.orderings import describe_choices as describe_orderings
 from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS
@@ -220,8 +220,9 @@ def _add_fidelity(commands: argparse._SubParsersAction) -> None:
     fidelity.add_argument("--cleaning", metavar="JSON",
                           help="cleaning options, e.g. '{\"oversize\": \"drop\"}'")
     fidelity.add_argument("--out", metavar="DIR",
-                          help=f"write {RESIDUALS_FILE} (one row per job) and {REPORT_FILE} "
-                               "to this directory (made if missing)")
+                          help=f"write {RESIDUALS_FILE} (one row per job), {REPORT_FILE} "
+                               "and the figures (PNG and SVG) to this directory (made if "
+                               "missing)")
     memory_flag(fidelity)
     fidelity.add_argument("--json", action="store_true", help="print one JSON object")
     fidelity.set_defaults(handler=_fidelity)
@@ -259,12 +260,17 @@ def _fidelity(args: argparse.Namespace) -> int:
         with atomic_path(out / RESIDUALS_FILE) as tmp:
             pq.write_table(fidelity.residuals, tmp, compression="zstd")
         atomic_write_bytes(out / REPORT_FILE, (json_text(report) + "\n").encode())
+        from simcore.fidelity.pictures import write_fidelity_figures
+
+        write_fidelity_figures(fidelity.residuals, out, Path(args.trace).name, str(machine),
+                               report["policy"])
     if args.json:
         print(json_text(report))
         return 0
     _print_fidelity(report)
     if out is not None:
-        print(f"  {RESIDUALS_FILE} and {REPORT_FILE} written to {out}")
+        print(f"  {RESIDUALS_FILE}, {REPORT_FILE} and the figures {', '.join(FIGURES)} "
+              f"(.png, .svg) written to {out}")
     return 0
 
 

@@ -44,6 +44,8 @@ from simcore.jobs.swf import MISSING, SWFHeader, header_of, job_size
 WITHIN_S = {"within_10_min": 600.0, "within_1_h": 3600.0}
 #: The files `simcore fidelity --out DIR` writes: the residuals and the report.
 RESIDUALS_FILE, REPORT_FILE = "residuals.parquet", "fidelity.json"
+#: The figures it draws there (`simcore.fidelity.pictures`), each as <name>.png and .svg.
+FIGURES = ("simulated-vs-recorded-wait", "wait-cdfs", "start-error-over-time")
 #: The halves of the log, as `compare` reports them.
 HALVES = ("first_half", "second_half")
 #: The length of a month where the log's header gives no start date: a mean Gregorian month.
