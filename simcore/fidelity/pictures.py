@@ -46,7 +46,7 @@ HEXAGONS = 40
 RECORDED_COLOR, SIMULATED_COLOR = "#4c72b0", "#dd8452"
 
 
-class _Compared:
+class Compared:
     """The compared jobs of a residuals table: waits, start errors and submit times in
     seconds, the first submit time of the second half, and how many jobs were left out."""
 
@@ -95,7 +95,7 @@ def _wait_upper(*waits: np.ndarray) -> float:
     return max(longest + 1.0, DURATIONS["1 h"]) * 1.5
 
 
-def _none_compared(fig: Figure, compared: _Compared) -> None:
+def _none_compared(fig: Figure, compared: Compared) -> None:
     ax = fig.subplots()
     ax.set_axis_off()
     ax.text(0.5, 0.5, f"no job compared: all {compared.left_out:,} jobs of the cleaned log "
@@ -103,11 +103,11 @@ def _none_compared(fig: Figure, compared: _Compared) -> None:
             wrap=True, transform=ax.transAxes)
 
 
-def _title(fig: Figure, what: str, about: str, compared: _Compared) -> None:
+def _title(fig: Figure, what: str, about: str, compared: Compared) -> None:
     figure_title(fig, f"{what}: {about}", compared.count())
 
 
-def simulated_vs_recorded(compared: _Compared, about: str) -> Figure:
+def simulated_vs_recorded(compared: Compared, about: str) -> Figure:
     """Simulated against recorded wait, hexagons on log axes of wait + 1 s."""
     fig = new_figure(6.0, 5.6)
     _title(fig, "Simulated against recorded wait", about, compared)
@@ -145,7 +145,7 @@ def _cdf(values: np.ndarray, upper: float) -> tuple[np.ndarray, np.ndarray]:
     return np.r_[points + 1.0, upper], np.r_[share, 1.0]
 
 
-def wait_cdfs(compared: _Compared, about: str) -> Figure:
+def wait_cdfs(compared: Compared, about: str) -> Figure:
     """The recorded and simulated waits' CDFs on one log axis of wait + 1 s."""
     fig = new_figure(6.0, 3.8)
     _title(fig, "Waits, recorded and simulated", about, compared)
@@ -192,7 +192,7 @@ def _error_axis(ax: Axes, quantiles: np.ndarray) -> None:
     ax.axhspan(-within, within, color="0.85", linewidth=0, zorder=0)
 
 
-def error_over_time(compared: _Compared, about: str) -> Figure:
+def error_over_time(compared: Compared, about: str) -> Figure:
     """The start error against submit time: per bin the median and the 25-75% and 10-90%
     bands, and below the jobs compared per bin; the second half's first job marked."""
     fig = new_figure(8.0, 5.0)
@@ -243,7 +243,7 @@ def write_fidelity_figures(residuals: pa.Table, out: str | os.PathLike[str], tra
     """Draw FIGURES of `residuals` (a table of `RESIDUALS` columns) into the existing
     directory `out` as <name>.png and .svg, titled with the trace, machine and policy;
     their paths."""
-    compared = _Compared(residuals)
+    compared = Compared(residuals)
     about = f"{trace} on {machine}, {policy}"
     paths: list[Path] = []
     for name, draw in DRAW.items():
