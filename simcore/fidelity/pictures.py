@@ -4,13 +4,14 @@ deterministic output of `simcore.report.plots`:
 
 - `simulated-vs-recorded-wait`: each compared job's simulated wait against its recorded
   one, as hexagons coloured by their jobs (log scale), on log axes of wait + 1 s so that
-  the many waits of 0 show (at the axes' origin), the line y = x dashed;
+  the many waits of 0 show (at the axes' origin), the line y = x dashed and the bounds of
+  `within_10_min` dotted (a simulated wait 10 minutes from the recorded one);
 - `wait-cdfs`: the share of jobs waiting at most x, recorded and simulated, on the same
   log axis;
 - `start-error-over-time`: the start error (simulated - recorded start) of the jobs
   submitted in each hour, day or week (the longest giving MIN_BINS bins over the log),
   their median and the 25-75% and 10-90% bands, on a symlog axis linear within 10
-  minutes (shaded: the jobs `within_10_min` counts); below, the jobs compared per bin;
+  minutes (dotted: the bounds of `within_10_min`); below, the jobs compared per bin;
   a line marks the first job of the second half.
 
 Only compared jobs are drawn (a known recorded wait and a simulated start); the titles
@@ -122,6 +123,11 @@ def simulated_vs_recorded(compared: Compared, about: str) -> Figure:
                       extent=(0.0, end, 0.0, end), linewidths=0.2)
     ax.plot([1.0, upper], [1.0, upper], color="0.2", linestyle="--", linewidth=0.8,
             label="simulated = recorded")
+    within = WITHIN_S["within_10_min"]
+    shifted = np.geomspace(within + 1.0, upper, 200)
+    ax.plot(np.r_[1.0, shifted - within], np.r_[within + 1.0, shifted], color="0.2",
+            linestyle=":", linewidth=0.8, label="simulated within 10 min of recorded")
+    ax.plot(shifted, shifted - within, color="0.2", linestyle=":", linewidth=0.8)
     below = 10 ** (-end / HEXAGONS)  # room for the whole hexagons of the waits of 0
     _wait_axis(ax, "x", upper, below)
     _wait_axis(ax, "y", upper, below)
@@ -189,7 +195,8 @@ def _error_axis(ax: Axes, quantiles: np.ndarray) -> None:
     ax.yaxis.set_major_locator(FixedLocator(list(ticks.values())))
     ax.yaxis.set_ticklabels(list(ticks))
     ax.yaxis.set_minor_locator(NullLocator())
-    ax.axhspan(-within, within, color="0.85", linewidth=0, zorder=0)
+    for bound in (-within, within):
+        ax.axhline(bound, color="0.2", linestyle=":", linewidth=0.8)
 
 
 def error_over_time(compared: Compared, about: str) -> Figure:
@@ -218,7 +225,7 @@ def error_over_time(compared: Compared, about: str) -> Figure:
     ax.stairs(quantiles[2], days, color=RECORDED_COLOR, linewidth=1.1, baseline=None,
               label="median")
     _error_axis(ax, quantiles)
-    ax.set_ylabel("start error\n(shaded: within 10 min)")
+    ax.set_ylabel("start error\n(dotted: ±10 min)")
     count_ax.stairs(counts, days, fill=True, color="0.55", linewidth=0)
     count_ax.set_ylabel(f"jobs per {name}")
     count_ax.set_xlabel("submit time (days from the log's time 0)")
@@ -227,7 +234,7 @@ def error_over_time(compared: Compared, about: str) -> Figure:
         for axis in (ax, count_ax):
             axis.axvline(compared.second_half / 86400.0, color="0.2", linestyle="--",
                          linewidth=0.8)
-        ax.text(compared.second_half / 86400.0, 1.0, " second half", va="top", ha="left",
+        ax.text(compared.second_half / 86400.0, 0.98, " second half", va="top", ha="left",
                 fontsize=7, transform=ax.get_xaxis_transform())
     handles, labels = ax.get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=3, frameon=False,
