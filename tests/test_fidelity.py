@@ -178,6 +178,14 @@ def test_a_job_the_schedule_lacks_is_counted_and_an_unknown_one_refused(schedule
         compare(parse_swf(swf_text(JOBS).encode()), schedule)
 
 
+def test_a_negative_recorded_wait_other_than_unknown_is_refused(schedule):
+    garbled = log(swf_text([(j, s, -5 if j in (2, 6) else w, *rest)
+                            for j, s, w, *rest in JOBS]))
+    with pytest.raises(SpecError, match=r"^fidelity: job 2 of the log recorded a wait of -5 s "
+                       r"\(field 3; 2 such jobs\); expected 0 or more, or -1 for unknown$"):
+        compare(garbled, schedule)
+
+
 def test_months_follow_the_header_zone_or_count_from_submit_time_0(schedule):
     pacific = swf_text(JOBS, "; UnixStartTime: 946684800\n; TimeZoneString: US/Pacific\n")
     # midnight UTC on Feb 1 and the 10 minutes after are still January 31 in California

@@ -98,7 +98,8 @@ def compare(log: pa.Table, schedule: pa.Table) -> Fidelity:
     """Compare the simulated `schedule` (a run's per-job table: job_id, submit_s, start_s)
     with the recorded starts of `log`, an SWF table cleaned by `simcore.jobs.cleaning.clean`
     (whose counts it reports). The schedule may leave jobs of the log out (counted); a job
-    it holds that the log does not is an error. A simulated wait is the schedule's own
+    it holds that the log does not is an error, and so is a recorded wait below 0 other
+    than -1 (unknown). A simulated wait is the schedule's own
     (start_s - submit_s, so a run whose arrivals were moved keeps its waits); the start
     error is the simulated start against the recorded one.
 
@@ -119,6 +120,11 @@ def compare(log: pa.Table, schedule: pa.Table) -> Fidelity:
     half[order] = np.where(np.arange(len(order)) < len(order) // 2, 1, 2)
     recorded = numpy_array(log.column("wait_time")).astype(np.float64)
     known = recorded != MISSING
+    negative = np.flatnonzero(known & (recorded < 0))
+    if negative.size:
+        raise SpecError(f"fidelity: job {job_id[negative[0]]} of the log recorded a wait of "
+                        f"{recorded[negative[0]]:g} s (field 3; {negative.size} such jobs); "
+                        "expected 0 or more, or -1 for unknown")
     simulated_start, simulated_wait = _simulated(job_id, schedule)
     ran = ~np.isnan(simulated_start)
     compared = known & ran

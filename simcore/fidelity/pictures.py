@@ -82,9 +82,8 @@ def _wait_axis(ax: Axes, which: str, upper: float, lower: float = 1.0) -> None:
     """A log axis of wait + 1 s from `lower` (1: a wait of 0) to `upper`, marked in
     durations."""
     ticks = {"0": 1.0, **{k: s + 1.0 for k, s in DURATIONS.items() if s + 1.0 <= upper}}
-    axis = ax.xaxis if which == "x" else ax.yaxis
-    (ax.set_xscale if which == "x" else ax.set_yscale)("log")
-    (ax.set_xlim if which == "x" else ax.set_ylim)(lower, upper)
+    ax.set(**{f"{which}scale": "log", f"{which}lim": (lower, upper)})
+    axis = getattr(ax, f"{which}axis")
     axis.set_major_locator(FixedLocator(list(ticks.values())))
     axis.set_ticklabels(list(ticks))
     axis.set_minor_locator(NullLocator())
@@ -97,6 +96,7 @@ def _wait_upper(*waits: np.ndarray) -> float:
 
 
 def _none_compared(fig: Figure, compared: Compared) -> None:
+    """In place of the axes: a sentence saying that no job was compared."""
     ax = fig.subplots()
     ax.set_axis_off()
     ax.text(0.5, 0.5, f"no job compared: all {compared.left_out:,} jobs of the cleaned log "
@@ -230,7 +230,7 @@ def error_over_time(compared: Compared, about: str) -> Figure:
     count_ax.set_ylabel(f"jobs per {name}")
     count_ax.set_xlabel("submit time (days from the log's time 0)")
     count_ax.set_xlim(days[0], days[-1])
-    if compared.second_half is not None:
+    if compared.second_half is not None and edges[0] <= compared.second_half <= edges[-1]:
         for axis in (ax, count_ax):
             axis.axvline(compared.second_half / 86400.0, color="0.2", linestyle="--",
                          linewidth=0.8)
