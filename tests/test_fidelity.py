@@ -300,6 +300,9 @@ def test_the_figures_draw_the_compared_jobs_and_say_how_many(schedule):
     assert per_bin.get_ylabel() == "jobs per day"  # the log spans 31 days
     assert sum(per_bin.patches[0].get_data().values) == 6
     assert [line.get_xdata()[0] for line in per_bin.get_lines()] == [(FEB - 3600) / 86400]
+    with pytest.raises(SpecError, match=r"^residuals: no column half \(1 lacking\); "
+                       "expected the columns of simcore.fidelity.compare.RESIDUALS$"):
+        Compared(compare(log(), schedule).residuals.drop_columns(["half"]))
 
 
 def test_the_figures_of_one_job_and_of_none(tmp_path, capsys):

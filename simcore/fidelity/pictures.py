@@ -31,7 +31,8 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, NullLocator
 
 from simcore.base.arrays import numpy_array
-from simcore.fidelity.compare import FIGURES, WITHIN_S
+from simcore.base.errors import SpecError
+from simcore.fidelity.compare import FIGURES, RESIDUALS, WITHIN_S
 from simcore.report.plots import figure_title, new_figure, write_figure
 
 #: Durations the wait and error axes mark, seconds each.
@@ -52,6 +53,11 @@ class Compared:
     seconds, the first submit time of the second half, and how many jobs were left out."""
 
     def __init__(self, residuals: pa.Table) -> None:
+        lacking = [c.name for c in RESIDUALS if c.name not in residuals.column_names]
+        if lacking:
+            raise SpecError(f"residuals: no column {lacking[0]} ({len(lacking)} lacking); "
+                            "expected the columns of simcore.fidelity.compare.RESIDUALS")
+
         def column(name: str) -> np.ndarray:
             return np.asarray(numpy_array(residuals.column(name)), dtype=np.float64)
 
@@ -247,9 +253,9 @@ DRAW = dict(zip(FIGURES, (simulated_vs_recorded, wait_cdfs, error_over_time), st
 
 def write_fidelity_figures(residuals: pa.Table, out: str | os.PathLike[str], trace: str,
                            machine: str, policy: str) -> list[Path]:
-    """Draw FIGURES of `residuals` (a table of `RESIDUALS` columns) into the existing
-    directory `out` as <name>.png and .svg, titled with the trace, machine and policy;
-    their paths."""
+    """Draw FIGURES of `residuals` (a table of `RESIDUALS` columns; one lacking is an
+    error) into the existing directory `out` as <name>.png and .svg, titled with the
+    trace, machine and policy; their paths."""
     compared = Compared(residuals)
     about = f"{trace} on {machine}, {policy}"
     paths: list[Path] = []
