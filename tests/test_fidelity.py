@@ -1,6 +1,7 @@
 """Replay fidelity (`simcore.fidelity.compare`, `simcore fidelity`): every metric on a
-hand-made log whose FCFS schedule is worked out by hand, the halves, the counts, and the
-command on that log and on a trace excerpt."""
+hand-made log whose FCFS schedule is worked out by hand, the halves, the counts, the
+figures (`simcore.report.fidelity_figures`), and the command on that log and on a trace
+excerpt."""
 
 from __future__ import annotations
 
@@ -18,12 +19,19 @@ from simcore.base.arrays import arrow_table, numpy_array
 from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
 from simcore.cli.main import main
-from simcore.fidelity.compare import AGREEMENT, MONTH_S, RESIDUALS, compare
+from simcore.fidelity.compare import AGREEMENT, FIGURES, MONTH_S, RESIDUALS, compare
 from simcore.fidelity.noise import PERTURBATIONS, SHAKE_S, noise_floor, ties_reversed
 from simcore.jobs.cleaning import clean
 from simcore.jobs.swf import parse_swf
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
+from simcore.report.fidelity_figures import (
+    Compared,
+    error_over_time,
+    simulated_vs_recorded,
+    wait_cdfs,
+    write_fidelity_figures,
+)
 from simcore.simulate import simulate
 from simcore.workload.spec import WorkloadSpec
 from simcore.workload.transforms import prepare
@@ -175,6 +183,14 @@ def test_a_job_the_schedule_lacks_is_counted_and_an_unknown_one_refused(schedule
         compare(parse_swf(swf_text(JOBS).encode()), schedule)
 
 
+def test_a_negative_recorded_wait_other_than_unknown_is_refused(schedule):
+    garbled = log(swf_text([(j, s, -5 if j in (2, 6) else w, *rest)
+                            for j, s, w, *rest in JOBS]))
+    with pytest.raises(SpecError, match=r"^fidelity: job 2 of the log recorded a wait of -5 s "
+                       r"\(field 3; 2 such jobs\); expected 0 or more, or -1 for unknown$"):
+        compare(garbled, schedule)
+
+
 def test_months_follow_the_header_zone_or_count_from_submit_time_0(schedule):
     pacific = swf_text(JOBS, "; UnixStartTime: 946684800\n; TimeZoneString: US/Pacific\n")
     # midnight UTC on Feb 1 and the 10 minutes after are still January 31 in California
@@ -270,6 +286,12 @@ def test_the_command_prints_writes_and_refuses(tmp_path, capsys, schedule):
     assert json.loads((out / "fidelity.json").read_text()) == printed
     residuals = pq.read_table(out / "residuals.parquet")
     assert residuals.equals(compare(log(), schedule).residuals)
+    again = tmp_path / "again"  # drawn again from the residuals alone: the same bytes
+    again.mkdir()
+    drawn = write_fidelity_figures(residuals, again, "hand.swf", "flat:4", printed["policy"])
+    assert [p.name for p in drawn] == [f"{n}.{e}" for n in FIGURES for e in ("png", "svg")]
+    for path in drawn:
+        assert (out / path.name).read_bytes() == path.read_bytes(), path.name
     assert main(["fidelity", str(trace), "--machine", "flat:4", "--scheduler", "fcfs"]) == 0
     text = capsys.readouterr().out
     assert "8 jobs in the log; cleaning removed 1 (nonpositive_runtime 1); unknown wait 1;" \
@@ -318,3 +340,52 @@ def test_the_command_on_a_trace_excerpt_counts_every_job(trace_excerpt, capsys):
             assert 0 <= values["within_10_min"] <= values["within_1_h"] <= 1
             assert values["wait_rho"] is None or -1 <= values["wait_rho"] <= 1
             assert values["median_abs_error_s"] >= 0
+
+
+def texts(fig) -> list[str]:
+    return [fig.get_suptitle(), *(t.get_text() for ax in fig.axes for t in ax.texts)]
+
+
+def test_the_figures_draw_the_compared_jobs_and_say_how_many(schedule):
+    compared = Compared(compare(log(), schedule).residuals)
+    count = "6 jobs compared; 1 of the cleaned log left out (unknown recorded wait or not " \
+        "simulated)"
+    hexagons = simulated_vs_recorded(compared, "hand.swf on flat:4, fcfs")
+    assert " ".join(hexagons.get_suptitle().split()).endswith(  # lines wrapped to fit
+        "hand.swf on flat:4, fcfs " + count)
+    assert hexagons.axes[0].collections[0].get_array().sum() == 6
+    cdfs = wait_cdfs(compared, "")
+    at_zero = {line.get_label().split()[0]: line.get_ydata()[0]
+               for line in cdfs.axes[0].get_lines()}
+    assert at_zero == {"recorded": 3 / 6, "simulated": 4 / 6}  # waits of 0 at x = 1
+    per_bin = error_over_time(compared, "").axes[1]
+    assert per_bin.get_ylabel() == "jobs per day"  # the log spans 31 days
+    assert sum(per_bin.patches[0].get_data().values) == 6
+    assert [line.get_xdata()[0] for line in per_bin.get_lines()] == [(FEB - 3600) / 86400]
+    with pytest.raises(SpecError, match=r"^residuals: no column half \(1 lacking\); "
+                       "expected the columns of simcore.fidelity.compare.RESIDUALS$"):
+        Compared(compare(log(), schedule).residuals.drop_columns(["half"]))
+
+
+def test_the_figures_of_one_job_and_of_none(tmp_path, capsys):
+    one = compare(log(swf_text([(1, 0, 0, 10, 1, 1, 1)])),
+                  simulate(log(swf_text([(1, 0, 0, 10, 1, 1, 1)])), "flat:4", "fcfs").jobs)
+    for draw in (simulated_vs_recorded, wait_cdfs, error_over_time):
+        assert draw(Compared(one.residuals), "").get_suptitle().endswith("\n1 job compared")
+    trace = tmp_path / "unknown.swf"
+    trace.write_text(swf_text([(1, 0, -1, 10, 1, 1, 1), (2, 5, -1, 10, 1, 1, 1)]))
+    out = tmp_path / "out"
+    assert main(["fidelity", str(trace), "--machine", "flat:4", "--scheduler", "fcfs",
+                 "--out", str(out)]) == 0
+    assert capsys.readouterr().out.endswith(
+        "  residuals.parquet, fidelity.json and the figures simulated-vs-recorded-wait, "
+        f"wait-cdfs, start-error-over-time (.png, .svg) written to {out}\n")
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["fidelity.json", "residuals.parquet",
+         *(f"{n}.{e}" for n in FIGURES for e in ("png", "svg"))])
+    none = Compared(pq.read_table(out / "residuals.parquet"))
+    for draw in (simulated_vs_recorded, wait_cdfs, error_over_time):
+        fig = draw(none, "")
+        assert texts(fig)[-1] == ("no job compared: all 2 jobs of the cleaned log have an "
+                                  "unknown recorded wait or were not simulated")
+        assert not any(ax.get_visible() and ax.axison for ax in fig.axes)

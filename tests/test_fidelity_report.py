@@ -1,4 +1,4 @@
-"""The replay-fidelity report (`simcore fidelity --config`, `simcore.fidelity.report`): its
+"""The replay-fidelity report (`simcore fidelity --config`, `simcore.report.fidelity`): its
 configuration refused precisely, its tables equal to the comparison of each replay, a log
 without waits listed, stated values recomputed, and docs/fidelity.md as a run writes it."""
 
@@ -15,7 +15,7 @@ import pytest
 from simcore.base.errors import ConfigError
 from simcore.cli.main import main
 from simcore.fidelity.compare import compare
-from simcore.fidelity.report import FidelityConfig, metric_cells, report_markdown, run_report
+from simcore.report.fidelity import FidelityConfig, metric_cells, report_markdown, run_report
 from simcore.simulate import simulate
 from tests.test_fidelity import JOBS, log, swf_text
 

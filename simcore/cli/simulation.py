@@ -23,7 +23,7 @@ from simcore.cli.common import (
     key_values,
     memory_flag,
 )
-from simcore.fidelity.compare import REPORT_FILE, REPORT_MD, RESIDUALS_FILE
+from simcore.fidelity.compare import FIGURES, REPORT_FILE, REPORT_MD, RESIDUALS_FILE
 from simcore.machines.curves.orderings import ORDERINGS
 from simcore.machines.curves.orderings import describe_choices as describe_orderings
 from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS
@@ -226,8 +226,9 @@ def _add_fidelity(commands: argparse._SubParsersAction) -> None:
     fidelity.add_argument("--seed", help="seed of the noise floor's shaken arrivals "
                                           "(default 0)")
     fidelity.add_argument("--out", metavar="DIR",
-                          help=f"write {RESIDUALS_FILE} (one row per job) and {REPORT_FILE} "
-                               "to this directory (made if missing)")
+                          help=f"write {RESIDUALS_FILE} (one row per job), {REPORT_FILE} "
+                               "and the figures (PNG and SVG) to this directory (made if "
+                               "missing)")
     memory_flag(fidelity)
     fidelity.add_argument("--json", action="store_true", help="print one JSON object")
     fidelity.set_defaults(handler=_fidelity)
@@ -268,22 +269,27 @@ def _fidelity(args: argparse.Namespace) -> int:
         import pyarrow.parquet as pq
 
         from simcore.base.atomic import atomic_path, atomic_write_bytes
+        from simcore.report.fidelity_figures import write_fidelity_figures
 
+        residuals = found.fidelity.residuals
         with atomic_path(out / RESIDUALS_FILE) as tmp:
-            pq.write_table(found.fidelity.residuals, tmp, compression="zstd")
+            pq.write_table(residuals, tmp, compression="zstd")
         atomic_write_bytes(out / REPORT_FILE, (json_text(report) + "\n").encode())
+        write_fidelity_figures(residuals, out, Path(args.trace).name, str(machine),
+                               report["policy"])
     if args.json:
         print(json_text(report))
         return 0
     _print_fidelity(report)
     if out is not None:
-        print(f"  {RESIDUALS_FILE} and {REPORT_FILE} written to {out}")
+        print(f"  {RESIDUALS_FILE}, {REPORT_FILE} and the figures {', '.join(FIGURES)} "
+              f"(.png, .svg) written to {out}")
     return 0
 
 
 def _fidelity_report(args: argparse.Namespace) -> int:
     """`fidelity --config`: the report of a configuration, written to --out."""
-    from simcore.fidelity.report import FidelityConfig, write_report
+    from simcore.report.fidelity import FidelityConfig, write_report
 
     given = [option for option, value in (("--machine", args.machine), ("--scheduler",
              args.scheduler), ("--seed", args.seed), ("--cleaning", args.cleaning)) if value]
@@ -335,7 +341,7 @@ def _print_fidelity(report: dict) -> None:
     the jobs of each size class, month and queue (users are in --json), and the noise
     floor."""
     from simcore.fidelity.noise import SHAKE_S
-    from simcore.fidelity.report import METRIC_HEADER, metric_cells
+    from simcore.report.fidelity import METRIC_HEADER, metric_cells
 
     counts = report["counts"]
     removed = ", ".join(f"{rule} {n}" for rule, n in counts["cleaning_removed"].items() if n)

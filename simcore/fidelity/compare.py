@@ -43,8 +43,10 @@ from simcore.jobs.swf import MISSING, SWFHeader, header_of, job_size
 #: Start errors within these many seconds count as agreeing (`within_10_min`, `within_1_h`).
 WITHIN_S = {"within_10_min": 600.0, "within_1_h": 3600.0}
 #: The files `simcore fidelity --out DIR` writes: the residuals and the report of one
-#: trace, and the report of a configuration (`--config`, `simcore.fidelity.report`).
+#: trace, and the report of a configuration (`--config`, `simcore.report.fidelity`).
 RESIDUALS_FILE, REPORT_FILE, REPORT_MD = "residuals.parquet", "fidelity.json", "fidelity.md"
+#: The figures it draws there (`simcore.report.fidelity_figures`), each as <name>.png and .svg.
+FIGURES = ("simulated-vs-recorded-wait", "wait-cdfs", "start-error-over-time")
 #: The halves of the log, as `compare` reports them.
 HALVES = ("first_half", "second_half")
 #: The length of a month where the log's header gives no start date: a mean Gregorian month.
@@ -98,7 +100,8 @@ def compare(log: pa.Table, schedule: pa.Table, reference: pa.Table | None = None
     """Compare the simulated `schedule` (a run's per-job table: job_id, submit_s, start_s)
     with the recorded starts of `log`, an SWF table cleaned by `simcore.jobs.cleaning.clean`
     (whose counts it reports). The schedule may leave jobs of the log out (counted); a job
-    it holds that the log does not is an error. A simulated wait is the schedule's own
+    it holds that the log does not is an error, and so is a recorded wait below 0 other
+    than -1 (unknown). A simulated wait is the schedule's own
     (start_s - submit_s, so a run whose arrivals were moved keeps its waits); the start
     error is the simulated start against the recorded one. With `reference`, another
     schedule of the log, its starts and waits stand in for the recorded ones, over the
@@ -122,6 +125,11 @@ def compare(log: pa.Table, schedule: pa.Table, reference: pa.Table | None = None
     half[order] = np.where(np.arange(len(order)) < len(order) // 2, 1, 2)
     recorded = numpy_array(log.column("wait_time")).astype(np.float64)
     known = recorded != MISSING
+    negative = np.flatnonzero(known & (recorded < 0))
+    if negative.size:
+        raise SpecError(f"fidelity: job {job_id[negative[0]]} of the log recorded a wait of "
+                        f"{recorded[negative[0]]:g} s (field 3; {negative.size} such jobs); "
+                        "expected 0 or more, or -1 for unknown")
     recorded_start = submit + recorded
     if reference is not None:
         recorded_start, recorded = _simulated(job_id, reference)

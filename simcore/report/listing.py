@@ -12,7 +12,13 @@ from typing import Any
 
 from simcore.base.params import Parameter
 from simcore.core.columns import Column
-from simcore.fidelity.compare import AGREEMENT, REPORT_FILE, RESIDUALS, RESIDUALS_FILE
+from simcore.fidelity.compare import (
+    AGREEMENT,
+    FIGURES,
+    REPORT_FILE,
+    RESIDUALS,
+    RESIDUALS_FILE,
+)
 from simcore.machines.contract import CAPABILITIES
 from simcore.machines.descriptions import machines_dirs
 from simcore.machines.registry import ALLOCATORS, KINDS
@@ -276,8 +282,10 @@ def outputs_markdown() -> str:
         "- `simcore run --json`: one object, the run metrics of summary.parquet (named as",
         "  there) and the fields below; the other commands' `--json` objects and an archive's",
         "  manifest.json below it;",
-        f"- `simcore fidelity --out DIR`: `DIR/{REPORT_FILE}` (the `--json` object) and",
-        f"  `DIR/{RESIDUALS_FILE}`, one row per job of the cleaned log.",
+        f"- `simcore fidelity --out DIR`: `DIR/{REPORT_FILE}` (the `--json` object),",
+        f"  `DIR/{RESIDUALS_FILE}`, one row per job of the cleaned log, and the figures drawn",
+        "  from it (docs/schedules.md), each as `.png` and `.svg`:",
+        "  " + ", ".join(f"`{name}`" for name in FIGURES) + ".",
         "",
         "Capacity follows Krevat (2003), section 4.2: over T = max(end) - min(submit) and the",
         "N units of the machine, utilized (eq. 4.1) counts the units each job requested for",
