@@ -14,7 +14,7 @@ import pytest
 
 from simcore.base.errors import ConfigError
 from simcore.cli.main import main
-from simcore.fidelity.compare import compare
+from simcore.fidelity.compare import FIGURES, compare
 from simcore.report.fidelity import FidelityConfig, metric_cells, report_markdown, run_report
 from simcore.simulate import simulate
 from tests.test_fidelity import JOBS, log, swf_text
@@ -68,6 +68,10 @@ def test_the_report_tables_are_the_comparison_of_each_replay(tmp_path, monkeypat
                      text)
     assert "1 of 2 stated values differ: hand FCFS wait_rho." in text
     assert "Requested run times (field 9) are recorded for 7 of the cleaned jobs" in text
+    for name in FIGURES:  # the FCFS replay's figures, for the log replayed only
+        assert f"![{name.replace('-', ' ')}](fidelity/hand/{name}.png)" in text
+        assert (tmp_path / "docs" / "fidelity" / "hand" / f"{name}.png").is_file()
+    assert not (tmp_path / "docs" / "fidelity" / "nowaits").exists()
 
 
 def test_a_configuration_is_read_whole_and_a_stray_key_refused(tmp_path, monkeypatch):

@@ -23,13 +23,14 @@ from simcore.base.atomic import atomic_write_bytes
 from simcore.base.errors import ConfigError, SimcoreError
 from simcore.base.patterns import TRACE
 from simcore.base.yamlfiles import read_yaml
-from simcore.fidelity.compare import HALVES, REPORT_MD
+from simcore.fidelity.compare import FIGURES, HALVES, REPORT_MD
 from simcore.fidelity.noise import PERTURBATIONS, SHAKE_S
 from simcore.fidelity.replay import Replay, replay
 from simcore.jobs.cleaning import clean, cleaning_report
 from simcore.jobs.swf import MISSING, SWFHeader, header_of, read_swf
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
+from simcore.report.fidelity_figures import write_fidelity_figures
 from simcore.workload.traces import acquire, load_catalogue, mirror_dirs
 
 #: The header keys the report quotes: what a log says of its scheduler, queues and
@@ -265,6 +266,12 @@ def _trace_section(config: FidelityConfig, result: TraceResult) -> list[str]:
         for part in ("all", *HALVES):
             lines.append(_row((label, part.replace("_", " "),
                                *metric_cells(found.fidelity.report[part]))))
+    if config.figures in result.replays:
+        lines += ["", f"Under {config.figures}: simulated against recorded waits, both waits' "
+                  "distributions, and the start error over the log (docs/schedules.md, "
+                  "\"Against the log\", describes them).", ""]
+        lines += [f"![{name.replace('-', ' ')}]({figure_dir(result.name)}/{name}.png)"
+                  for name in FIGURES]
     lines += ["", "The noise floor: each perturbed replay against the replay itself.", "",
               _row(("policy", "perturbation", *METRIC_HEADER)),
               _row(("---",) * 2 + ("---:",) * len(METRIC_HEADER))]
@@ -307,10 +314,23 @@ def _stated_section(config: FidelityConfig, results: list[TraceResult]) -> list[
     return lines
 
 
+def figure_dir(trace: str) -> str:
+    """Where the report's figures of `trace` go, relative to its directory."""
+    return f"fidelity/{trace}"
+
+
 def write_report(config: FidelityConfig, out: Path, command: str,
                  progress: Callable[[str], None] = print) -> Path:
-    """Replay `config`'s traces and write `out`/REPORT_MD, atomically."""
-    text = report_markdown(config, run_report(config, progress), command)
-    target = out / REPORT_MD
-    atomic_write_bytes(target, text.encode())
-    return target
+    """Replay `config`'s traces and write `out`/REPORT_MD, atomically, with the figures
+    of the `figures` policy's replay of each trace in `out`/`figure_dir(trace)`."""
+    results = run_report(config, progress)
+    for result in results:
+        if config.figures in result.replays:
+            found = result.replays[config.figures]
+            target = out / figure_dir(result.name)
+            target.mkdir(parents=True, exist_ok=True)
+            write_fidelity_figures(found.fidelity.residuals, target, result.name,
+                                   str(result.machine), config.figures)
+    path = out / REPORT_MD
+    atomic_write_bytes(path, report_markdown(config, results, command).encode())
+    return path
