@@ -93,6 +93,11 @@ def test_a_configuration_is_read_whole_and_a_stray_key_refused(tmp_path, monkeyp
     ("wait_rho: 0.5", "wait_rho: high", "stated.rows[0].wait_rho: 'high'; expected a "
      "number"),
     ("seed: 0", "seed: -1", "seed: -1; expected an integer >= 0"),
+    ("  hand: {reading", "  other: {reading", "traces.other: not in the catalogue traces.yaml; "
+     "expected one of ['hand', 'nowaits']"),
+    ("machine: 'flat:4'", "machine: 'flat:x'", "traces.nowaits.machine: "),
+    ("FCFS: {scheduler: fcfs}", "FCFS: {scheduler: gang}", "policies.FCFS: scheduler gang "
+     "time-shares the machine"),
 ])
 def test_a_bad_configuration_names_its_key(tmp_path, monkeypatch, old, new, message):
     config = configured(tmp_path, monkeypatch)
@@ -101,6 +106,18 @@ def test_a_bad_configuration_names_its_key(tmp_path, monkeypatch, old, new, mess
     config.write_text(text.replace(old, new))
     with pytest.raises(ConfigError, match=re.escape(f"{config}: {message}")):
         FidelityConfig.read(config)
+
+
+def test_a_machine_too_small_for_a_log_names_the_trace_and_policy(tmp_path, monkeypatch,
+                                                                  capsys):
+    config = configured(tmp_path, monkeypatch)
+    config.write_text(config.read_text().replace("hand: {reading", "hand: {machine: "
+                                                 "'flat:2', reading"))
+    assert main(["fidelity", "--config", str(config), "--out", "docs"]) == 2
+    assert capsys.readouterr().err == (
+        f"simcore: error: {config}: traces.hand: machine flat:2: job 1 needs 4 processors, "
+        "the machine has 2 (2 such jobs); expected a machine of at least 4 units\n")
+    assert not (tmp_path / "docs" / "fidelity.md").exists()
 
 
 def test_the_command_takes_a_trace_or_a_configuration(tmp_path, monkeypatch, capsys):

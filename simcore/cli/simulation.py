@@ -8,7 +8,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
@@ -32,9 +31,6 @@ from simcore.policy import SCHEDULERS, PolicySpec
 from simcore.workload.sources import describe_choices, model_machine
 from simcore.workload.spec import RENAMED, transforms
 from simcore.workload.synthetic import JOBS, MODELS, SyntheticSpec
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -244,7 +240,7 @@ def _fidelity(args: argparse.Namespace) -> int:
         if value is None:
             raise SpecError(f"fidelity TRACE: {option} is required")
     from simcore.base.params import SEED
-    from simcore.fidelity.replay import replay
+    from simcore.fidelity.replay import check_fits, replay
     from simcore.jobs.cleaning import CleaningOptions, clean
     from simcore.jobs.swf import read_swf
 
@@ -260,7 +256,8 @@ def _fidelity(args: argparse.Namespace) -> int:
     out = None if args.out is None else _out_directory(args.out)
     log = clean(read_swf(args.trace), cleaning)
     check_memory(args, log.num_rows, option=f"TRACE {args.trace}")
-    _check_fits(log, machine)
+    check_fits(log, machine, f"--machine {machine}", f", or --cleaning '{{\"oversize\": "
+               f"\"drop\", \"max_procs\": {machine.units}}}'")
     found = replay(log, machine, policy, seed)
     report = {"trace": args.trace, "machine": str(machine),
               "policy": policy.describe(machine.capabilities), **found.fidelity.report,
@@ -315,25 +312,6 @@ def _out_directory(path: str) -> Path:
         raise SpecError(f"--out {path}: directory {target.parent} does not exist; expected "
                         "a directory, or a new one in an existing directory")
     return target
-
-
-def _check_fits(log: pa.Table, machine: MachineSpec) -> None:
-    """Every job of the cleaned log must fit `machine`: an error names the first that does
-    not and the ways out."""
-    import numpy as np
-
-    from simcore.base.arrays import numpy_array
-    from simcore.jobs.swf import job_size
-
-    size = job_size(log)
-    larger = np.flatnonzero(size > machine.units)
-    if larger.size:
-        i = int(larger[0])
-        raise SpecError(
-            f"--machine {machine}: job {numpy_array(log.column('job_number'))[i]} needs "
-            f"{size[i]} processors, the machine has {machine.units} ({larger.size} such "
-            f"jobs); expected a machine of at least {int(size.max())} units, or --cleaning "
-            f"'{{\"oversize\": \"drop\", \"max_procs\": {machine.units}}}'")
 
 
 def _print_fidelity(report: dict) -> None:

@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from simcore.base.arrays import numpy_array
 from simcore.base.atomic import atomic_write_bytes
@@ -25,13 +25,13 @@ from simcore.base.patterns import TRACE
 from simcore.base.yamlfiles import read_yaml
 from simcore.fidelity.compare import FIGURES, HALVES, REPORT_MD
 from simcore.fidelity.noise import PERTURBATIONS, SHAKE_S
-from simcore.fidelity.replay import Replay, replay
+from simcore.fidelity.replay import Replay, check_fits, replay
 from simcore.jobs.cleaning import clean, cleaning_report
 from simcore.jobs.swf import MISSING, SWFHeader, header_of, read_swf
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 from simcore.report.fidelity_figures import write_fidelity_figures
-from simcore.workload.traces import acquire, load_catalogue, mirror_dirs
+from simcore.workload.traces import TraceEntry, acquire, load_catalogue, mirror_dirs
 
 #: The header keys the report quotes: what a log says of its scheduler, queues and
 #: partitions (and of its machine, which a replay stands in for).
@@ -46,19 +46,27 @@ STATED_TOLERANCE = {"mean_wait_ratio": 0.005, "wait_rho": 0.005, "within_10_min"
 _KEYS = {"catalogue", "seed", "policies", "figures", "traces", "stated"}
 
 
+class TraceSetting(NamedTuple):
+    """A trace of the report: its catalogue entry, the machine it is replayed on
+    (default flat:<machine_size>) and the configuration's reading of its header."""
+
+    entry: TraceEntry
+    machine: MachineSpec
+    reading: str
+
+
 @dataclass(frozen=True)
 class FidelityConfig:
-    """The report's configuration (see config/fidelity.yaml): where it was read,
-    the catalogue, the noise floor's seed, the policies by name, the policy whose
-    figures are drawn, each trace's machine (None: flat:<machine_size>) and reading, and
-    the stated values (`source`, `note`: what was measured of their gaps, and `rows`)."""
+    """The report's configuration (see config/fidelity.yaml): where it was read, the
+    noise floor's seed, the policies by name, the policy whose figures are drawn, each
+    trace's setting, and the stated values (`source`, `note`: what was measured of their
+    gaps, and `rows`)."""
 
     path: Path
-    catalogue: Path
     seed: int
     policies: dict[str, PolicySpec]
     figures: str | None
-    traces: dict[str, tuple[str | None, str]]
+    traces: dict[str, TraceSetting]
     stated_source: str
     stated_note: str
     stated: tuple[dict[str, Any], ...]
@@ -85,17 +93,34 @@ class FidelityConfig:
                 policies[str(name)] = PolicySpec.from_params(values["scheduler"], params)
             except SimcoreError as exc:
                 raise ConfigError(f"{where} policies.{name}: {exc}") from None
+            if policies[str(name)].implementation.engine:
+                raise ConfigError(f"{where} policies.{name}: scheduler {values['scheduler']} "
+                                  "time-shares the machine, and its jobs need a BSP model no "
+                                  "log records; expected a space-sharing scheduler")
         figures = document.get("figures")
         if figures is not None and figures not in policies:
             raise ConfigError(f"{where} figures: {figures!r} is no policy; expected one of "
                               f"{sorted(policies)}")
+        catalogue_path = document.get("catalogue")
+        if not isinstance(catalogue_path, str):
+            raise ConfigError(f"{where} catalogue: expected the path of a trace catalogue")
+        catalogue = load_catalogue(catalogue_path)
         traces = {}
         for name, values in _mapping(document, "traces", where).items():
             if not isinstance(values, dict) or set(values) - {"machine", "reading"} or \
                     not isinstance(values.get("reading"), str):
                 raise ConfigError(f"{where} traces.{name}: expected a mapping with a reading "
                                   "(text) and optionally a machine")
-            traces[str(name)] = (values.get("machine"), values["reading"])
+            if name not in catalogue:
+                raise ConfigError(f"{where} traces.{name}: not in the catalogue "
+                                  f"{catalogue_path}; expected one of {sorted(catalogue)}")
+            entry = catalogue[name]
+            try:
+                machine = MachineSpec.parse(values.get("machine")
+                                            or f"flat:{entry.machine_size}")
+            except SimcoreError as exc:
+                raise ConfigError(f"{where} traces.{name}.machine: {exc}") from None
+            traces[str(name)] = TraceSetting(entry, machine, values["reading"])
         stated = document.get("stated", {"source": "", "rows": []})
         rows = stated.get("rows") if isinstance(stated, dict) else None
         if not isinstance(rows, list) or not isinstance(stated.get("source"), str) or \
@@ -108,11 +133,8 @@ class FidelityConfig:
         seed = document.get("seed", 0)
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ConfigError(f"{where} seed: {seed!r}; expected an integer >= 0")
-        catalogue = document.get("catalogue")
-        if not isinstance(catalogue, str):
-            raise ConfigError(f"{where} catalogue: expected the path of a trace catalogue")
-        return cls(path, Path(catalogue), seed, policies, figures, traces,
-                   stated["source"], stated.get("note", ""), tuple(rows))
+        return cls(path, seed, policies, figures, traces, stated["source"],
+                   stated.get("note", ""), tuple(rows))
 
 
 def _mapping(document: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
@@ -137,12 +159,11 @@ def _check_stated(row: object, where: str, traces: Mapping[str, Any],
 
 @dataclass(frozen=True)
 class TraceResult:
-    """One trace of the report: its machine, its log's header and jobs (before cleaning),
+    """One trace of the report: its log's header and jobs (before cleaning),
     the cleaned jobs with a requested run time, and its replays by policy (none where
     the log records no wait)."""
 
     name: str
-    machine: MachineSpec
     header: SWFHeader
     log_jobs: int
     requested: int
@@ -152,25 +173,23 @@ class TraceResult:
 def run_report(config: FidelityConfig, progress: Callable[[str], None] = print
                ) -> list[TraceResult]:
     """Replay every trace of `config` under every policy (`progress` hears of each)."""
-    catalogue = load_catalogue(config.catalogue)
     results = []
-    for name, (machine_text, _) in config.traces.items():
-        if name not in catalogue:
-            raise ConfigError(f"{config.path}: traces.{name}: not in the catalogue "
-                              f"{config.catalogue}; expected one of {sorted(catalogue)}")
-        entry = catalogue[name]
-        path = acquire(entry, TRACE.format(trace=name), mirror_dirs())
-        log = clean(read_swf(path))
-        machine = MachineSpec.parse(machine_text or f"flat:{entry.machine_size}")
+    for name, (entry, machine, _) in config.traces.items():
+        log = clean(read_swf(acquire(entry, TRACE.format(trace=name), mirror_dirs())))
         waits = numpy_array(log.column("wait_time"))
         replays = {}
         if (waits != MISSING).any():
+            check_fits(log, machine, f"{config.path}: traces.{name}: machine {machine}")
             for label, policy in config.policies.items():
                 progress(f"{name}: {label} on {machine}")
-                replays[label] = replay(log, machine, policy.on(machine.capabilities),
-                                        config.seed)
+                try:
+                    replays[label] = replay(log, machine, policy.on(machine.capabilities),
+                                            config.seed)
+                except SimcoreError as exc:
+                    raise ConfigError(f"{config.path}: traces.{name} under policies.{label}: "
+                                      f"{exc}") from None
         requested = int((numpy_array(log.column("requested_time")) > 0).sum())
-        results.append(TraceResult(name, machine, header_of(log),
+        results.append(TraceResult(name, header_of(log),
                                    cleaning_report(log)["jobs_in"], requested, replays))
     return results
 
@@ -219,13 +238,14 @@ def report_markdown(config: FidelityConfig, results: list[TraceResult], command:
         _row(("---",) * 3 + ("---:",) * (len(METRIC_HEADER) + 1)),
     ]
     for result in results:
+        machine = config.traces[result.name].machine
         if not result.replays:
-            lines.append(_row((result.name, str(result.machine), "no recorded waits", *(
+            lines.append(_row((result.name, str(machine), "no recorded waits", *(
                 ("-",) * (len(METRIC_HEADER) + 1)))))
         for label, found in result.replays.items():
             floor = " / ".join(f"{found.noise_floor[p]['all']['within_10_min']:.1%}"
                                for p in PERTURBATIONS)
-            lines.append(_row((result.name, str(result.machine), label,
+            lines.append(_row((result.name, str(machine), label,
                                *metric_cells(found.fidelity.report["all"]), floor)))
     for result in results:
         lines += ["", *_trace_section(config, result)]
@@ -243,7 +263,7 @@ def _trace_section(config: FidelityConfig, result: TraceResult) -> list[str]:
     for key, value in result.header.entries:
         if key in HEADER_KEYS:
             lines.append(f"- {key}: " + " ".join(value.split()))
-    lines += ["", " ".join(config.traces[result.name][1].split()), ""]
+    lines += ["", " ".join(config.traces[result.name].reading.split()), ""]
     if not result.replays:
         lines.append(f"Not replayed: none of its {result.log_jobs:,} jobs records a wait "
                      "(field 3 is -1 throughout).")
@@ -255,9 +275,9 @@ def _trace_section(config: FidelityConfig, result: TraceResult) -> list[str]:
         f"{counts['log_jobs']:,} jobs in the log; the cleaning removed "
         f"{sum(counts['cleaning_removed'].values()):,}" + (f" ({removed})" if removed else "")
         + f"; unknown wait {counts['unknown_wait']:,}; compared {counts['compared']:,}; "
-        f"replayed on {result.machine}. Requested run times (field 9) are recorded for "
-        f"{result.requested:,} of the cleaned jobs; a job without one is scheduled on its "
-        "run time, as with exact run times.",
+        f"replayed on {config.traces[result.name].machine}. Requested run times (field 9) "
+        f"are recorded for {result.requested:,} of the cleaned jobs; a job without one is "
+        "scheduled on its run time, as with exact run times.",
         "",
         _row(("policy", "jobs of", *METRIC_HEADER)),
         _row(("---",) * 2 + ("---:",) * len(METRIC_HEADER)),
@@ -330,7 +350,7 @@ def write_report(config: FidelityConfig, out: Path, command: str,
             target = out / figure_dir(result.name)
             target.mkdir(parents=True, exist_ok=True)
             write_fidelity_figures(found.fidelity.residuals, target, result.name,
-                                   str(result.machine), config.figures)
+                                   str(config.traces[result.name].machine), config.figures)
     path = out / REPORT_MD
     atomic_write_bytes(path, report_markdown(config, results, command).encode())
     return path
