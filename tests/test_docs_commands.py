@@ -231,9 +231,11 @@ CHECKS: dict[str, Check] = {
     "--param seed=1 --out runs/y": Check("study", writes="runs/y/jobs.csv"),
     "simcore export ... --run <i>": HELP,
     "simcore fidelity TRACE.swf.gz --machine flat:128 --scheduler backfill "
-    "[--estimates requested] [--json] [--out DIR]":
-        Check("run", writes="out/fidelity.json", prints='"within_10_min"'),
+    "[--estimates requested] [--seed 0] [--json] [--out DIR]":
+        Check("run", writes="out/fidelity.json", prints='"ties_reversed"'),
     "simcore fidelity": HELP,
+    # all traces: about 20 s; test_fidelity_report writes one trace's section again
+    "simcore fidelity --config config/fidelity.yaml --out docs": HELP,
     "simcore swf-info": HELP,
     "simcore show DIR [DIR2] [--out DIR3] [--at T ...] [--from T] [--until T]": HELP,
     # docs/slurm.md

@@ -1,6 +1,7 @@
 """Replay fidelity (`simcore.fidelity.compare`, `simcore fidelity`): every metric on a
-hand-made log whose FCFS schedule is worked out by hand, the halves, the counts, and the
-command on that log and on a trace excerpt."""
+hand-made log whose FCFS schedule is worked out by hand, the halves, the counts, the
+figures (`simcore.report.fidelity_figures`), and the command on that log and on a trace
+excerpt."""
 
 from __future__ import annotations
 
@@ -19,10 +20,22 @@ from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
 from simcore.cli.main import main
 from simcore.core.columns import AGREEMENT
-from simcore.fidelity.compare import MONTH_S, RESIDUALS, compare
+from simcore.fidelity.compare import FIGURES, MONTH_S, RESIDUALS, compare
+from simcore.fidelity.noise import PERTURBATIONS, SHAKE_S, noise_floor, ties_reversed
 from simcore.jobs.cleaning import clean
 from simcore.jobs.swf import parse_swf
+from simcore.machines.spec import MachineSpec
+from simcore.policy import PolicySpec
+from simcore.report.fidelity_figures import (
+    Compared,
+    error_over_time,
+    simulated_vs_recorded,
+    wait_cdfs,
+    write_fidelity_figures,
+)
 from simcore.simulate import simulate
+from simcore.workload.spec import WorkloadSpec
+from simcore.workload.transforms import prepare
 
 FEB = 31 * 86400  # 2000-02-01 00:00 UTC, from UnixStartTime 946684800 (2000-01-01)
 #: (job, submit, wait, run, processors, user, queue). On flat:4 under FCFS (queue order:
@@ -171,6 +184,14 @@ def test_a_job_the_schedule_lacks_is_counted_and_an_unknown_one_refused(schedule
         compare(parse_swf(swf_text(JOBS).encode()), schedule)
 
 
+def test_a_negative_recorded_wait_other_than_unknown_is_refused(schedule):
+    garbled = log(swf_text([(j, s, -5 if j in (2, 6) else w, *rest)
+                            for j, s, w, *rest in JOBS]))
+    with pytest.raises(SpecError, match=r"^fidelity: job 2 of the log recorded a wait of -5 s "
+                       r"\(field 3; 2 such jobs\); expected 0 or more, or -1 for unknown$"):
+        compare(garbled, schedule)
+
+
 def test_months_follow_the_header_zone_or_count_from_submit_time_0(schedule):
     pacific = swf_text(JOBS, "; UnixStartTime: 946684800\n; TimeZoneString: US/Pacific\n")
     # midnight UTC on Feb 1 and the 10 minutes after are still January 31 in California
@@ -205,6 +226,53 @@ def test_a_schedule_equal_to_the_recorded_one_agrees_entirely(jobs):
         assert math.isnan(found["wait_rho"])
 
 
+def test_ties_reversed_queues_equal_submit_times_the_other_way():
+    jobs = prepare(log(), WorkloadSpec(), MachineSpec.parse("flat:4"))
+    relabelled, job_number = ties_reversed(jobs)
+    assert job_number.tolist() == [2, 1, 3, 5, 6, 8, 7]  # ties at 0 and at FEB + 600
+    assert relabelled.job_id.tolist() == list(range(7))
+    assert relabelled.run_s.tolist() == [100, 100, 50, 3700, 100, 10, 10]
+    assert relabelled.size.tolist() == [2, 4, 2, 1, 4, 1, 1]
+
+
+def floor_of(seed: int = 0) -> dict:
+    machine, policy = MachineSpec.parse("flat:4"), PolicySpec.from_params("fcfs")
+    return noise_floor(log(), machine, policy, simulate(log(), machine, policy).jobs, seed)
+
+
+def test_the_noise_floor_of_reversed_ties_is_worked_out_by_hand():
+    # Reversed, job 2 (2 processors) runs 0-100 first, so 1 (all 4) starts at 100 and 3
+    # (behind it) at 200; the rest start as in the replay (7 and 8 both start on arrival).
+    # Over the jobs compared with the log (3's recorded wait is unknown), 1 2 5 6 7 8, the
+    # waits: replay 0 100 0 100 0 0, reversed 100 0 0 100 0 0; start errors +100 -100 and 0
+    # four times. Average ranks: replay 2.5 5.5 2.5 5.5 2.5 2.5, reversed 5.5 2.5 2.5 5.5
+    # 2.5 2.5: centred -1 2 -1 2 -1 -1 and 2 -1 -1 2 -1 -1, so rho = 3 / 12.
+    floor = floor_of()
+    assert list(floor) == list(PERTURBATIONS)
+    reversed_ties = floor["ties_reversed"]
+    assert close(reversed_ties["all"], agreement(range(6), 1.0, 0.25, 1.0, 1.0, 0.0))
+    # first half (1 2): replay 0 100, reversed 100 0
+    assert close(reversed_ties["first_half"], agreement(range(2), 1.0, -1.0, 1.0, 1.0,
+                                                        100.0))
+    assert close(reversed_ties["second_half"], agreement(range(4), 1.0, 1.0, 1.0, 1.0, 0.0))
+
+
+def test_the_noise_floor_of_shaken_arrivals_moves_starts_by_the_shake_alone():
+    # On this log every start is an arrival or the end of a job that started on arrival:
+    # a shake of at most 1 s moves each start and each arrival by at most 1 s (7 and 8 may
+    # swap places in the queue: both start on arrival), so each wait by at most 2 s, and
+    # the mean of the replay's waits over the jobs compared (not 3) is 200 / 6 s.
+    floor = floor_of(seed=0)
+    shaken = floor["arrivals_shaken"]["all"]
+    assert shaken["jobs"] == 6 and shaken["within_10_min"] == 1.0
+    assert 0 < shaken["median_abs_error_s"] <= SHAKE_S
+    assert shaken["mean_wait_ratio"] == pytest.approx(1.0, abs=2 * SHAKE_S / (200 / 6))
+    assert floor_of(seed=0) == floor
+    other = floor_of(seed=1)
+    assert other["arrivals_shaken"] != floor["arrivals_shaken"]
+    assert other["ties_reversed"] == floor["ties_reversed"]  # draws nothing
+
+
 def test_the_command_prints_writes_and_refuses(tmp_path, capsys, schedule):
     trace = tmp_path / "hand.swf"
     trace.write_text(swf_text(JOBS))
@@ -215,9 +283,16 @@ def test_the_command_prints_writes_and_refuses(tmp_path, capsys, schedule):
     expected = json.loads(json_text(compare(log(), schedule).report))
     assert {k: printed[k] for k in expected} == expected
     assert printed["policy"].startswith("fcfs") and printed["machine"] == "flat:4"
+    assert printed["noise_floor"] == json.loads(json_text(floor_of(seed=0)))
     assert json.loads((out / "fidelity.json").read_text()) == printed
     residuals = pq.read_table(out / "residuals.parquet")
     assert residuals.equals(compare(log(), schedule).residuals)
+    again = tmp_path / "again"  # drawn again from the residuals alone: the same bytes
+    again.mkdir()
+    drawn = write_fidelity_figures(residuals, again, "hand.swf", "flat:4", printed["policy"])
+    assert [p.name for p in drawn] == [f"{n}.{e}" for n in FIGURES for e in ("png", "svg")]
+    for path in drawn:
+        assert (out / path.name).read_bytes() == path.read_bytes(), path.name
     assert main(["fidelity", str(trace), "--machine", "flat:4", "--scheduler", "fcfs"]) == 0
     text = capsys.readouterr().out
     assert "8 jobs in the log; cleaning removed 1 (nonpositive_runtime 1); unknown wait 1;" \
@@ -227,6 +302,15 @@ def test_the_command_prints_writes_and_refuses(tmp_path, capsys, schedule):
     assert rows["second half"] == ["4", "0.02", "0.27", "50.0%", "75.0%", "450", "s"]
     assert rows["size 1"] == ["3", "0.00", "-", "66.7%", "66.7%", "0", "s"]  # no rho
     assert "queue 2" in text and "month 2000-02" in text and "users: 2" in text
+    assert [line.split() for line in text.splitlines() if "ties reversed, all" in line] == [
+        ["ties", "reversed,", "all", "6", "1.00", "0.25", "100.0%", "100.0%", "0", "s"]]
+    assert main(["fidelity", str(trace), "--machine", "flat:4", "--scheduler", "fcfs",
+                 "--seed", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["noise_floor"] == json.loads(
+        json_text(floor_of(seed=2)))
+    assert main(["fidelity", str(trace), "--machine", "flat:4", "--scheduler", "fcfs",
+                 "--seed", "x"]) == 2
+    assert "--seed" in capsys.readouterr().err
     assert main(["fidelity", str(trace), "--machine", "flat:2", "--scheduler", "fcfs",
                  "--out", str(trace)]) == 2
     assert capsys.readouterr().err == (f"simcore: error: --out {trace}: is a file; expected "
@@ -257,3 +341,52 @@ def test_the_command_on_a_trace_excerpt_counts_every_job(trace_excerpt, capsys):
             assert 0 <= values["within_10_min"] <= values["within_1_h"] <= 1
             assert values["wait_rho"] is None or -1 <= values["wait_rho"] <= 1
             assert values["median_abs_error_s"] >= 0
+
+
+def texts(fig) -> list[str]:
+    return [fig.get_suptitle(), *(t.get_text() for ax in fig.axes for t in ax.texts)]
+
+
+def test_the_figures_draw_the_compared_jobs_and_say_how_many(schedule):
+    compared = Compared(compare(log(), schedule).residuals)
+    count = "6 jobs compared; 1 of the cleaned log left out (unknown recorded wait or not " \
+        "simulated)"
+    hexagons = simulated_vs_recorded(compared, "hand.swf on flat:4, fcfs")
+    assert " ".join(hexagons.get_suptitle().split()).endswith(  # lines wrapped to fit
+        "hand.swf on flat:4, fcfs " + count)
+    assert hexagons.axes[0].collections[0].get_array().sum() == 6
+    cdfs = wait_cdfs(compared, "")
+    at_zero = {line.get_label().split()[0]: line.get_ydata()[0]
+               for line in cdfs.axes[0].get_lines()}
+    assert at_zero == {"recorded": 3 / 6, "simulated": 4 / 6}  # waits of 0 at x = 1
+    per_bin = error_over_time(compared, "").axes[1]
+    assert per_bin.get_ylabel() == "jobs per day"  # the log spans 31 days
+    assert sum(per_bin.patches[0].get_data().values) == 6
+    assert [line.get_xdata()[0] for line in per_bin.get_lines()] == [(FEB - 3600) / 86400]
+    with pytest.raises(SpecError, match=r"^residuals: no column half \(1 lacking\); "
+                       "expected the columns of simcore.fidelity.compare.RESIDUALS$"):
+        Compared(compare(log(), schedule).residuals.drop_columns(["half"]))
+
+
+def test_the_figures_of_one_job_and_of_none(tmp_path, capsys):
+    one = compare(log(swf_text([(1, 0, 0, 10, 1, 1, 1)])),
+                  simulate(log(swf_text([(1, 0, 0, 10, 1, 1, 1)])), "flat:4", "fcfs").jobs)
+    for draw in (simulated_vs_recorded, wait_cdfs, error_over_time):
+        assert draw(Compared(one.residuals), "").get_suptitle().endswith("\n1 job compared")
+    trace = tmp_path / "unknown.swf"
+    trace.write_text(swf_text([(1, 0, -1, 10, 1, 1, 1), (2, 5, -1, 10, 1, 1, 1)]))
+    out = tmp_path / "out"
+    assert main(["fidelity", str(trace), "--machine", "flat:4", "--scheduler", "fcfs",
+                 "--out", str(out)]) == 0
+    assert capsys.readouterr().out.endswith(
+        "  residuals.parquet, fidelity.json and the figures simulated-vs-recorded-wait, "
+        f"wait-cdfs, start-error-over-time (.png, .svg) written to {out}\n")
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["fidelity.json", "residuals.parquet",
+         *(f"{n}.{e}" for n in FIGURES for e in ("png", "svg"))])
+    none = Compared(pq.read_table(out / "residuals.parquet"))
+    for draw in (simulated_vs_recorded, wait_cdfs, error_over_time):
+        fig = draw(none, "")
+        assert texts(fig)[-1] == ("no job compared: all 2 jobs of the cleaned log have an "
+                                  "unknown recorded wait or were not simulated")
+        assert not any(ax.get_visible() and ax.axison for ax in fig.axes)

@@ -8,7 +8,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
@@ -23,7 +22,7 @@ from simcore.cli.common import (
     key_values,
     memory_flag,
 )
-from simcore.fidelity.compare import REPORT_FILE, RESIDUALS_FILE
+from simcore.fidelity.compare import FIGURES, REPORT_FILE, REPORT_MD, RESIDUALS_FILE
 from simcore.machines.curves.orderings import ORDERINGS
 from simcore.machines.curves.orderings import describe_choices as describe_orderings
 from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS
@@ -32,9 +31,6 @@ from simcore.policy import SCHEDULERS, PolicySpec
 from simcore.workload.sources import describe_choices, model_machine
 from simcore.workload.spec import RENAMED, transforms
 from simcore.workload.synthetic import JOBS, MODELS, SyntheticSpec
-
-if TYPE_CHECKING:
-    import pyarrow as pa
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
@@ -199,9 +195,9 @@ def _policy(args: argparse.Namespace, capabilities: frozenset[str]) -> PolicySpe
     return PolicySpec.from_params(args.scheduler, params).on(capabilities)
 
 
-def _policy_flags(parser: argparse.ArgumentParser) -> None:
+def _policy_flags(parser: argparse.ArgumentParser, required: bool = True) -> None:
     """Add --scheduler, --param, --start-delay and --estimates, which `_policy` reads."""
-    parser.add_argument("--scheduler", required=True, choices=SCHEDULERS)
+    parser.add_argument("--scheduler", required=required, choices=SCHEDULERS)
     parser.add_argument("--param", action="append", default=[], metavar="K=V",
                         help="scheduler parameter, e.g. fn_tor=0.1 (repeatable)")
     parser.add_argument("--start-delay", help="scheduler parameter start_delay_s")
@@ -212,28 +208,41 @@ def _add_fidelity(commands: argparse._SubParsersAction) -> None:
     fidelity = commands.add_parser(
         "fidelity", help="simulate an SWF trace and compare each job's start with the one "
                          "the log recorded (submit + wait)")
-    fidelity.add_argument("trace", metavar="TRACE",
+    fidelity.add_argument("trace", metavar="TRACE", nargs="?",
                           help="an SWF file (.swf, .swf.gz) whose field 3 holds the waits")
-    fidelity.add_argument("--machine", required=True,
+    fidelity.add_argument("--config", metavar="YAML",
+                          help="instead of TRACE: replay every trace of this report "
+                               "configuration (config/fidelity.yaml) and write --out "
+                               f"DIR/{REPORT_MD}")
+    fidelity.add_argument("--machine",
                           help="kind:size, e.g. flat:128 (the machine the log came from)")
-    _policy_flags(fidelity)
+    _policy_flags(fidelity, required=False)
     fidelity.add_argument("--cleaning", metavar="JSON",
                           help="cleaning options, e.g. '{\"oversize\": \"drop\"}'")
+    fidelity.add_argument("--seed", help="seed of the noise floor's shaken arrivals "
+                                          "(default 0)")
     fidelity.add_argument("--out", metavar="DIR",
-                          help=f"write {RESIDUALS_FILE} (one row per job) and {REPORT_FILE} "
-                               "to this directory (made if missing)")
+                          help=f"write {RESIDUALS_FILE} (one row per job), {REPORT_FILE} "
+                               "and the figures (PNG and SVG) to this directory (made if "
+                               "missing)")
     memory_flag(fidelity)
     fidelity.add_argument("--json", action="store_true", help="print one JSON object")
     fidelity.set_defaults(handler=_fidelity)
 
 
 def _fidelity(args: argparse.Namespace) -> int:
-    from simcore.fidelity.compare import compare
+    if (args.trace is None) == (args.config is None):
+        raise SpecError("fidelity: expected exactly one of TRACE (with --machine and "
+                        "--scheduler) or --config (with --out)")
+    if args.config is not None:
+        return _fidelity_report(args)
+    for option, value in (("--machine", args.machine), ("--scheduler", args.scheduler)):
+        if value is None:
+            raise SpecError(f"fidelity TRACE: {option} is required")
+    from simcore.base.params import SEED
+    from simcore.fidelity.replay import check_fits, replay
     from simcore.jobs.cleaning import CleaningOptions, clean
     from simcore.jobs.swf import read_swf
-    from simcore.simulate import simulate
-    from simcore.workload.spec import WorkloadSpec
-    from simcore.workload.transforms import prepare
 
     machine = MachineSpec.parse(args.machine)
     policy = _policy(args, machine.capabilities)
@@ -243,28 +252,54 @@ def _fidelity(args: argparse.Namespace) -> int:
                         "scheduler")
     cleaning = None if args.cleaning is None else \
         CleaningOptions.from_mapping(json_argument("--cleaning", args.cleaning))
+    seed = flag_value("--seed", SEED, args.seed)
     out = None if args.out is None else _out_directory(args.out)
     log = clean(read_swf(args.trace), cleaning)
     check_memory(args, log.num_rows, option=f"TRACE {args.trace}")
-    _check_fits(log, machine)
-    fidelity = compare(log, simulate(prepare(log, WorkloadSpec(), machine), machine,
-                                     policy).jobs)
+    check_fits(log, machine, f"--machine {machine}", f", or --cleaning '{{\"oversize\": "
+               f"\"drop\", \"max_procs\": {machine.units}}}'")
+    found = replay(log, machine, policy, seed)
     report = {"trace": args.trace, "machine": str(machine),
-              "policy": policy.describe(machine.capabilities), **fidelity.report}
+              "policy": policy.describe(machine.capabilities), **found.fidelity.report,
+              "noise_floor": found.noise_floor}
     if out is not None:
         import pyarrow.parquet as pq
 
         from simcore.base.atomic import atomic_path, atomic_write_bytes
+        from simcore.report.fidelity_figures import write_fidelity_figures
 
+        residuals = found.fidelity.residuals
         with atomic_path(out / RESIDUALS_FILE) as tmp:
-            pq.write_table(fidelity.residuals, tmp, compression="zstd")
+            pq.write_table(residuals, tmp, compression="zstd")
         atomic_write_bytes(out / REPORT_FILE, (json_text(report) + "\n").encode())
+        write_fidelity_figures(residuals, out, Path(args.trace).name, str(machine),
+                               report["policy"])
     if args.json:
         print(json_text(report))
         return 0
     _print_fidelity(report)
     if out is not None:
-        print(f"  {RESIDUALS_FILE} and {REPORT_FILE} written to {out}")
+        print(f"  {RESIDUALS_FILE}, {REPORT_FILE} and the figures {', '.join(FIGURES)} "
+              f"(.png, .svg) written to {out}")
+    return 0
+
+
+def _fidelity_report(args: argparse.Namespace) -> int:
+    """`fidelity --config`: the report of a configuration, written to --out."""
+    from simcore.report.fidelity import FidelityConfig, write_report
+
+    given = [option for option, value in (("--machine", args.machine), ("--scheduler",
+             args.scheduler), ("--seed", args.seed), ("--cleaning", args.cleaning)) if value]
+    if given or args.json or args.param or args.estimates or args.start_delay:
+        raise SpecError(f"fidelity --config: {', '.join(given) or 'that option'} is set by "
+                        "the configuration; expected --config and --out alone")
+    if args.out is None:
+        raise SpecError("fidelity --config: --out DIR is required (the report's directory)")
+    out = _out_directory(args.out)
+    config = FidelityConfig.read(args.config)
+    out.mkdir(exist_ok=True)
+    command = f"simcore fidelity --config {args.config} --out {args.out}"
+    print(f"{write_report(config, out, command)} written")
     return 0
 
 
@@ -279,28 +314,13 @@ def _out_directory(path: str) -> Path:
     return target
 
 
-def _check_fits(log: pa.Table, machine: MachineSpec) -> None:
-    """Every job of the cleaned log must fit `machine`: an error names the first that does
-    not and the ways out."""
-    import numpy as np
-
-    from simcore.base.arrays import numpy_array
-    from simcore.jobs.swf import job_size
-
-    size = job_size(log)
-    larger = np.flatnonzero(size > machine.units)
-    if larger.size:
-        i = int(larger[0])
-        raise SpecError(
-            f"--machine {machine}: job {numpy_array(log.column('job_number'))[i]} needs "
-            f"{size[i]} processors, the machine has {machine.units} ({larger.size} such "
-            f"jobs); expected a machine of at least {int(size.max())} units, or --cleaning "
-            f"'{{\"oversize\": \"drop\", \"max_procs\": {machine.units}}}'")
-
-
 def _print_fidelity(report: dict) -> None:
     """The report of `fidelity` as a few lines and one table: all jobs, the halves, and
-    the jobs of each size class, month and queue (users are in --json)."""
+    the jobs of each size class, month and queue (users are in --json), and the noise
+    floor."""
+    from simcore.fidelity.noise import SHAKE_S
+    from simcore.report.fidelity import METRIC_HEADER, metric_cells
+
     counts = report["counts"]
     removed = ", ".join(f"{rule} {n}" for rule, n in counts["cleaning_removed"].items() if n)
     print(f"{report['trace']}: {counts['log_jobs']} jobs in the log; cleaning removed "
@@ -313,24 +333,16 @@ def _print_fidelity(report: dict) -> None:
             ("second half", report["second_half"])]
     for group, name in (("by_size", "size"), ("by_month", "month"), ("by_queue", "queue")):
         rows += [(f"{name} {key}", values) for key, values in report[group].items()]
-    header = ("group", "jobs", "mean wait sim/rec", "wait rho", "within 10 min",
-              "within 1 h", "median |start error|")
-    for line in text_table(header, [(label, *_fidelity_cells(v)) for label, v in rows], "  "):
+    header = ("group", *METRIC_HEADER)
+    for line in text_table(header, [(label, *metric_cells(v)) for label, v in rows], "  "):
         print(line)
     print(f"  users: {len(report['by_user'])}, each in --json and {REPORT_FILE}")
-
-
-def _fidelity_cells(values: dict) -> tuple[str, ...]:
-    """One row of `_print_fidelity`'s table; "-" for a value that does not exist."""
-    def shown(value: float, text: str) -> str:
-        return "-" if value != value else text  # NaN
-
-    return (str(values["jobs"]),
-            shown(values["mean_wait_ratio"], f"{values['mean_wait_ratio']:.2f}"),
-            shown(values["wait_rho"], f"{values['wait_rho']:.2f}"),
-            shown(values["within_10_min"], f"{values['within_10_min']:.1%}"),
-            shown(values["within_1_h"], f"{values['within_1_h']:.1%}"),
-            shown(values["median_abs_error_s"], f"{values['median_abs_error_s']:.0f} s"))
+    print(f"  noise floor: the same replay with arrivals shaken by up to {SHAKE_S:g} s, and "
+          "with ties of submit time queued the other way, against the replay itself:")
+    rows = [(f"{name.replace('_', ' ')}, {part.replace('_', ' ')}", values)
+            for name, parts in report["noise_floor"].items() for part, values in parts.items()]
+    for line in text_table(header, [(label, *metric_cells(v)) for label, v in rows], "  "):
+        print(line)
 
 
 def _print_run(s: dict, timing: dict, policy: str,

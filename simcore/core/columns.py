@@ -115,7 +115,7 @@ def fidelity_name(metric: str, jobs: str = "") -> str:
 
 def fidelity_metrics() -> tuple[Column, ...]:
     """The run columns of AGREEMENT x FIDELITY_SETS: a replay of a log (a converted trace,
-    its arrivals and jobs kept; `simcore.fidelity.replays`) against the starts the log
+    its arrivals and jobs kept; `simcore.fidelity.runs`) against the starts the log
     recorded; null for every other run."""
     return tuple(Column(fidelity_name(c.name, jobs), c.type, c.unit,
                         f"{c.meaning}; {meaning}; null unless the run replays a log")

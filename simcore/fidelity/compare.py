@@ -42,8 +42,11 @@ from simcore.jobs.swf import MISSING, SWFHeader, header_of, job_size
 
 #: Start errors within these many seconds count as agreeing (`within_10_min`, `within_1_h`).
 WITHIN_S = {"within_10_min": 600.0, "within_1_h": 3600.0}
-#: The files `simcore fidelity --out DIR` writes: the residuals and the report.
-RESIDUALS_FILE, REPORT_FILE = "residuals.parquet", "fidelity.json"
+#: The files `simcore fidelity --out DIR` writes: the residuals and the report of one
+#: trace, and the report of a configuration (`--config`, `simcore.report.fidelity`).
+RESIDUALS_FILE, REPORT_FILE, REPORT_MD = "residuals.parquet", "fidelity.json", "fidelity.md"
+#: The figures it draws there (`simcore.report.fidelity_figures`), each as <name>.png and .svg.
+FIGURES = ("simulated-vs-recorded-wait", "wait-cdfs", "start-error-over-time")
 #: The length of a month where the log's header gives no start date: a mean Gregorian month.
 MONTH_S = 365.2425 * 86400 / 12
 #: The per-job residuals (`Fidelity.residuals`), one row per job of the cleaned log.
@@ -77,13 +80,18 @@ class Fidelity:
     residuals: pa.Table
 
 
-def compare(log: pa.Table, schedule: pa.Table) -> Fidelity:
+def compare(log: pa.Table, schedule: pa.Table, reference: pa.Table | None = None
+            ) -> Fidelity:
     """Compare the simulated `schedule` (a run's per-job table: job_id, submit_s, start_s)
     with the recorded starts of `log`, an SWF table cleaned by `simcore.jobs.cleaning.clean`
     (whose counts it reports). The schedule may leave jobs of the log out (counted); a job
-    it holds that the log does not is an error. A simulated wait is the schedule's own
+    it holds that the log does not is an error, and so is a recorded wait below 0 other
+    than -1 (unknown). A simulated wait is the schedule's own
     (start_s - submit_s, so a run whose arrivals were moved keeps its waits); the start
-    error is the simulated start against the recorded one.
+    error is the simulated start against the recorded one. With `reference`, another
+    schedule of the log, its starts and waits stand in for the recorded ones, over the
+    same jobs (a job whose recorded wait is unknown, or that it lacks, counts as an
+    unknown wait): one replay against another, the noise floor (`simcore.fidelity.noise`).
 
     The halves: the log's jobs after cleaning in queue order (submit time, then job id),
     the first n // 2 of them the first half and the rest the second. Halves of equal job
@@ -95,7 +103,8 @@ def compare(log: pa.Table, schedule: pa.Table) -> Fidelity:
     if report is None:
         raise SpecError("fidelity: the log is not cleaned; expected a table from "
                         "simcore.jobs.cleaning.clean, whose removed jobs are counted")
-    job_id, submit, half, recorded, known, simulated_wait, ran, error = _matched(log, schedule)
+    job_id, submit, half, recorded, known, simulated_wait, ran, error = _matched(
+        log, schedule, reference)
     compared = known & ran
     month, months, month_origin = _months(submit, header_of(log))
     size = job_size(log)
@@ -140,10 +149,11 @@ def run_metrics(log: pa.Table, schedule: pa.Table) -> dict[str, float | int]:
             for metric, value in sets[jobs].items()}
 
 
-def _matched(log: pa.Table, schedule: pa.Table) -> tuple[np.ndarray, ...]:
-    """Per job of `log`: its number, submit time, half (1 or 2, `compare`), recorded wait,
-    whether that is known, simulated wait, whether it was simulated, start error (NaN
-    unless compared)."""
+def _matched(log: pa.Table, schedule: pa.Table, reference: pa.Table | None = None
+             ) -> tuple[np.ndarray, ...]:
+    """Per job of `log`: its number, submit time, half (1 or 2, `compare`), recorded wait
+    (`reference`'s where given), whether that is known, simulated wait, whether it was
+    simulated, start error (NaN unless both are known)."""
     job_id = numpy_array(log.column("job_number"))
     submit = numpy_array(log.column("submit_time"))
     order = np.lexsort((job_id, submit))
@@ -151,9 +161,18 @@ def _matched(log: pa.Table, schedule: pa.Table) -> tuple[np.ndarray, ...]:
     half[order] = np.where(np.arange(len(order)) < len(order) // 2, 1, 2)
     recorded = numpy_array(log.column("wait_time")).astype(np.float64)
     known = recorded != MISSING
+    negative = np.flatnonzero(known & (recorded < 0))
+    if negative.size:
+        raise SpecError(f"fidelity: job {job_id[negative[0]]} of the log recorded a wait of "
+                        f"{recorded[negative[0]]:g} s (field 3; {negative.size} such jobs); "
+                        "expected 0 or more, or -1 for unknown")
+    recorded_start = submit + recorded
+    if reference is not None:
+        recorded_start, recorded = _simulated(job_id, reference)
+        known &= ~np.isnan(recorded_start)
     simulated_start, simulated_wait = _simulated(job_id, schedule)
     ran = ~np.isnan(simulated_start)
-    error = np.where(known & ran, simulated_start - (submit + recorded), np.nan)
+    error = np.where(known & ran, simulated_start - recorded_start, np.nan)
     return job_id, submit, half, recorded, known, simulated_wait, ran, error
 
 

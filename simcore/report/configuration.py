@@ -19,7 +19,7 @@ import yaml
 
 from simcore.base.params import INT64_MAX, Parameter
 from simcore.base.patterns import NAME
-from simcore.fidelity.replays import MOVED
+from simcore.fidelity.runs import MOVED
 from simcore.machines.contract import CAPABILITIES
 from simcore.machines.registry import ALLOCATORS, FAILURE_OPTIONS, KINDS, all_options
 from simcore.policy import SCHEDULERS, all_parameters

@@ -12,7 +12,7 @@ from typing import Any
 
 from simcore.base.params import Parameter
 from simcore.core.columns import AGREEMENT, Column
-from simcore.fidelity.compare import REPORT_FILE, RESIDUALS, RESIDUALS_FILE
+from simcore.fidelity.compare import FIGURES, REPORT_FILE, RESIDUALS, RESIDUALS_FILE
 from simcore.machines.contract import CAPABILITIES
 from simcore.machines.descriptions import machines_dirs
 from simcore.machines.registry import ALLOCATORS, KINDS
@@ -119,7 +119,12 @@ COMMAND_JSON = {
         ("by_size", None, "the metrics per size class: 1, 2, 3-4, 5-8, ... processors"),
         ("by_month", None, "the metrics per month of submission (YYYY-MM, or +k)"),
         ("by_queue", None, "the metrics per queue (SWF field 15)"),
-        ("by_user", None, "the metrics per user (SWF field 12)")) + AGREEMENT,
+        ("by_user", None, "the metrics per user (SWF field 12)"),
+        ("noise_floor", None, "the same replay perturbed, against the unperturbed one in "
+         "place of the log, over the jobs compared with it: `arrivals_shaken` (each arrival "
+         "moved by up to 1 s, seeded by "
+         "--seed) and `ties_reversed` (jobs of equal submit times queued in the other "
+         "order), each with `all`, `first_half` and `second_half`")) + AGREEMENT,
     f"simcore fidelity --out: {RESIDUALS_FILE}": RESIDUALS,
     "simcore plan --json": _fields(
         ("dataset", None, "the configuration's dataset name"),
@@ -271,8 +276,10 @@ def outputs_markdown() -> str:
         "- `simcore run --json`: one object, the run metrics of summary.parquet (named as",
         "  there) and the fields below; the other commands' `--json` objects and an archive's",
         "  manifest.json below it;",
-        f"- `simcore fidelity --out DIR`: `DIR/{REPORT_FILE}` (the `--json` object) and",
-        f"  `DIR/{RESIDUALS_FILE}`, one row per job of the cleaned log.",
+        f"- `simcore fidelity --out DIR`: `DIR/{REPORT_FILE}` (the `--json` object),",
+        f"  `DIR/{RESIDUALS_FILE}`, one row per job of the cleaned log, and the figures drawn",
+        "  from it (docs/schedules.md), each as `.png` and `.svg`:",
+        "  " + ", ".join(f"`{name}`" for name in FIGURES) + ".",
         "",
         "Capacity follows Krevat (2003), section 4.2: over T = max(end) - min(submit) and the",
         "N units of the machine, utilized (eq. 4.1) counts the units each job requested for",

@@ -36,7 +36,7 @@ from simcore.base.caches import numba_base
 from simcore.base.checksums import recorded_digest
 from simcore.base.errors import ConfigError, IntegrityError, SimcoreError
 from simcore.base.progress import Progress
-from simcore.fidelity.replays import replay_metrics
+from simcore.fidelity.runs import replay_metrics
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 from simcore.sweep.experiments import Run, Shard

@@ -1,4 +1,4 @@
-"""Which runs replay a log, and their fidelity as run metrics.
+"""Which runs of a sweep replay a log, and their fidelity as run metrics.
 
 A run replays a log when its workload is a converted trace (a table `clean` made: it
 carries the cleaning report) that records waits (SWF field 3 known for at least one job)

@@ -12,7 +12,7 @@ import pytest
 
 from simcore.core.columns import FIDELITY_SETS, fidelity_metrics, fidelity_name
 from simcore.fidelity.compare import compare
-from simcore.fidelity.replays import MOVED
+from simcore.fidelity.runs import MOVED
 from simcore.jobs.cleaning import CLEANING_METADATA_KEY
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
