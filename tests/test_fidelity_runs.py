@@ -10,6 +10,7 @@ import polars as pl
 import pyarrow as pa
 import pytest
 
+from simcore.base.errors import SimcoreError
 from simcore.core.columns import FIDELITY_SETS, fidelity_metrics, fidelity_name
 from simcore.fidelity.compare import compare
 from simcore.fidelity.runs import MOVED
@@ -96,3 +97,12 @@ def test_a_sweep_of_a_policy_knob_reads_fidelity_from_its_table(tmp_path):
         assert found["fidelity_within_10_min_first_half_mean"] == \
             row["fidelity_within_10_min_first_half"]
         assert found["fidelity_median_abs_error_s_mean"] == row["fidelity_median_abs_error_s"]
+
+
+def test_a_replay_of_a_log_with_a_negative_wait_fails_naming_the_run_and_the_job(tmp_path):
+    table = log(swf_text([(j, s, -5 if j == 2 else w, r, p, u, q)
+                          for j, s, w, r, p, u, q in JOBS]))
+    with pytest.raises(SimcoreError, match=r"^run [0-9a-f]{12} \(.*\): fidelity: job 2 of the "
+                       r"log recorded a wait of -5 s \(field 3; 1 such jobs\); expected 0 or "
+                       r"more, or -1 for unknown$"):
+        stored_run(tmp_path, table)

@@ -178,6 +178,7 @@ def simulate_task(task: Task) -> None:
     try:
         jobs = prepare(table, task.run.transforms, machine, task.run.seed)
         result = simulate(jobs, machine, task.policy, task.run.seed)
+        fidelity = replay_metrics(table, task.run.transforms, result.jobs)
     except SimcoreError as exc:
         raise SimcoreError(f"run {task.key[:12]} ({task.workload_path}, "
                            f"{task.run.transforms.key()}, seed {task.run.seed}, "
@@ -186,7 +187,6 @@ def simulate_task(task: Task) -> None:
     if task.per_job:
         write_table(jobs_table(result.jobs, task.key),
                     cache_path(task.root, task.key, per_job=True), meta)
-    fidelity = replay_metrics(table, task.run.transforms, result.jobs)
     row = run_row(task.key, machine, task.policy, task.run.transforms, task.run.seed, jobs,
                   {**result.summary, **fidelity})
     write_table(summary_table([row]), cache_path(task.root, task.key), meta)
