@@ -3,12 +3,15 @@ log, and nulls for any other run."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import io
 import math
 
 import polars as pl
 import pyarrow as pa
 import pytest
+import yaml
 
 from simcore.base.errors import SimcoreError
 from simcore.core.columns import FIDELITY_SETS, fidelity_metrics, fidelity_name
@@ -18,8 +21,9 @@ from simcore.jobs.cleaning import CLEANING_METADATA_KEY
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 from simcore.report.tables import aggregate
-from simcore.sweep.experiments import Run
-from simcore.sweep.runner import Task, simulate_task
+from simcore.schedules.stored import find_run, stored_schedule
+from simcore.sweep.experiments import Run, plan
+from simcore.sweep.runner import Task, run_shard, simulate_task
 from simcore.sweep.store import (
     cache_path,
     read_summaries,
@@ -28,8 +32,9 @@ from simcore.sweep.store import (
     summary_table,
     write_table,
 )
-from simcore.workload.io import write_workload
+from simcore.workload.io import with_source, write_workload
 from simcore.workload.spec import WorkloadSpec
+from tests.conftest import ROOT
 from tests.test_fidelity import JOBS, log, swf_text
 
 NAMES = [c.name for c in fidelity_metrics()]
@@ -106,3 +111,23 @@ def test_a_replay_of_a_log_with_a_negative_wait_fails_naming_the_run_and_the_job
                        r"log recorded a wait of -5 s \(field 3; 1 such jobs\); expected 0 or "
                        r"more, or -1 for unknown$"):
         stored_run(tmp_path, table)
+
+
+def test_a_stored_replay_simulated_again_has_the_fidelity_it_stored(tmp_path):
+    """The hand-made log stands in for a catalogued trace's converted file."""
+    config = yaml.safe_load((ROOT / "config/test/small.yaml").read_text())
+    config.update(workloads={"hand": {"trace": "CTC-SP2-1996-3.1-cln"}},
+                  machines={"flat": "flat:4"}, policies={"fcfs": {"scheduler": "fcfs"}},
+                  experiments={"fit": {"workloads": ["hand"], "machines": ["flat"],
+                                       "policies": ["fcfs"], "seeds": [1]}})
+    shard = plan(config)[0]
+    write_workload(with_source(log(), shard.source.provenance(1)),
+                   tmp_path / shard.source.path(1))
+    run_shard(shard, tmp_path, log=io.StringIO())
+    store = tmp_path / shard.dataset / "store"
+    stored = find_run(store, names=shard.names, params={})
+    assert stored.row["fidelity_jobs"] == 6
+    assert len(stored_schedule(stored, store).jobs) == 7  # simulated again, checked
+    changed = dataclasses.replace(stored, row={**stored.row, "fidelity_wait_rho": 0.5})
+    with pytest.raises(SimcoreError, match="differs from the stored one in fidelity_wait_rho"):
+        stored_schedule(changed, store)

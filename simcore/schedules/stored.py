@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
 from simcore.base.errors import SimcoreError, SpecError
-from simcore.core.columns import RUN_METRICS, fidelity_metrics
+from simcore.core.columns import RUN_METRICS
 from simcore.core.placements import PlacementLog
 from simcore.core.result import SimulationResult
 from simcore.jobs.jobs import Jobs
@@ -147,9 +148,12 @@ def stored_schedule(stored: StoredRun, store: str | Path) -> Schedule:
     """The stored run's schedule: from the shard's per-job rows where it kept them and
     the machine never fails, else simulated again (an error if its summary differs from
     the stored one)."""
+    from simcore.workload.transforms import prepare
+
     shard, run = stored.shard, the_run(stored)
     time_shared(shard.policy_spec, f"run {stored.key[:12]}")
-    jobs = _prepared(stored, store, run)
+    table = _workload(stored, store, run)
+    jobs = prepare(table, run.transforms, shard.machine_spec, run.seed)
     workload = {"source": shard.workload, **run.transforms.to_dict(),
                 "store": {**shard.names, "dataset": shard.dataset, "run_key": stored.key}}
     rows = stored.path.with_name("jobs.parquet")
@@ -157,21 +161,20 @@ def stored_schedule(stored: StoredRun, store: str | Path) -> Schedule:
         schedule = Schedule.of(_kept(stored, rows, jobs), jobs, shard.machine_spec, workload)
         check_holdings(schedule, rows)
         return schedule
-    return Schedule.of(_simulated(stored, run, jobs), jobs, shard.machine_spec, workload)
+    return Schedule.of(_simulated(stored, run, table, jobs), jobs, shard.machine_spec,
+                       workload)
 
 
-def _prepared(stored: StoredRun, store: str | Path, run: Run) -> Jobs:
-    """The jobs the run simulated: its workload file with the run's transforms."""
+def _workload(stored: StoredRun, store: str | Path, run: Run) -> pa.Table:
+    """The job table the run simulated (its workload file), before the run's transforms."""
     from simcore.workload.io import read_workload
-    from simcore.workload.transforms import prepare
 
     shard = stored.shard
     path = Path(store).resolve().parent.parent / shard.source.path(run.seed)
     if not path.is_file():
         raise SpecError(f"run {stored.key[:12]}: its workload file {path} is missing; expected "
                         "the results root the store sits in (<root>/<dataset>/store)")
-    table = read_workload(path, shard.source.provenance(run.seed))
-    return prepare(table, run.transforms, shard.machine_spec, run.seed)
+    return read_workload(path, shard.source.provenance(run.seed))
 
 
 def _kept(stored: StoredRun, rows: Path, jobs: Jobs) -> SimulationResult:
@@ -196,17 +199,20 @@ def _kept(stored: StoredRun, rows: Path, jobs: Jobs) -> SimulationResult:
     return SimulationResult(table, summary, np.zeros(0), {}, log)
 
 
-def _simulated(stored: StoredRun, run: Run, jobs: Jobs) -> SimulationResult:
-    """The run simulated again; an error if its summary differs from the stored one."""
+def _simulated(stored: StoredRun, run: Run, table: pa.Table, jobs: Jobs
+               ) -> SimulationResult:
+    """The run on `table` (as `jobs`) simulated again; an error if its summary, with its
+    fidelity where it replays a log, differs from the stored one."""
+    from simcore.fidelity.runs import replay_metrics
     from simcore.simulate import simulate
 
     shard = stored.shard
     result = simulate(jobs, shard.machine_spec, shard.policy_spec, run.seed)
+    fidelity = replay_metrics(table, run.transforms, result.jobs)
     again = run_row(stored.key, shard.machine_spec, shard.policy_spec, run.transforms,
-                    run.seed, jobs, result.summary)
-    replay = {c.name for c in fidelity_metrics()}  # the runner's, from the schedule checked
-    differ = [c.name for c in RUN_METRICS if c.name in stored.row and c.name not in replay
-              and not _same(stored.row[c.name], again.get(c.name))]
+                    run.seed, jobs, {**result.summary, **fidelity})
+    differ = [c.name for c in RUN_METRICS
+              if c.name in stored.row and not _same(stored.row[c.name], again.get(c.name))]
     if differ:
         raise SimcoreError(f"run {stored.key[:12]} simulated again differs from the stored one "
                            f"in {', '.join(differ[:6])}: the code changed since the sweep; "
