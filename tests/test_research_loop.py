@@ -117,8 +117,8 @@ UNCHANGED = [
         add_row(c, "machines/registry.py", "ALLOCATORS", ALLOCATOR_ROW),
         add_row(c, "machines/registry.py", "KINDS", KIND_ROW))),
     ("a workload model", lambda c: add_row(c, "workload/synthetic.py", "MODELS", MODEL_ROW)),
-    ("a run metric", lambda c: edit(c, "core/columns.py", "    *locality_aggregates(),\n)",
-                                    f"    *locality_aggregates(),\n    {METRIC_ROW}\n)")),
+    ("a run metric", lambda c: edit(c, "core/columns.py", "    *fidelity_metrics(),\n)",
+                                    f"    *fidelity_metrics(),\n    {METRIC_ROW}\n)")),
     ("a parameter of another scheduler", lambda c: edit(
         c, SCHEDULERS, '"simcore.schedulers.conservative", (START_DELAY, ESTIMATES),',
         '"simcore.schedulers.conservative", (START_DELAY, ESTIMATES, Parameter("slack_s", '

@@ -12,9 +12,10 @@ filled in), the result schema's version and `definitions(shard)`, which holds
 - the digest of the source closure of the modules the run executes (`code_modules`): the
   simulation entry point and the workload transforms, the scheduler's module, the
   allocator's (and its ordering's), the modules reading the kind's descriptions, the
-  model's, the extension transforms' that act in the run, and every simcore module they
-  import. The registries (REGISTRIES) are neither
-  included nor followed: they enter through the rows above. Planning, the runner, the
+  model's (for a trace: the fidelity of a replay of its log, which the summary stores),
+  the extension transforms' that act in the run, and every simcore module they import.
+  The registries (REGISTRIES) are neither included nor followed: they enter through the
+  rows above. Planning, the runner, the
   progress reporter, the Slurm cluster and the reporting are never imported by those
   modules, so they are not part of any run's identity either.
 """
@@ -42,14 +43,18 @@ REGISTRIES = ("simcore.schedulers.registry", "simcore.machines.registry",
 STOP = (ROOT_NAME, *REGISTRIES)
 #: What every run executes: the simulation and the workload transforms.
 RUN_MODULES = ("simcore.simulate", "simcore.workload.transforms")
+#: What a run on a trace executes besides: the fidelity of a replay of the log, which its
+#: summary stores (`simcore.fidelity.runs`).
+TRACE_MODULES = ("simcore.fidelity.runs",)
 
 
 def code_modules(shard: Shard) -> tuple[str, ...]:
     """The modules whose source closure is the code a shard's runs execute: RUN_MODULES,
-    the scheduler's, the machine's (`MachineSpec.modules`), the workload model's and those
-    of the extension transforms that act in any of its runs."""
+    the scheduler's, the machine's (`MachineSpec.modules`), the workload model's for a
+    model's sample, else TRACE_MODULES, and those of the extension transforms that act in
+    any of its runs."""
     model = (MODELS[shard.source.synthetic.model].module,) \
-        if shard.source.synthetic is not None else ()
+        if shard.source.synthetic is not None else TRACE_MODULES
     extensions = sorted({module for run in shard.runs
                          for _, module in run.transforms.extensions()})
     return (*RUN_MODULES, shard.policy_spec.row.module, *shard.machine_spec.modules, *model,
