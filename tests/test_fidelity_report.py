@@ -128,7 +128,9 @@ def test_the_command_takes_a_trace_or_a_configuration(tmp_path, monkeypatch, cap
             (["hand.swf", "--config", str(config)], "expected exactly one of TRACE"),
             (["--config", str(config)], "--out DIR is required"),
             (["--config", str(config), "--out", "docs", "--machine", "flat:4"],
-             "fidelity --config: --machine is set by the configuration"),
+             "fidelity --config: --machine not taken: the configuration sets"),
+            (["--config", str(config), "--out", "docs", "--json", "--param", "x=1"],
+             "fidelity --config: --param, --json not taken"),
             (["mirror/hand.swf.gz", "--scheduler", "fcfs"], "--machine is required")):
         assert main(["fidelity", *args]) == 2
         assert message in capsys.readouterr().err

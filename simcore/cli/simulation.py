@@ -288,11 +288,14 @@ def _fidelity_report(args: argparse.Namespace) -> int:
     """`fidelity --config`: the report of a configuration, written to --out."""
     from simcore.report.fidelity import FidelityConfig, write_report
 
-    given = [option for option, value in (("--machine", args.machine), ("--scheduler",
-             args.scheduler), ("--seed", args.seed), ("--cleaning", args.cleaning)) if value]
-    if given or args.json or args.param or args.estimates or args.start_delay:
-        raise SpecError(f"fidelity --config: {', '.join(given) or 'that option'} is set by "
-                        "the configuration; expected --config and --out alone")
+    given = [option for option, value in (
+        ("--machine", args.machine), ("--scheduler", args.scheduler), ("--param", args.param),
+        ("--start-delay", args.start_delay), ("--estimates", args.estimates),
+        ("--cleaning", args.cleaning), ("--seed", args.seed), ("--json", args.json)) if value]
+    if given:
+        raise SpecError(f"fidelity --config: {', '.join(given)} not taken: the configuration "
+                        "sets the machines, policies and seed; expected --config and --out "
+                        "alone")
     if args.out is None:
         raise SpecError("fidelity --config: --out DIR is required (the report's directory)")
     out = _out_directory(args.out)
