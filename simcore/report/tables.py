@@ -584,9 +584,13 @@ def _printed(rows: pl.DataFrame, column: str, like: str | None = None) -> list[s
 
 def _decimals(column: str) -> int | None:
     """Decimals a column is printed to: None for parameters (shortest form), else by
-    unit."""
-    return None if column in CONFIG_KEYS or column == "n" else _DECIMALS.get(
-        _unit(column) or "", 3)
+    unit, and one for a statistic of a whole number (a mean of counts or of jobs)."""
+    if column in CONFIG_KEYS or column == "n":
+        return None
+    metric = _COLUMNS.get(_METRIC_OF.get(column, column))
+    if metric is not None and metric.type is int:
+        return 1
+    return _DECIMALS.get(_unit(column) or "", 3)
 
 
 def _few(rows: pl.DataFrame) -> str:
