@@ -236,6 +236,7 @@ CHECKS: dict[str, Check] = {
     "simcore fidelity": HELP,
     # all traces: about 20 s; test_fidelity_report writes one trace's section again
     "simcore fidelity --config config/fidelity.yaml --out docs": HELP,
+    "simcore fidelity --config YAML --out DIR": HELP,
     "simcore swf-info": HELP,
     "simcore show DIR [DIR2] [--out DIR3] [--at T ...] [--from T] [--until T]": HELP,
     # docs/slurm.md

@@ -12,7 +12,13 @@ from typing import Any
 
 from simcore.base.params import Parameter
 from simcore.core.columns import AGREEMENT, Column
-from simcore.fidelity.compare import FIGURES, REPORT_FILE, RESIDUALS, RESIDUALS_FILE
+from simcore.fidelity.compare import (
+    FIGURES,
+    REPORT_FILE,
+    REPORT_MD,
+    RESIDUALS,
+    RESIDUALS_FILE,
+)
 from simcore.machines.contract import CAPABILITIES
 from simcore.machines.descriptions import machines_dirs
 from simcore.machines.registry import ALLOCATORS, KINDS
@@ -279,7 +285,10 @@ def outputs_markdown() -> str:
         f"- `simcore fidelity --out DIR`: `DIR/{REPORT_FILE}` (the `--json` object),",
         f"  `DIR/{RESIDUALS_FILE}`, one row per job of the cleaned log, and the figures drawn",
         "  from it (docs/schedules.md), each as `.png` and `.svg`:",
-        "  " + ", ".join(f"`{name}`" for name in FIGURES) + ".",
+        "  " + ", ".join(f"`{name}`" for name in FIGURES) + ";",
+        f"- `simcore fidelity --config YAML --out DIR`: `DIR/{REPORT_MD}`, the report of every",
+        "  trace of the configuration (docs/fidelity.md is config/fidelity.yaml's), and the",
+        "  figures of each trace's replay under its `figures` policy in `DIR/fidelity/<trace>/`.",
         "",
         "Capacity follows Krevat (2003), section 4.2: over T = max(end) - min(submit) and the",
         "N units of the machine, utilized (eq. 4.1) counts the units each job requested for",
