@@ -136,6 +136,27 @@ def test_menus_candidates_writes_loadable_menus(tmp_path):
     assert bad.returncode == 2 and "--torus '8x4': expected XxYxZ" in bad.stderr
 
 
+#: Every command line below is parsed in a fresh interpreter, which then prints the heavy
+#: libraries loaded: building the parser and parsing must load none of them, so that each
+#: shard and worker pays for a library only when its command uses it.
+PARSING = """
+import contextlib, io, sys
+from simcore.cli.main import _parser
+for argv in ([], ["--help"], ["run", "--help"], ["plan", "--help"], ["list", "--help"],
+             ["run", "--workload", "w", "--machine", "flat:4"], ["plan", "--configfile", "c"]):
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):
+        _parser().parse_args(argv)
+print(sorted({m.split(".")[0] for m in sys.modules} & {"numba", "polars", "matplotlib"}))
+"""
+
+
+def test_parsing_a_command_line_loads_no_heavy_library():
+    result = subprocess.run([sys.executable, "-c", PARSING], capture_output=True, text=True,
+                            check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "[]\n"
+
+
 @pytest.mark.parametrize("flag", ["--machine-fit", "--oversize"])
 def test_run_reads_the_machine_fit_transform_under_either_name(flag):
     """`--oversize`, the transform's former name, is still read, as machine_fit."""

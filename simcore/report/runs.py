@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from simcore.base.atomic import atomic_path
-from simcore.core.result import SimulationResult
 from simcore.workload.spec import WorkloadSpec
+
+if TYPE_CHECKING:  # an annotation only: the result module loads numba, `simcore list` not
+    from simcore.core.result import SimulationResult
 
 #: The report lists each job's termination time up to this many jobs.
 LISTED_JOBS = 100
