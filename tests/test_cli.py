@@ -136,9 +136,10 @@ def test_menus_candidates_writes_loadable_menus(tmp_path):
     assert bad.returncode == 2 and "--torus '8x4': expected XxYxZ" in bad.stderr
 
 
-#: Every command line below is parsed in a fresh interpreter, which then prints the heavy
-#: libraries loaded: building the parser and parsing must load none of them, so that each
-#: shard and worker pays for a library only when its command uses it.
+#: Every command line below is parsed in a fresh interpreter, which then prints which of
+#: numba, polars and matplotlib it loaded: building the parser and parsing must load none,
+#: so that each shard and worker pays for them only when its command uses them. (numpy and
+#: pyarrow it does load: the parser shows names that modules of the simulation define.)
 PARSING = """
 import contextlib, io, sys
 from simcore.cli.main import _parser
