@@ -35,7 +35,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                        help="Dask backend: local, address or slurm, with options")
     shard.add_argument("--timing-dir", metavar="DIR",
                        help="write the shard's wall seconds and its runs' seconds by phase "
-                            "(read, prepare, simulate, fidelity, store; JSON) to "
+                            "(read, prepare, engine, simulate, fidelity, store; JSON) to "
                             "DIR/<dataset>/<experiment>/<workload>/<machine>/<policy>.json")
     shard.set_defaults(handler=_sweep_shard)
 

@@ -27,9 +27,10 @@ from simcore.sweep.experiments import Shard
 
 SHARD_RULE = "simulate_shard"
 #: Where a simulated run's seconds go, in order: reading its workload file (once per
-#: process), `prepare`, inside `simcore.simulate.simulate` (loading the engine on its first
-#: call in a process included), the fidelity metrics after it, writing its cache entry.
-PHASES = ("read_s", "prepare_s", "in_simulate_s", "fidelity_s", "store_s")
+#: process), `prepare`, loading the engine (on the first call of `simcore.simulate.simulate`
+#: in a process), the rest of that call, the fidelity metrics after it, writing its cache
+#: entry.
+PHASES = ("read_s", "prepare_s", "engine_s", "in_simulate_s", "fidelity_s", "store_s")
 #: A shard job's own start (interpreter, kernels, Dask workers), in seconds, and the
 #: margin a request keeps over a measured run.
 STARTUP_S = 60.0
@@ -150,8 +151,8 @@ def format_report(report: dict[str, Any]) -> str:
                      "-" if share is None else f"{share:.0%}",
                      "-" if ratio is None else f"{ratio:.1f}x"))
     header, *body = text_table(("experiment", "shards", "measured", "simulated", "wall s",
-                                "core s", "read s", "prepare s", "simulate s", "fidelity s",
-                                "store s", "other", "core/sim"), rows)
+                                "core s", "read s", "prepare s", "engine s", "simulate s",
+                                "fidelity s", "store s", "other", "core/sim"), rows)
     lines = [header] + [line + ("  not measured yet" if i in unmeasured else "")
                         for i, line in enumerate(body)]
     if report["rules"]:
@@ -161,10 +162,11 @@ def format_report(report: dict[str, Any]) -> str:
     else:
         lines.append("other rules: not measured yet")
     lines.append("wall s: the shards' jobs end to end; core s: wall s times their workers; then "
-                 "summed over runs: reading workloads, prepare, inside simulate (loading the "
-                 "engine included), fidelity metrics, writing cache entries; other: the share "
+                 "summed over runs: reading workloads, prepare, loading the engine, the rest of "
+                 "simulate, fidelity metrics, writing cache entries; other: the share "
                  "of core s in none of these (starting workers, checking the cache, writing "
-                 "the shard's files); core/sim: core s per second inside simulate")
+                 "the shard's files); core/sim: core s per second of simulate, the "
+                 "engine's loading apart")
     return "\n".join(lines)
 
 
