@@ -161,12 +161,11 @@ def format_report(report: dict[str, Any]) -> str:
             for name, v in report["rules"].items()))
     else:
         lines.append("other rules: not measured yet")
-    lines.append("wall s: the shards' jobs end to end; core s: wall s times their workers; then "
-                 "summed over runs: reading workloads, prepare, loading the engine, the rest of "
-                 "simulate, fidelity metrics, writing cache entries; other: the share "
-                 "of core s in none of these (starting workers, checking the cache, writing "
-                 "the shard's files); core/sim: core s per second of simulate, the "
-                 "engine's loading apart")
+    lines += ["wall s: the shards' jobs end to end; core s: wall s times their workers",
+              "read s to store s, summed over runs: reading workloads, prepare, loading the "
+              "engine, the rest of simulate, fidelity metrics, writing cache entries",
+              "other: the share of core s in none of these (starting workers, checking the "
+              "cache, writing the shard's files); core/sim: core s / simulate s"]
     return "\n".join(lines)
 
 
