@@ -92,7 +92,7 @@ class ShardReport:
         """The report as the workflow's timing file holds it (never part of a result)."""
         return {"runs": self.runs, "cached": self.cached, "simulated": self.simulated,
                 "wall_s": round(self.seconds, 3), "workers": workers,
-                **{name: round(self.phases.get(name, 0.0), 3)
+                **{name: round(self.phases[name], 3)
                    for name in ("batches_s", *PHASES)}}
 
 
