@@ -116,7 +116,7 @@ CHECKS: dict[str, Check] = {
         Check("study", writes="report.html"),
     "simcore plan --configfile config/config.yaml": Check("run", prints="shards"),
     "snakemake -n": RUN,
-    "simcore plan --timing --configfile ...": Check("study", prints="simulation s"),
+    "simcore plan --timing --configfile ...": Check("study", prints="simulate s"),
     "python -m pytest -m \"not slow\"": SUITE,
     "simcore leung2002 figure1": HELP,
     "simcore leung2002 table1": HELP,

@@ -19,6 +19,7 @@ import yaml
 from simcore.sweep.experiments import plan
 from simcore.sweep.runner import run_shard
 from simcore.sweep.store import shard_dir
+from simcore.sweep.timing import PHASES
 from simcore.workload.io import with_source, write_workload
 from simcore.workload.synthetic import synthesize
 from tests.conftest import ROOT
@@ -72,6 +73,14 @@ def test_second_run_reads_everything_from_cache(tmp_path):
     second = run_shard(shard, tmp_path, log=log)
     assert (first.simulated, second.simulated, second.cached) == (2, 0, 2)
     assert "2 runs: 2 cached, 0 simulated" in log.getvalue()
+    # where the simulated runs' seconds went: each phase measured, all within their batches,
+    # the batches within the shard (one worker: the shard's own process)
+    timing = first.timing(workers=1)
+    assert all(timing[name] > 0 for name in ("in_simulate_s", "prepare_s", "store_s"))
+    assert all(timing[name] >= 0 for name in PHASES)
+    assert sum(first.phases[name] for name in PHASES) <= first.phases["batches_s"]
+    assert first.phases["batches_s"] <= first.seconds
+    assert all(second.timing(workers=1)[name] == 0 for name in ("batches_s", *PHASES))
 
 
 @pytest.mark.slow
@@ -80,6 +89,7 @@ def test_two_workers_give_identical_results(tmp_path, reference):
     workloads(tmp_path, shard)
     report = run_shard(shard, tmp_path, workers=2, log=io.StringIO())
     assert report.simulated == 20
+    assert report.phases["in_simulate_s"] > 0  # the seconds travel back from the workers
     assert summary(tmp_path, shard).equals(reference)
 
 

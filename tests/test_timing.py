@@ -10,7 +10,7 @@ import yaml
 
 from simcore.base import patterns
 from simcore.sweep.experiments import plan
-from simcore.sweep.timing import format_report, shard_request, timing_report
+from simcore.sweep.timing import PHASES, format_report, shard_request, timing_report
 from tests.conftest import ROOT
 
 CONFIG = yaml.safe_load((ROOT / "config/test/small.yaml").read_text())
@@ -27,11 +27,17 @@ def measure(root: Path, shard, wall_s: float, rss_mb: float, **timing) -> None:
     own.write_text(json.dumps(timing))
 
 
+def phases(*seconds: float) -> dict[str, float]:
+    return dict(zip(PHASES, seconds, strict=True))
+
+
 def test_report_per_experiment_and_what_was_not_measured(tmp_path):
     shards = plan(CONFIG)
     small = [s for s in shards if s.experiment == "small"]
-    measure(tmp_path, small[0], 10.0, 300, simulated=4, simulation_s=6.0, workers=2)
-    measure(tmp_path, small[1], 5.0, 300, simulated=2, simulation_s=4.0, workers=1)
+    measure(tmp_path, small[0], 10.0, 300, simulated=4, batches_s=6.5, workers=2,
+            **phases(0.5, 0.5, 0.0, 2.0, 0.5, 2.0))
+    measure(tmp_path, small[1], 5.0, 300, simulated=2, batches_s=5.0, workers=1,
+            **phases(0.0, 0.5, 1.0, 2.0, 0.5, 1.0))
     other = tmp_path / patterns.BENCHMARK.format(rule="tables", job="torus-sweep-test")
     other.parent.mkdir(parents=True)
     other.write_text(BENCH_HEADER + "2.5\t0:00:02\t100\t1\t1\t1\t0\t0\t50\t2\n")
@@ -39,12 +45,18 @@ def test_report_per_experiment_and_what_was_not_measured(tmp_path):
     rows = {row["experiment"]: row for row in report["experiments"]}
     assert rows["small"]["measured"] == 2 and rows["small"]["shards"] == len(small)
     assert rows["small"]["simulated"] == 6 and rows["small"]["wall_s"] == 15.0
-    # 10 simulation-seconds of 10 x 2 + 5 x 1 core-seconds held
-    assert abs(rows["small"]["outside_share"] - (1 - 10 / 25)) < 1e-12
-    assert rows["shapes"]["measured"] == 0 and rows["shapes"]["outside_share"] is None
+    assert rows["small"]["in_simulate_s"] == 4.0 and rows["small"]["store_s"] == 3.0
+    # 10.5 s in the phases of 10 x 2 + 5 x 1 core-seconds held, 4 of them simulating
+    assert abs(rows["small"]["other_share"] - (1 - 10.5 / 25)) < 1e-12
+    assert rows["small"]["per_simulate"] == 25 / 4
+    assert rows["shapes"]["measured"] == 0 and rows["shapes"]["other_share"] is None
     assert report["rules"] == {"tables": {"jobs": 1, "wall_s": 2.5}}
-    text = format_report(report)
-    assert "not measured yet" in text.splitlines()[2] and "60%" in text.splitlines()[1]
+    header, small_row, shapes_row, *_ = format_report(report).splitlines()
+    assert header.split()[-8:] == ["simulate", "s", "fidelity", "s", "store", "s", "other",
+                                   "core/sim"]
+    assert small_row.split()[-10:] == ["15.0", "25.0", "0.5", "1.0", "1.0", "4.0", "1.0",
+                                       "3.0", "58%", "6.2x"]
+    assert "not measured yet" in shapes_row
 
 
 def test_nothing_measured_says_so(tmp_path):
@@ -56,7 +68,8 @@ def test_a_shard_asks_for_what_it_measured(tmp_path):
     shard = plan(CONFIG)[0]  # 4 runs
     unmeasured = shard_request(tmp_path, shard, threads=2)
     assert unmeasured == {"runtime": 60, "mem_mb": 250 + 750 * 3}
-    measure(tmp_path, shard, 30.0, 900.0, simulated=2, simulation_s=120.0, workers=2)
+    measure(tmp_path, shard, 30.0, 900.0, simulated=2, batches_s=120.0, workers=2,
+            **phases(1.0, 1.0, 0.5, 100.0, 1.0, 10.0))
     # 60 s per run x 4 runs over 2 workers + 60 s start, doubled: 6 min; 300 MB per
     # process measured over 3 processes, doubled, for 2 workers and the shard: 1800 MB
     assert shard_request(tmp_path, shard, threads=2) == {"runtime": 6, "mem_mb": 1800}
@@ -81,3 +94,23 @@ def test_columns_stay_aligned_under_a_long_experiment_name(tmp_path, capsys):
         for row in rows:
             assert row[header.index("shards") + len("shards") - 1] != " "
             assert row[header.index("shards") + len("shards")] == " "
+
+
+def test_a_timing_file_without_phases_still_gives_requests_and_batches(tmp_path):
+    """A file written before phases were measured: its `simulation_s` (the seconds of its
+    batches) still sizes requests; the report shows its phases as unknown."""
+    shard = plan(CONFIG)[0]
+    measure(tmp_path, shard, 30.0, 900.0, simulated=2, simulation_s=120.0, workers=2)
+    assert shard_request(tmp_path, shard, threads=2) == {"runtime": 6, "mem_mb": 1800}
+    row = timing_report([shard], tmp_path)["experiments"][0]
+    assert row["measured"] == 1 and row["other_share"] is None
+    assert all(row[name] is None for name in PHASES)
+    assert format_report({"experiments": [row], "rules": {}}).splitlines()[1].split()[-8:] == (
+        ["-"] * 8)
+
+
+def test_a_negative_phase_is_no_measurement(tmp_path):
+    shard = plan(CONFIG)[0]
+    measure(tmp_path, shard, 30.0, 900.0, simulated=2, batches_s=12.0, workers=2,
+            **phases(1.0, -1.0, 0.5, 10.0, 1.0, 1.0))
+    assert timing_report([shard], tmp_path)["experiments"][0]["measured"] == 0

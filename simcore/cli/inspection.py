@@ -34,7 +34,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     planner.add_argument("--configfile", required=True, help="a complete configuration")
     planner.add_argument("--results", default=RESULTS, help="results root (run cache)")
     planner.add_argument("--timing", action="store_true",
-                         help="what the last run of each shard cost, from its benchmark files")
+                         help="what the last run of each shard cost and where its seconds went, "
+                              "from its benchmark files")
     planner.add_argument("--benchmarks-root", default=".", metavar="DIR",
                          help="with --timing: the directory holding benchmarks/ (default .)")
     planner.add_argument("--json", action="store_true", help="print one JSON object")

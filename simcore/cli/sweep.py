@@ -34,7 +34,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     shard.add_argument("--dask", default='{"backend": "local"}', metavar="JSON",
                        help="Dask backend: local, address or slurm, with options")
     shard.add_argument("--timing-dir", metavar="DIR",
-                       help="write the shard's wall and simulation seconds (JSON) to "
+                       help="write the shard's wall seconds and its runs' seconds by phase "
+                            "(read, prepare, engine, simulate, fidelity, store; JSON) to "
                             "DIR/<dataset>/<experiment>/<workload>/<machine>/<policy>.json")
     shard.set_defaults(handler=_sweep_shard)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import itertools
 import math
 import sys
 import time
@@ -52,6 +53,7 @@ from simcore.sweep.store import (
     summary_table,
     write_table,
 )
+from simcore.sweep.timing import PHASES
 from simcore.workload.io import read_workload
 from simcore.workload.transforms import prepare
 
@@ -76,20 +78,22 @@ class Task:
 
 @dataclass(frozen=True)
 class ShardReport:
-    """What a shard did: runs found cached and simulated, the shard's wall time and the
-    seconds spent inside simulations (summed over workers; the rest is orchestration)."""
+    """What a shard did: runs found cached and simulated, the shard's wall time, and the
+    seconds its batches took (`batches_s`) and each of PHASES, summed over runs and
+    workers (what batches spend outside PHASES: checking cache entries)."""
 
     runs: int
     cached: int
     simulated: int
     seconds: float
-    simulation_s: float
+    phases: Mapping[str, float]
 
     def timing(self, workers: int) -> dict[str, Any]:
         """The report as the workflow's timing file holds it (never part of a result)."""
         return {"runs": self.runs, "cached": self.cached, "simulated": self.simulated,
-                "wall_s": round(self.seconds, 3), "simulation_s": round(self.simulation_s, 3),
-                "workers": workers}
+                "wall_s": round(self.seconds, 3), "workers": workers,
+                **{name: round(self.phases[name], 3)
+                   for name in ("batches_s", *PHASES)}}
 
 
 def run_shard(shard: Shard, root: str | Path, workers: int = 1,
@@ -116,13 +120,14 @@ def run_shard(shard: Shard, root: str | Path, workers: int = 1,
     print(f"{shard.label()}: {len(tasks)} runs, {cached} cached, {len(todo)} to simulate"
           + (f" on {where}" if todo else ""), file=log, flush=True)
     progress = Progress(shard.label(), len(tasks), "runs", log, done=cached)
-    simulated, simulation_s = 0, 0.0
+    simulated, phases = 0, dict.fromkeys(("batches_s", *PHASES), 0.0)
     if todo:
         pair = (shard.machine_spec.allocator, shard.policy_spec.scheduler)
         with _executor(workers, len(todo), dict(dask or {"backend": "local"}), pair) as execute:
             for done, seconds in execute(todo):
                 simulated += done
-                simulation_s += seconds
+                for name, value in seconds.items():
+                    phases[name] += value
                 progress.show(cached + simulated, f" ({simulated} simulated)")
     rows = [_entry(root, t.key, SUMMARY_SCHEMA).to_pylist()[0] for t in tasks]
     out = shard_dir(root, shard.dataset, shard.names)
@@ -131,8 +136,7 @@ def run_shard(shard: Shard, root: str | Path, workers: int = 1,
             if shard.per_job else JOBS_SCHEMA.empty_table())
     write_table(jobs, out / "jobs.parquet", meta)
     write_table(summary_table(rows), out / "summary.parquet", meta)
-    report = ShardReport(len(tasks), cached, len(todo), time.perf_counter() - began,
-                         simulation_s)
+    report = ShardReport(len(tasks), cached, len(todo), time.perf_counter() - began, phases)
     progress.close()
     print(f"{shard.label()}: {report.runs} runs: {report.cached} cached, {report.simulated} "
           f"simulated in {report.seconds:.1f} s "
@@ -158,27 +162,36 @@ def shard_tasks(shard: Shard, root: Path) -> list[Task]:
     return tasks
 
 
-def simulate_batch(tasks: Sequence[Task]) -> tuple[int, float]:
-    """Simulate tasks and store each result in the run cache; returns how many ran and the
-    seconds they took."""
+def simulate_batch(tasks: Sequence[Task]) -> tuple[int, dict[str, float]]:
+    """Simulate tasks and store each result in the run cache; returns how many ran and
+    their seconds: the batch's own (`batches_s`) and each of PHASES summed over its runs
+    (they travel back from the worker with the batch's result)."""
     began = time.perf_counter()
+    seconds = dict.fromkeys(PHASES, 0.0)
     for task in tasks:
-        simulate_task(task)
-    return len(tasks), time.perf_counter() - began
+        for name, value in simulate_task(task).items():
+            seconds[name] += value
+    return len(tasks), {"batches_s": time.perf_counter() - began, **seconds}
 
 
-def simulate_task(task: Task) -> None:
-    """One run, unless it has a valid cache entry (a retried batch finds its own work)."""
+def simulate_task(task: Task) -> dict[str, float]:
+    """One run, unless it has a valid cache entry (a retried batch finds its own work);
+    the seconds of each of PHASES it went through."""
     from simcore.simulate import simulate
 
     if _entry_problem(task) is None:
-        return
+        return {}
     machine = task.machine
+    stamps = [time.perf_counter()]
     table = _workload(task.workload_path)
+    stamps.append(time.perf_counter())
     try:
         jobs = prepare(table, task.run.transforms, machine, task.run.seed)
+        stamps.append(time.perf_counter())
         result = simulate(jobs, machine, task.policy, task.run.seed)
+        stamps.append(time.perf_counter())
         fidelity = replay_metrics(table, task.run.transforms, result.jobs)
+        stamps.append(time.perf_counter())
     except SimcoreError as exc:
         raise SimcoreError(f"run {task.key[:12]} ({task.workload_path}, "
                            f"{task.run.transforms.key()}, seed {task.run.seed}, "
@@ -190,6 +203,12 @@ def simulate_task(task: Task) -> None:
     row = run_row(task.key, machine, task.policy, task.run.transforms, task.run.seed, jobs,
                   {**result.summary, **fidelity})
     write_table(summary_table([row]), cache_path(task.root, task.key), meta)
+    stamps.append(time.perf_counter())
+    seconds = {name: end - start for name, (start, end) in zip(
+        ("read_s", "prepare_s", "in_simulate_s", "fidelity_s", "store_s"),
+        itertools.pairwise(stamps), strict=True)}
+    engine_s = min(result.timing.get("compile_s", 0.0), seconds["in_simulate_s"])
+    return {**seconds, "engine_s": engine_s, "in_simulate_s": seconds["in_simulate_s"] - engine_s}
 
 
 MISSING = "missing"
@@ -375,8 +394,8 @@ def check_backend(dask: dict[str, Any]) -> None:
 @contextlib.contextmanager
 def _executor(workers: int, n_tasks: int, dask: dict[str, Any],
               pair: tuple[str, str]) -> Iterator[Any]:
-    """A function tasks -> iterator of (completed runs, their seconds), backed by Dask or
-    run in-process."""
+    """A function tasks -> iterator of (completed runs, their seconds by phase: see
+    `simulate_batch`), backed by Dask or run in-process."""
     check_backend(dask)
     backend = dask.pop("backend", "local")
     if backend == "local":
@@ -394,7 +413,7 @@ def _executor(workers: int, n_tasks: int, dask: dict[str, Any],
         if backend == "address":
             workers = max(workers, len(client.scheduler_info()["workers"]))
 
-        def execute(tasks: Sequence[Task]) -> Iterator[tuple[int, float]]:
+        def execute(tasks: Sequence[Task]) -> Iterator[tuple[int, dict[str, float]]]:
             futures = client.map(simulate_batch, _batches(tasks, workers), retries=3,
                                  pure=False)
             for _, outcome in as_completed(futures, with_results=True):

@@ -56,7 +56,7 @@ rule simulate_shard:
         identity=shard_identity,
         shard=packed_shard,
         root=patterns.RESULTS,
-        # the shard's own measurements (simulation seconds, runs): `simcore plan --timing`
+        # the shard's own measurements (runs, their seconds by phase): `simcore plan --timing`
         timing=patterns.SHARD_TIMING_DIR,
         dask=json.dumps(
             config.get("sweep", {}).get("dask", {"backend": "local"}), sort_keys=True
