@@ -163,7 +163,7 @@ CHECKS: dict[str, Check] = {
     "python -c \"import snakemake.api\"": RUN,
     "simcore plan --timing": HELP,
     "simcore plan --timing --configfile config/papers.yaml":
-        Check("study", prints="simulation s"),
+        Check("study", prints="simulate s"),
     # docs/architecture.md
     "python -m pytest tests/test_layers.py": SUITE,
     "simcore sweep-shard": HELP,
