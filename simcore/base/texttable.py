@@ -15,3 +15,14 @@ def text_table(header: Sequence[str], rows: Sequence[Sequence[object]],
     return [indent + "  ".join(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i])
                                for i, cell in enumerate(row)).rstrip()
             for row in cells]
+
+
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]],
+                   names: int = 1) -> list[str]:
+    """The lines of a Markdown table: the first `names` columns left-aligned (names), the
+    others right-aligned (numbers)."""
+    def line(cells: Sequence[object]) -> str:
+        return "| " + " | ".join(str(cell) for cell in cells) + " |"
+
+    rule = ("---",) * names + ("---:",) * (len(header) - names)
+    return [line(header), line(rule), *(line(row) for row in rows)]

@@ -22,6 +22,7 @@ from simcore.base.arrays import numpy_array
 from simcore.base.atomic import atomic_write_bytes
 from simcore.base.errors import ConfigError, SimcoreError
 from simcore.base.patterns import TRACE
+from simcore.base.texttable import markdown_table
 from simcore.base.yamlfiles import read_yaml
 from simcore.fidelity.compare import FIGURES, HALVES, REPORT_MD
 from simcore.fidelity.noise import PERTURBATIONS, SHAKE_S
@@ -37,12 +38,21 @@ from simcore.workload.traces import TraceEntry, acquire, load_catalogue, mirror_
 #: partitions (and of its machine, which a replay stands in for).
 HEADER_KEYS = ("Computer", "Installation", "MaxNodes", "MaxProcs", "Note", "Information",
                "Queues", "MaxQueues", "Queue", "Partitions", "MaxPartitions", "Partition")
-#: The metrics `stated` rows may give, with how the report prints them and their gaps.
-STATED = {"mean_wait_ratio": ("{:.2f}", "{:+.3f}"), "wait_rho": ("{:.2f}", "{:+.3f}"),
-          "within_10_min": ("{:.1%}", "{:+.1%}")}
-#: A recomputed value differs from a stated one when further apart than this (half the
-#: last printed digit of the stated values).
-STATED_TOLERANCE = {"mean_wait_ratio": 0.005, "wait_rho": 0.005, "within_10_min": 0.0005}
+
+
+class Shown(NamedTuple):
+    """How the report prints a stated metric (`value`) and its gap (`gap`), and the gap
+    beyond which a recomputed value differs (`tolerance`: half the last printed digit)."""
+
+    value: str
+    gap: str
+    tolerance: float
+
+
+#: The metrics `stated` rows may give, each as the report shows it.
+STATED = {"mean_wait_ratio": Shown("{:.2f}", "{:+.3f}", 0.005),
+          "wait_rho": Shown("{:.2f}", "{:+.3f}", 0.005),
+          "within_10_min": Shown("{:.1%}", "{:+.1%}", 0.0005)}
 _KEYS = {"catalogue", "seed", "policies", "figures", "traces", "stated"}
 
 
@@ -233,28 +243,24 @@ def report_markdown(config: FidelityConfig, results: list[TraceResult], command:
         "",
         "## Every trace",
         "",
-        _row(("trace", "machine", "policy", *METRIC_HEADER,
-              "noise floor, within 10 min: shaken / ties")),
-        _row(("---",) * 3 + ("---:",) * (len(METRIC_HEADER) + 1)),
     ]
+    rows = []
     for result in results:
         machine = config.traces[result.name].machine
         if not result.replays:
-            lines.append(_row((result.name, str(machine), "no recorded waits", *(
-                ("-",) * (len(METRIC_HEADER) + 1)))))
+            rows.append((result.name, machine, "no recorded waits",
+                         *("-",) * (len(METRIC_HEADER) + 1)))
         for label, found in result.replays.items():
             floor = " / ".join(f"{found.noise_floor[p]['all']['within_10_min']:.1%}"
                                for p in PERTURBATIONS)
-            lines.append(_row((result.name, str(machine), label,
-                               *metric_cells(found.fidelity.report["all"]), floor)))
+            rows.append((result.name, machine, label,
+                         *metric_cells(found.fidelity.report["all"]), floor))
+    lines += markdown_table(("trace", "machine", "policy", *METRIC_HEADER,
+                             "noise floor, within 10 min: shaken / ties"), rows, names=3)
     for result in results:
         lines += ["", *_trace_section(config, result)]
     lines += ["", *_stated_section(config, results)]
     return "\n".join(lines) + "\n"
-
-
-def _row(cells: tuple[str, ...]) -> str:
-    return "| " + " | ".join(cells) + " |"
 
 
 def _trace_section(config: FidelityConfig, result: TraceResult) -> list[str]:
@@ -279,13 +285,11 @@ def _trace_section(config: FidelityConfig, result: TraceResult) -> list[str]:
         f"are recorded for {result.requested:,} of the cleaned jobs; a job without one is "
         "scheduled on its run time, as with exact run times.",
         "",
-        _row(("policy", "jobs of", *METRIC_HEADER)),
-        _row(("---",) * 2 + ("---:",) * len(METRIC_HEADER)),
+        *markdown_table(("policy", "jobs of", *METRIC_HEADER), [
+            (label, part.replace("_", " "), *metric_cells(found.fidelity.report[part]))
+            for label, found in result.replays.items() for part in ("all", *HALVES)],
+            names=2),
     ]
-    for label, found in result.replays.items():
-        for part in ("all", *HALVES):
-            lines.append(_row((label, part.replace("_", " "),
-                               *metric_cells(found.fidelity.report[part]))))
     if config.figures in result.replays:
         lines += ["", f"Under {config.figures}: simulated against recorded waits, both waits' "
                   "distributions, and the start error over the log (docs/schedules.md, "
@@ -293,12 +297,10 @@ def _trace_section(config: FidelityConfig, result: TraceResult) -> list[str]:
         lines += [f"![{name.replace('-', ' ')}]({figure_dir(result.name)}/{name}.png)"
                   for name in FIGURES]
     lines += ["", "The noise floor: each perturbed replay against the replay itself.", "",
-              _row(("policy", "perturbation", *METRIC_HEADER)),
-              _row(("---",) * 2 + ("---:",) * len(METRIC_HEADER))]
-    for label, found in result.replays.items():
-        for name in PERTURBATIONS:
-            lines.append(_row((label, name.replace("_", " "),
-                               *metric_cells(found.noise_floor[name]["all"]))))
+              *markdown_table(("policy", "perturbation", *METRIC_HEADER), [
+                  (label, name.replace("_", " "), *metric_cells(found.noise_floor[name]["all"]))
+                  for label, found in result.replays.items() for name in PERTURBATIONS],
+                  names=2)]
     return lines
 
 
@@ -308,26 +310,25 @@ def _stated_section(config: FidelityConfig, results: list[TraceResult]) -> list[
     lines = ["## Stated values, recomputed", "",
              "Values stated earlier: " + " ".join(config.stated_source.split()) + ". Each is "
              "recomputed here under this project's cleaning; a value differs where it is "
-             "further from the stated one than half its last printed digit.", "",
-             _row(("trace", "policy", "metric", "stated", "here", "differs by")),
-             _row(("---",) * 3 + ("---:",) * 3)]
-    differing, compared = [], 0
+             "further from the stated one than half its last printed digit.", ""]
+    rows, differing = [], []
     for row in config.stated:
         found = replays.get((row["trace"], row["policy"]))
-        for metric, (text, gap_text) in STATED.items():
+        for metric, shown in STATED.items():
             if metric not in row:
                 continue
-            compared += 1
             here = math.nan if found is None else found.fidelity.report["all"][metric]
             gap = here - row[metric]
-            differs = not abs(gap) <= STATED_TOLERANCE[metric]  # NaN differs
+            differs = not abs(gap) <= shown.tolerance  # NaN differs
             if differs:
                 differing.append(f"{row['trace']} {row['policy']} {metric}")
-            lines.append(_row((row["trace"], row["policy"], metric.replace("_", " "),
-                               text.format(row[metric]),
-                               "-" if math.isnan(here) else text.format(here),
-                               gap_text.format(gap) if differs else "")))
-    lines += ["", f"{len(differing)} of {compared} stated values differ"
+            rows.append((row["trace"], row["policy"], metric.replace("_", " "),
+                         shown.value.format(row[metric]),
+                         "-" if math.isnan(here) else shown.value.format(here),
+                         shown.gap.format(gap) if differs else ""))
+    lines += markdown_table(("trace", "policy", "metric", "stated", "here", "differs by"),
+                            rows, names=3)
+    lines += ["", f"{len(differing)} of {len(rows)} stated values differ"
               + (": " + "; ".join(differing) + "." if differing else ".")]
     if config.stated_note:
         lines += ["", " ".join(config.stated_note.split())]
