@@ -237,7 +237,8 @@ def test_ties_reversed_queues_equal_submit_times_the_other_way():
 
 def floor_of(seed: int = 0) -> dict:
     machine, policy = MachineSpec.parse("flat:4"), PolicySpec.from_params("fcfs")
-    return noise_floor(log(), machine, policy, simulate(log(), machine, policy).jobs, seed)
+    jobs = prepare(log(), WorkloadSpec(), machine)
+    return noise_floor(log(), jobs, machine, policy, simulate(jobs, machine, policy).jobs, seed)
 
 
 def test_the_noise_floor_of_reversed_ties_is_worked_out_by_hand():

@@ -34,13 +34,13 @@ SHAKE_S = 1.0
 PERTURBATIONS = ("arrivals_shaken", "ties_reversed")
 
 
-def noise_floor(log: pa.Table, machine: MachineSpec, policy: PolicySpec,
+def noise_floor(log: pa.Table, jobs: Jobs, machine: MachineSpec, policy: PolicySpec,
                 replay: pa.Table, seed: int = 0) -> dict[str, dict[str, dict]]:
     """For each of `PERTURBATIONS`, `compare`'s metrics over all jobs and per half of the
-    perturbed replay of the cleaned `log` against `replay`, the unperturbed schedule of the
-    same log, machine and policy. `seed` draws the shaken arrivals."""
+    perturbed replay of the cleaned `log` against `replay`, the unperturbed schedule of its
+    `jobs` (the log as `prepare` makes it, untransformed) on the same machine and policy.
+    `seed` draws the shaken arrivals."""
     shaken = prepare(log, WorkloadSpec(arrival_shake_s=SHAKE_S), machine, seed)
-    jobs = prepare(log, WorkloadSpec(), machine, seed)
     reversed_ties, job_number = ties_reversed(jobs)
     reversed_schedule = simulate(reversed_ties, machine, policy, seed).jobs
     original = job_number[numpy_array(reversed_schedule.column("job_id"))]

@@ -33,9 +33,10 @@ class Replay:
 def replay(log: pa.Table, machine: MachineSpec, policy: PolicySpec, seed: int = 0) -> Replay:
     """Simulate the cleaned `log` whole, its jobs as recorded, on `machine` under
     `policy`, and compare; `seed` draws the noise floor's shaken arrivals."""
-    schedule = simulate(prepare(log, WorkloadSpec(), machine), machine, policy).jobs
+    jobs = prepare(log, WorkloadSpec(), machine)
+    schedule = simulate(jobs, machine, policy).jobs
     return Replay(schedule, compare(log, schedule),
-                  noise_floor(log, machine, policy, schedule, seed))
+                  noise_floor(log, jobs, machine, policy, schedule, seed))
 
 
 def check_fits(log: pa.Table, machine: MachineSpec, where: str, remedy: str = "") -> None:
