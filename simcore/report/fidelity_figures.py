@@ -110,16 +110,20 @@ def _none_compared(fig: Figure, compared: Compared) -> None:
             wrap=True, transform=ax.transAxes)
 
 
-def _title(fig: Figure, what: str, about: str, compared: Compared) -> None:
+def _figure(size: tuple[float, float], what: str, about: str, compared: Compared
+            ) -> tuple[Figure, bool]:
+    """A titled figure, and whether it has jobs to draw (else it already says so)."""
+    fig = new_figure(*size)
     figure_title(fig, f"{what}: {about}", compared.count())
+    if not len(compared):
+        _none_compared(fig, compared)
+    return fig, bool(len(compared))
 
 
 def simulated_vs_recorded(compared: Compared, about: str) -> Figure:
     """Simulated against recorded wait, hexagons on log axes of wait + 1 s."""
-    fig = new_figure(6.0, 5.6)
-    _title(fig, "Simulated against recorded wait", about, compared)
-    if not len(compared):
-        _none_compared(fig, compared)
+    fig, drawn = _figure((6.0, 5.6), "Simulated against recorded wait", about, compared)
+    if not drawn:
         return fig
     ax = fig.subplots()
     upper = _wait_upper(compared.recorded, compared.simulated)
@@ -159,10 +163,8 @@ def _cdf(values: np.ndarray, upper: float) -> tuple[np.ndarray, np.ndarray]:
 
 def wait_cdfs(compared: Compared, about: str) -> Figure:
     """The recorded and simulated waits' CDFs on one log axis of wait + 1 s."""
-    fig = new_figure(6.0, 3.8)
-    _title(fig, "Waits, recorded and simulated", about, compared)
-    if not len(compared):
-        _none_compared(fig, compared)
+    fig, drawn = _figure((6.0, 3.8), "Waits, recorded and simulated", about, compared)
+    if not drawn:
         return fig
     ax = fig.subplots()
     upper = _wait_upper(compared.recorded, compared.simulated)
@@ -208,10 +210,9 @@ def _error_axis(ax: Axes, quantiles: np.ndarray) -> None:
 def error_over_time(compared: Compared, about: str) -> Figure:
     """The start error against submit time: per bin the median and the 25-75% and 10-90%
     bands, and below the jobs compared per bin; the second half's first job marked."""
-    fig = new_figure(8.0, 5.0)
-    _title(fig, "Start error (simulated - recorded start) over the log", about, compared)
-    if not len(compared):
-        _none_compared(fig, compared)
+    fig, drawn = _figure((8.0, 5.0), "Start error (simulated - recorded start) over the log",
+                         about, compared)
+    if not drawn:
         return fig
     ax, count_ax = fig.subplots(2, 1, sharex=True, height_ratios=(3, 1))
     name, edges = _bins(compared.submit)
