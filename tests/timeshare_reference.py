@@ -2,8 +2,8 @@
 
 It follows the semantics documented in simcore/timeshare (matrix and queue, roles of
 processes, the fluid rates, FCS classification) the simplest way: every event is
-stepped (no skipping of rotations, no caching of rates) and each round length is solved
-by bisection instead of segment by segment. Slow; meant for a few jobs on a few
+stepped (no skipping of rotations, no caching of rates) and each fair share is found by
+bisection instead of by sorting demands. Slow; meant for a few jobs on a few
 processors.
 """
 
@@ -157,32 +157,24 @@ def simulate(jobs, processors, mode, mpl, easy, slice_s, spin_s, f_always, switc
                     role[(r, p)] = "tier1" if first else "tier2"
         return role
 
-    def turns(k, p):
-        return max(1.0, compute(jobs[k], jobs[k].ranks[p]) / quantum_s)
+    def cpu(k, p):  # CPU per iteration of a synchronising process on a shared processor
+        return compute(jobs[k], jobs[k].ranks[p]) + spin_s + block_s
 
     def burst(k, p):
         job = jobs[k]
-        if not job.sync:
-            return quantum_s
-        return (compute(job, job.ranks[p]) + spin_s + block_s) / turns(k, p)
+        return min(compute(job, job.ranks[p]), quantum_s) if job.sync else quantum_s
 
-    def round_length(me, p, kind, avail, role, rate):
-        if avail <= 0:
+    def demand(k, p, rate):
+        return rate[k] * cpu(k, p) if jobs[k].sync else math.inf
+
+    def level(demands, avail):
+        """max-min fair share: L with sum(min(d, L)) = avail, by bisection"""
+        if all(d < math.inf for d in demands) and sum(demands) <= avail:
             return math.inf
-        others = [cells[r][p] for r in range(mpl)
-                  if r != me and role.get((r, p)) == kind]
-
-        def f(c):
-            total = burst(cells[me][p], p)
-            for k in others:
-                total += burst(k, p) * (min(1.0, rate[k] * turns(k, p) * c) if jobs[k].sync
-                                        else 1.0)
-            return total / avail
-
-        lo, hi = 0.0, (burst(cells[me][p], p) + sum(burst(k, p) for k in others)) / avail
-        for _ in range(100):
+        lo, hi = 0.0, max(avail, 0.0)
+        for _ in range(200):
             mid = (lo + hi) / 2
-            if f(mid) > mid:
+            if sum(min(d, mid) for d in demands) < avail:
                 lo = mid
             else:
                 hi = mid
@@ -190,18 +182,24 @@ def simulate(jobs, processors, mode, mpl, easy, slice_s, spin_s, f_always, switc
 
     def caps(role, rate):
         fresh = {k: jobs[k].r_ded for k in resident if jobs[k].sync}
-        share = {}
+        share, delay = {}, {}
         for p in range(processors):
             factor = 1.0 - switch_s / slice_s if switched[p] else 1.0
-            first = [r for r in range(mpl) if role.get((r, p)) == "tier1"]
-            use = 0.0
-            for r in first:
+            tier = {kind: [r for r in range(mpl) if role.get((r, p)) == kind]
+                    for kind in ("tier1", "tier2")}
+            level1 = level([demand(cells[r][p], p, rate) for r in tier["tier1"]], factor)
+            used1 = sum(min(demand(cells[r][p], p, rate), level1) for r in tier["tier1"])
+            avail = {"tier1": factor, "tier2": max(0.0, factor - min(used1, factor))}
+            levels = {"tier1": level1,
+                      "tier2": level([demand(cells[r][p], p, rate) for r in tier["tier2"]],
+                                     avail["tier2"])}
+
+            def computing(r, p=p, levels=levels):
                 k = cells[r][p]
-                w = compute(jobs[k], jobs[k].ranks[p])
-                if rate.get(k, 0.0) > 0:
-                    slack = 1 / rate[k] - w
-                    use += 1.0 if slack <= spin_s else min(1.0, rate[k] * (w + spin_s + block_s))
-            second = max(0.0, factor - min(use, 1.0) * factor)
+                use = min(demand(k, p, rate), levels[role[(r, p)]])
+                return use * compute(jobs[k], jobs[k].ranks[p]) / cpu(k, p) if jobs[k].sync \
+                    else use
+
             for r in range(mpl):
                 k = cells[r][p]
                 if k < 0:
@@ -211,18 +209,28 @@ def simulate(jobs, processors, mode, mpl, easy, slice_s, spin_s, f_always, switc
                     if jobs[k].sync:
                         fresh[k] = 0.0
                     continue
-                if kind == "solo" or (kind == "tier1" and len(first) == 1):
+                if kind == "solo" or (kind == "tier1" and len(tier["tier1"]) == 1):
                     if jobs[k].sync:
                         fresh[k] = min(fresh[k], factor * jobs[k].r_ded)
                     else:
                         share[(r, p)] = factor
                     continue
-                c = round_length(r, p, kind, factor if kind == "tier1" else second, role,
-                                 rate)
-                if jobs[k].sync:
-                    fresh[k] = min(fresh[k], 1 / (turns(k, p) * c))
-                else:
-                    share[(r, p)] = quantum_s / c
+                mine = level([math.inf] + [demand(cells[o][p], p, rate) for o in tier[kind]
+                                           if o != r], avail[kind])
+                if not jobs[k].sync:
+                    share[(r, p)] = mine
+                    continue
+                fresh[k] = min(fresh[k], mine / cpu(k, p))
+                ahead = tier["tier1"] + (tier["tier2"] if kind == "tier2" else [])
+                delay[(r, p)] = 0.5 * sum(computing(o) * burst(cells[o][p], p)
+                                          for o in ahead if o != r)
+        for k in fresh:  # an iteration waits for the last process through its delay
+            job = jobs[k]
+            if fresh[k] > 0 and any(delay.get((job.row, p), 0) > 0 for p in job.ranks):
+                last = max(compute(job, job.ranks[p]) + (
+                    block_s + delay[(job.row, p)] if delay.get((job.row, p), 0) > 0 else 0)
+                           for p in job.ranks)
+                fresh[k] = min(fresh[k], 1 / (job.comm + last))
         return fresh, share
 
     def rates():

@@ -88,6 +88,14 @@ TIME_SLICE = Parameter(
 SPIN = Parameter(
     "spin_s", float, 120e-6, "T_spin: how long a waiting process spins before it blocks "
     "(FCS Table 2: 120 us)", unit="s", minimum=0.0)
+QUANTUM = Parameter(
+    "quantum_s", float, 12.1e-3, "the local scheduler's quantum: how long a process that "
+    "never waits, or computes longer, holds its processor before a woken one gets it "
+    "(fitted to the spin-block rows of FCS scenarios 2 and 3)", unit="s", minimum=0.0,
+    exclusive_minimum=True)
+BLOCK_COST = Parameter(
+    "block_cost_s", float, 31e-6, "CPU cost of blocking and being woken, two local context "
+    "switches (fitted with quantum_s)", unit="s", minimum=0.0)
 F_PRIORITY = Parameter(
     "f_priority", str, "slot", "FCS: F processes are served before the others in their own "
     "slot ('slot', the paper's Algorithm 1) or in every slot without a CS process "
@@ -213,12 +221,12 @@ SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
               engine=True, variant={"mode": "gang"}),
     Scheduler("spin-block", "implicit coscheduling: each processor time-shares its "
               "processes itself; a waiting process spins T_spin, then blocks",
-              _TIMESHARE, (MPL, QUEUE, ESTIMATES, SPIN), needs=_TIMESHARED,
+              _TIMESHARE, (MPL, QUEUE, ESTIMATES, SPIN, QUANTUM, BLOCK_COST), needs=_TIMESHARED,
               engine=True, variant={"mode": "spin-block"}),
     Scheduler("fcs", "Flexible CoScheduling: processes classified CS (gang-scheduled), F "
               "(served first in their slot, else spin-block) or DC (fill the gaps) from "
               "their measured granularity", _TIMESHARE,
-              (MPL, QUEUE, ESTIMATES, TIME_SLICE, SPIN, F_PRIORITY),
+              (MPL, QUEUE, ESTIMATES, TIME_SLICE, SPIN, F_PRIORITY, QUANTUM, BLOCK_COST),
               needs=_TIMESHARED, engine=True, variant={"mode": "fcs"}),
 )}
 

@@ -47,6 +47,7 @@ from simcore.core.state import (
 )
 from simcore.jobs.jobs import Jobs
 from simcore.machines.contract import check_memory
+from simcore.schedulers.registry import BLOCK_COST, QUANTUM
 from simcore.timeshare import fcs
 from simcore.timeshare.matrix import admit, leave
 from simcore.timeshare.rates import FCS, NOTHING, SPIN_BLOCK, Mode, phase_rates, slice_mode
@@ -80,6 +81,8 @@ class TimeSharePolicy(NamedTuple):
     spin_s: float  # T_spin
     switch_s: float  # global context switch cost
     f_always: bool  # FCS: F processes served first in every local slot
+    quantum_s: float  # the local scheduler's quantum
+    block_cost_s: float  # CPU cost of blocking and being woken
 
 
 class TimeShareJobs(NamedTuple):
@@ -94,6 +97,7 @@ class TimeShareJobs(NamedTuple):
     even_s: np.ndarray  # float64: compute per iteration, even blocks
     odd_s: np.ndarray  # float64: odd blocks
     block: np.ndarray  # int64: processes per block (0: balanced)
+    comm_s: np.ndarray  # float64: synchronisation once every partner has arrived
 
 
 @kernel
@@ -453,7 +457,8 @@ def kernel_jobs(jobs: Jobs, policy: Policy) -> TimeShareJobs:
     return TimeShareJobs(
         submit=jobs.submit_s, estimate=jobs.estimates(policy.estimates) * policy.mpl,
         size=jobs.size, sync=bsp.synchronising(jobs.size), n_iter=jobs.run_s / iteration,
-        r_ded=1.0 / iteration, even_s=bsp.even_s, odd_s=bsp.odd_s, block=bsp.block)
+        r_ded=1.0 / iteration, even_s=bsp.even_s, odd_s=bsp.odd_s, block=bsp.block,
+        comm_s=bsp.comm_s)
 
 
 def kernel_policy(policy: Policy, mode: Mode) -> TimeSharePolicy:
@@ -462,7 +467,8 @@ def kernel_policy(policy: Policy, mode: Mode) -> TimeSharePolicy:
     return TimeSharePolicy(
         get_args(Mode).index(mode), values["queue"] == "easy",
         values.get("time_slice_s", fcs.T_SLICE_S), values.get("spin_s", fcs.T_SPIN_S),
-        SWITCH_COST_S, values.get("f_priority") == "always")
+        SWITCH_COST_S, values.get("f_priority") == "always",
+        values.get("quantum_s", QUANTUM.default), values.get("block_cost_s", BLOCK_COST.default))
 
 
 def run(jobs: Jobs, machine: MachineSpec, policy: Policy,

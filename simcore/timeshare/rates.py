@@ -9,21 +9,36 @@ The fluid model of a time slice. On each processor the scheduler decides who may
   every F process served first ("always").
 
 A process that runs alone (exclusive, or the only one that may run) lets its job go as
-fast as on dedicated processors. Processes that share a processor are served round
-robin, in up to two tiers (the F processes served first, then the others): a process
-that never waits (its job does not synchronise) runs for the scheduler's quantum
-`QUANTUM_S`; a synchronising one, whose partners are not coscheduled, computes its
-iteration (in turns of at most a quantum), spins T_spin, blocks and costs `BLOCK_COST_S`
-to switch out and back in, and so completes at most one iteration per n = max(1, w / Q)
-rounds. The round a process waits through is its own burst plus a burst of every other
-process of its tier, those of jobs slowed down elsewhere only as often as they come back
-(a job at rate r joins a round of length C with probability min(1, r n C)); the tier
-below gets what the tier above leaves. A job goes at the rate of its slowest process,
-never faster than on dedicated processors; the rates of jobs that share processors depend
-on each other and are found by iterating to the fixed point (to 1e-10 relative, from the
-row's previous rates; plain rounds, then averaged ones against oscillation, recomputing
-only processors whose jobs moved). Processors that paid the global context switch at the
-start of the slice lose `switch_s / slice` of it.
+fast as on dedicated processors. Processes that share a processor are scheduled by the
+processor's own scheduler, in up to two tiers (the F processes served first, then the
+others), as an operating system does:
+
+- fair shares: the processor is split max-min fairly among a tier's processes (the
+  water level of their demands): a process asking for less than an equal share gets what
+  it asks for, the others split the rest equally; the tier below gets what the tier
+  above leaves. A synchronising process on a shared processor uses `cpu` = its compute,
+  T_spin and `block_cost_s` (blocking and being woken) of CPU per iteration, so its
+  share caps its job at share / cpu iterations per second; a process that never waits
+  asks for all it can get;
+- wake-up: a process that blocked is woken when its message arrives and preferred over
+  spinning ones, but waits for a computing one to end its burst (its compute, up to the
+  quantum `quantum_s`; a quantum for a process that never waits): on average half a
+  burst of each other process of its tier and those above, weighted by the fraction of
+  time it computes;
+- synchronisation: an iteration of the job ends when its last process is through its
+  compute and, where it shares its processor, blocking and its mean wake-up delay, plus
+  the job's communication, so a fine-grained job among coarse processes waits a share
+  of their bursts every iteration, while an imbalanced job hides the delays of its light
+  processes in their slack. Delays are taken at their means (a fluid model): the
+  amplification of random delays over many synchronising processes is left out.
+
+A job goes at the rate of its slowest constraint, never faster than on dedicated
+processors; the rates of jobs that share processors depend on each other and are found
+by iterating to the fixed point (to 1e-10 relative, from the row's previous rates; plain
+rounds, then averaged ones against oscillation, recomputing only processors whose jobs
+moved). A job's progress does not depend on how many iterations another job has, only on
+the CPU and delays they cause each other. Processors that paid the global context switch
+at the start of the slice lose `switch_s / slice` of it.
 """
 
 from __future__ import annotations
@@ -34,14 +49,6 @@ import numpy as np
 
 from simcore.base.jit import kernel
 from simcore.timeshare.state import N_RESIDENT
-
-#: The local scheduler's effective quantum, derived once from scenario 3 under
-#: spin-block (docs/timesharing.md): what a process that never waits runs before a
-#: woken one gets the processor.
-QUANTUM_S = 2.4e-3
-#: CPU cost of blocking and being woken (two local context switches), derived once from
-#: scenario 1 under spin-block (docs/timesharing.md).
-BLOCK_COST_S = 20e-6
 
 #: How processors are shared: a time-sharing scheduler's mode (its registry row's variant).
 Mode = Literal["gang", "spin-block", "fcs"]
@@ -128,108 +135,106 @@ def assign_roles(pol, st, jobs, a):
 
 
 @kernel
-def _turns_and_bursts(pol, st, jobs):
-    """For every process: the turns it needs per iteration (one, or as many quanta as its
-    computing takes when that is longer: the scheduler preempts it; 0 for a process that
-    never waits) and the CPU it holds per turn (a quantum, or its iteration's compute,
-    spin and block spread over its turns), into scratch.turns and scratch.burst."""
-    cells, turns, burst = st.cells, st.scratch.turns, st.scratch.burst
+def _costs(pol, st, jobs):
+    """For every process: the CPU it uses per iteration on a shared processor (compute,
+    the spin before it blocks, blocking and being woken; 0 for a process that never
+    waits) and its burst, how long it holds the processor once it has it (its compute up
+    to a quantum; a quantum for one that never waits), into scratch.cpu and scratch.burst."""
+    cells, cpu, burst = st.cells, st.scratch.cpu, st.scratch.burst
     for r in range(cells.job.shape[0]):
         for p in range(cells.job.shape[1]):
             j = cells.job[r, p]
             if j < 0 or not jobs.sync[j]:
-                turns[r, p] = 0.0
-                burst[r, p] = QUANTUM_S
+                cpu[r, p] = 0.0
+                burst[r, p] = pol.quantum_s
                 continue
             w = compute_s(jobs, j, cells.rank[r, p])
-            turns[r, p] = max(1.0, w / QUANTUM_S)
-            burst[r, p] = (w + pol.spin_s + BLOCK_COST_S) / turns[r, p]
+            cpu[r, p] = w + pol.spin_s + pol.block_cost_s
+            burst[r, p] = min(w, pol.quantum_s)
 
 
 @kernel
-def round_length(pol, st, jobs, p, me, tier_role, avail, rate):
-    """Time between two turns of the process in row `me` of processor p among the
-    processes of `tier_role` there, with `avail` of the processor for that tier: the
-    solution of C = (own burst + sum of others' bursts x min(1, r n C)) / avail, a
-    synchronising process at rate r taking n turns per iteration (concave in C, one
-    solution, found on the segment where it lies)."""
-    if avail <= 0.0:
+def _demand(st, jobs, r, p, rate):
+    """CPU fraction the process in cell (r, p) asks for at its job's rate (inf: it never
+    waits)."""
+    j = st.cells.job[r, p]
+    if not jobs.sync[j]:
         return np.inf
-    cells, role, turns, bursts = st.cells, st.scratch.role, st.scratch.turns, st.scratch.burst
-    bound, burst = st.scratch.bound, st.scratch.member_burst
-    fixed = bursts[me, p]
+    return rate[j] * st.scratch.cpu[r, p]
+
+
+@kernel
+def water_level(st, jobs, p, me, tier_role, avail, rate):
+    """The fair share of processor p among its processes of `tier_role`, `avail` of the
+    processor being theirs: the level L with sum(min(demand, L)) = avail, the process in
+    row `me` (if any, me >= 0) asking for all it can get; inf when every demand is met
+    with room to spare."""
+    cells, role, sorted_demands = st.cells, st.scratch.role, st.scratch.bound
+    unlimited = 1 if me >= 0 else 0
     m = 0
     for r in range(cells.job.shape[0]):
         if r == me or role[r, p] != tier_role:
             continue
-        j = cells.job[r, p]
-        if not jobs.sync[j]:
-            fixed += QUANTUM_S
-        elif rate[j] > 0.0:  # insertion by 1 / (r n): the length from which it always joins
-            joins = rate[j] * turns[r, p]
-            k = m
-            while k > 0 and bound[k - 1] > 1.0 / joins:
-                bound[k] = bound[k - 1]
-                burst[k] = burst[k - 1]
-                k -= 1
-            bound[k] = 1.0 / joins
-            burst[k] = bursts[r, p]
-            m += 1
-    # with the first s members (the smallest bounds) joining every round
-    for s in range(m, -1, -1):
-        numerator = fixed
-        slope = 0.0
-        for k in range(m):
-            if k < s:
-                numerator += burst[k]
-            else:
-                slope += burst[k] / bound[k]
-        if avail - slope <= 0.0:
+        d = _demand(st, jobs, r, p, rate)
+        if d == np.inf:
+            unlimited += 1
             continue
-        length = numerator / (avail - slope)
-        low = bound[s - 1] if s > 0 else 0.0
-        high = bound[s] if s < m else np.inf
-        if length >= low * (1.0 - 1e-12) and length <= high * (1.0 + 1e-12):
-            return length
-    numerator = fixed  # numerically no segment: every member joining every round
+        k = m  # insertion sort of the finite demands
+        while k > 0 and sorted_demands[k - 1] > d:
+            sorted_demands[k] = sorted_demands[k - 1]
+            k -= 1
+        sorted_demands[k] = d
+        m += 1
+    left = max(0.0, avail)
+    count = unlimited + m
     for k in range(m):
-        numerator += burst[k]
-    return numerator / avail
+        if sorted_demands[k] * count > left:
+            break
+        left -= sorted_demands[k]
+        count -= 1
+    if count == 0:
+        return np.inf
+    return left / count
 
 
 @kernel
-def _cpu_use(pol, jobs, j, w, rate):
-    """Fraction of a processor a first-tier process of job j (compute w) uses at `rate`:
-    it computes, then spins through a short wait or spins T_spin and blocks."""
-    if rate <= 0.0:
-        return 0.0
-    slack = 1.0 / rate - w
-    if slack <= pol.spin_s:
-        return 1.0
-    return min(1.0, rate * (w + pol.spin_s + BLOCK_COST_S))
+def _used(st, jobs, r, p, level, rate):
+    """CPU fraction the process in cell (r, p) uses under fair-share level `level`, and
+    the part of it spent computing."""
+    d = _demand(st, jobs, r, p, rate)
+    use = min(d, level)
+    j = st.cells.job[r, p]
+    if not jobs.sync[j]:
+        return use, use
+    cpu = st.scratch.cpu[r, p]
+    return use, use * compute_s(jobs, j, st.cells.rank[r, p]) / cpu
 
 
 @kernel
 def _processor(pol, st, jobs, p, factor, rate, share_out):
     """Caps of processor p's processes given the jobs' rates: the rate each synchronising
-    process allows its job into scratch.cap, the CPU share of each never-waiting one into
-    share_out."""
-    cells, role, cap = st.cells, st.scratch.role, st.scratch.cap
+    process's CPU share allows its job into scratch.cap and its wake-up delay into
+    scratch.delay, the CPU share of each never-waiting one into share_out."""
+    cells, role, cap, delay = st.cells, st.scratch.role, st.scratch.cap, st.scratch.delay
     rows = cells.job.shape[0]
     first = 0
-    use = 0.0
     for r in range(rows):
         if role[r, p] == TIER1:
             first += 1
-            j = cells.job[r, p]
-            use += _cpu_use(pol, jobs, j, compute_s(jobs, j, cells.rank[r, p]), rate[j])
-    second_avail = max(0.0, factor - min(use, 1.0) * factor)
+    level1 = water_level(st, jobs, p, -1, TIER1, factor, rate)
+    used1 = 0.0
+    for r in range(rows):
+        if role[r, p] == TIER1:
+            used1 += _used(st, jobs, r, p, level1, rate)[0]
+    second_avail = max(0.0, factor - min(used1, factor))
+    level2 = water_level(st, jobs, p, -1, TIER2, second_avail, rate)
     for r in range(rows):
         j = cells.job[r, p]
         if j < 0:
             continue
         share_out[r, p] = 0.0
         cap[r, p] = 0.0
+        delay[r, p] = 0.0
         kind = role[r, p]
         if kind == OFF:
             continue
@@ -239,18 +244,47 @@ def _processor(pol, st, jobs, p, factor, rate, share_out):
             else:
                 share_out[r, p] = factor
             continue
-        length = round_length(pol, st, jobs, p, r, kind, factor if kind == TIER1
-                              else second_avail, rate)
-        if jobs.sync[j]:
-            cap[r, p] = 1.0 / (st.scratch.turns[r, p] * length)
-        else:
-            share_out[r, p] = QUANTUM_S / length
+        avail = factor if kind == TIER1 else second_avail
+        level = water_level(st, jobs, p, r, kind, avail, rate)
+        if not jobs.sync[j]:
+            share_out[r, p] = level
+            continue
+        cap[r, p] = level / st.scratch.cpu[r, p]
+        busy = 0.0  # the others' computing time, by burst: a woken F process preempts
+        for k in range(rows):  # the second tier
+            if k != r and (role[k, p] == TIER1 or (role[k, p] == TIER2 and kind == TIER2)):
+                busy += _used(st, jobs, k, p, level1 if role[k, p] == TIER1 else level2,
+                              rate)[1] * st.scratch.burst[k, p]
+        delay[r, p] = 0.5 * busy
+
+
+@kernel
+def _delay_bound(pol, st, jobs, j):
+    """The rate job j's wake-up delays allow: one iteration per its communication plus the
+    time its last process is through its compute and, where it shares its processor,
+    blocking and its mean wake-up delay; inf when no process of j waits to be woken."""
+    cells, delay = st.cells, st.scratch.delay
+    r = st.runs.row[j]
+    last = 0.0
+    delayed = False
+    for p in range(cells.job.shape[1]):
+        if cells.job[r, p] != j:
+            continue
+        through = compute_s(jobs, j, cells.rank[r, p])
+        if delay[r, p] > 0.0:  # only processes that share their processor wait
+            through += pol.block_cost_s + delay[r, p]
+            delayed = True
+        last = max(last, through)
+    if not delayed:
+        return np.inf
+    return 1.0 / (jobs.comm_s[j] + last)
 
 
 @kernel
 def phase_rates(pol, st, jobs, a, rate_out, share_out):
     """Rates of the resident jobs while row `a` is active (a < 0: spin-block), the
-    processors in st.cells.switched having paid a global context switch: iterations/s of
+    processors in st.cells.switched having paid a global context switch (see the module
+    docstring): iterations/s of
     synchronising jobs into rate_out[j], CPU shares of the others' processes into
     share_out[r, p]."""
     runs, cells, rate, fresh = st.runs, st.cells, st.scratch.rate, st.scratch.fresh
@@ -260,7 +294,7 @@ def phase_rates(pol, st, jobs, a, rate_out, share_out):
     n = st.ctr[N_RESIDENT]
     rows, procs = cells.job.shape
     assign_roles(pol, st, jobs, a)
-    _turns_and_bursts(pol, st, jobs)
+    _costs(pol, st, jobs)
     lost = pol.switch_s / pol.slice_s
     for i in range(n):  # from the row's last rates (a new configuration moves few jobs)
         j = resident[i]
@@ -282,6 +316,10 @@ def phase_rates(pol, st, jobs, a, rate_out, share_out):
                 j = cells.job[r, p]
                 if j >= 0 and jobs.sync[j]:
                     fresh[j] = min(fresh[j], cap[r, p])
+        for i in range(n):
+            j = resident[i]
+            if jobs.sync[j] and fresh[j] > 0.0:
+                fresh[j] = min(fresh[j], _delay_bound(pol, st, jobs, j))
         change = 0.0
         scale = 0.0
         for i in range(n):

@@ -82,10 +82,10 @@ class Scratch(NamedTuple):
     moved: np.ndarray  # (jobs,) bool: the last iterate changed the job's rate
     cap: np.ndarray  # (rows, P) float64: the rate each process allows its job
     dirty: np.ndarray  # (P,) bool: caps to recompute (a hosted job's rate moved)
-    turns: np.ndarray  # (rows, P) float64: turns each process needs per iteration
-    burst: np.ndarray  # (rows, P) float64: CPU each process holds per turn
-    bound: np.ndarray  # (rows,) float64: 1 / (rate x turns) of a tier's members (sorted)
-    member_burst: np.ndarray  # (rows,) float64: their bursts, in the same order
+    cpu: np.ndarray  # (rows, P) float64: CPU each process uses per iteration when shared
+    burst: np.ndarray  # (rows, P) float64: how long it holds the processor once it has it
+    delay: np.ndarray  # (rows, P) float64: mean wake-up delay of each shared process
+    bound: np.ndarray  # (rows,) float64: a tier's finite demands (sorted)
     order: np.ndarray  # (rows x P,) int64: resident jobs by estimated end
     free: np.ndarray  # (rows,) int64: free cells per row at some future time
     rows: np.ndarray  # (rows,) int64: the rotation: non-empty rows from the active one
@@ -141,7 +141,7 @@ def new_state(n_jobs: int, rows: int, processors: int) -> State:
         scratch=Scratch(np.zeros(cells, dtype=np.int64), np.zeros(n_jobs), np.zeros(n_jobs),
                         np.zeros(n_jobs, dtype=np.bool_), np.zeros(cells),
                         np.zeros(processors, dtype=np.bool_),
-                        np.zeros(cells), np.zeros(cells), np.zeros(rows), np.zeros(rows),
+                        np.zeros(cells), np.zeros(cells), np.zeros(cells), np.zeros(rows),
                         np.zeros(rows * processors, dtype=np.int64),
                         np.zeros(rows, dtype=np.int64), np.zeros(rows, dtype=np.int64),
                         np.zeros(n_jobs), np.zeros(n_jobs), np.zeros(n_jobs), np.zeros(n_jobs),
