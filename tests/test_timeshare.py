@@ -339,6 +339,26 @@ def test_fitted_costs_fit_the_runs_they_were_fitted_to():
         assert squared_error(*moved) > fitted
 
 
+def test_scenario_4_under_spin_block_moves_smoothly_with_job_3s_granularity():
+    """Job 3 computing g per iteration for g from 0.5 to 2 ms: no job's end jumps (at
+    most 10 s between neighbouring g), and job 3 ends earlier the coarser it is. When a
+    process completed one iteration per round, all three jobs ended together at g = 1.05 ms
+    (equal iteration counts) and job 3 moved by 95 s between 1.05 and 2 ms."""
+    scenario = resolve_scenario("scenario4")
+    model = scenario.bsp
+    previous = None
+    for g in (0.5e-3, 0.8e-3, 1.0e-3, 1.05e-3, 1.1e-3, 1.5e-3, 2.0e-3):
+        rows = [(0.0, float(scenario.run_s[i]), 128, int(model.pattern[i]),
+                 float(model.even_s[i]), float(model.odd_s[i]), int(model.block[i]),
+                 float(model.comm_s[i])) for i in range(2)]
+        rows.append((0.0, 60.0, 128, bsp.RING, g, g, 0, float(model.comm_s[2])))
+        got = ends(simulate(bsp_jobs(rows), "flat:128", "spin-block"))
+        if previous is not None:
+            assert max(abs(a - b) for a, b in zip(got, previous, strict=True)) <= 10
+            assert got[2] < previous[2]
+        previous = got
+
+
 def test_scenario_classes_are_the_papers():
     classes = {}
     for name in scenarios.SCENARIOS:
