@@ -119,6 +119,8 @@ def test_report_sections(tmp_path, runs):
         {"what": "fitted", "source": "p. 5", "paper": "0.5", "why": "Fitted.",
          "calibrated": "the constant k, fitted to this row",
          "query": {"metric": "utilization", "where": {**fcfs, "runtime_scale": 1.0}}},
+        {"what": "reading", "source": "p. 5", "paper": "0.7", "why": "Other.",
+         "shown": "the reading not scored", "query": {"max": "utilization", "where": fcfs}},
         {"what": "ours only", "source": "p. 6: no number", "paper": None, "why": "Ours.",
          "extension": "a run the paper did not make", "query": gain},
         {"what": "elsewhere", "source": "p. 7", "paper": "50%", "why": "Not run.",
@@ -145,17 +147,19 @@ def test_report_sections(tmp_path, runs):
     assert "| order | lower, no number (p. 4) | -11.1% |  | reproduced | So. |" in text
     assert ("| fitted | 0.5 ± 0.05 (p. 5) | 0.50 | 0.00 | calibrated | *The constant k, "
             "fitted to this row.* Fitted. |") in text
+    assert ("| reading | 0.7 ± 0.05 (p. 5) | 0.62 | -0.07 | shown | *The reading not scored.* "
+            "Other. |") in text
     assert "| elsewhere | 50% ± 0.5 (p. 7) | n/a |  | not run | Not run. |" in text
     assert "| ours only |" not in text.split("**Our own results**")[0]
     assert ("| ours only | +12.5% ± 1.9% (95% CI) | p. 6: no number | A run the paper did not "
             "make. Ours. |") in text.split("**Our own results**")[1]
     counts = text.index("| study | scored | reproduced | partly | not reproduced | calibrated "
-                        "| extension | not run |")
+                        "| shown | extension | not run |")
     assert counts < text.index("## A study")
-    assert "| A study | 5 | 3 | 1 | 1 | 1 | 1 | 1 |" in text
-    assert "| Another | 0 | 0 | 0 | 0 | 0 | 0 | 0 |" in text
-    assert "| **all** | 5 | 3 | 1 | 1 | 1 | 1 | 1 |" in text
-    for name in ("reproduced", "partly", "not reproduced", "calibrated", "extension",
+    assert "| A study | 5 | 3 | 1 | 1 | 1 | 1 | 1 | 1 |" in text
+    assert "| Another | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |" in text
+    assert "| **all** | 5 | 3 | 1 | 1 | 1 | 1 | 1 | 1 |" in text
+    for name in ("reproduced", "partly", "not reproduced", "calibrated", "shown", "extension",
                  "not run"):
         assert f"- *{name}*: " in text[:counts]
     assert "![krevat/capacity.png](figures/krevat/capacity.png)" in text

@@ -205,9 +205,11 @@ def test_our_confidence_interval_widens_the_tolerance():
     assert judge(claim("63%"), 0.64, spread).widening == spread
 
 
-def test_calibrated_extension_not_run_and_undefined():
+def test_calibrated_shown_extension_not_run_and_undefined():
     fitted = claim("124 s", calibrated="the switch cost, fitted to this row")
     assert judge(fitted, 124.0).name == judge(fitted, 500.0).name == "calibrated"
+    reading = claim("197 s", shown="the reading not scored: F processes first in every slot")
+    assert judge(reading, 197.0).name == judge(reading, 500.0).name == "shown"
     ours = claim(None, extension="our own")
     assert judge(ours, 0.3).name == "extension"
     assert judge(claim("63%"), None, ran=False).name == "not run"
@@ -229,6 +231,9 @@ def test_the_difference_is_to_the_nearest_printed_value():
     (claim(None, CHANGE), "paper", "no published value and no 'direction'"),
     (claim("63%", calibrated=""), "calibrated", "a sentence naming the fitted constant"),
     (claim(None, calibrated="fitted"), "paper", "calibrated claim shows the published value"),
+    (claim("63%", shown=" "), "shown", "a sentence saying why the row is shown"),
+    (claim(None, shown="another reading"), "paper", "shown claim shows the published value"),
+    (claim("63%", calibrated="c", shown="s"), None, "both 'calibrated' and 'shown'"),
     (claim("63%", extension=True), "paper", "an extension has no published value"),
     (claim(None, extension=True, direction="lower"), "direction", "an extension has no"),
     (claim(None, extension=""), "extension", "expected true or a sentence"),

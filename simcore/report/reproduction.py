@@ -4,7 +4,7 @@ The papers' numbers are typed in once, in a data file (`config/published.yaml`),
 the paper printed it, with where it comes from (page, figure or table), a query saying
 which of our runs answer it, and a sentence on why the two differ. `report` evaluates
 every query on a dataset's store, gives each claim its verdict (`simcore.report.verdicts`:
-reproduced, partly, not reproduced, calibrated, extension, not run) and writes the
+reproduced, partly, not reproduced, calibrated, shown, extension, not run) and writes the
 verdicts counted per seed, then one Markdown section per seed: what the paper did, our
 configuration, every way it departs from the paper's (`departures`), a table of paper
 (with its tolerance) / ours / difference / verdict / why,
@@ -276,10 +276,11 @@ def _count_row(label: str, counts: Mapping[str, int]) -> str:
 def _row(claim: Mapping[str, Any], ours: float | None, spread: float, verdict: Verdict
          ) -> str:
     """A claim's table row: what, paper ± tolerance (source), ours, difference, verdict,
-    why (a calibrated claim's why opens with what was calibrated)."""
+    why (a calibrated or shown claim's why opens with what was calibrated, or why it is
+    shown)."""
     why = " ".join(claim["why"].split())
-    if verdict.name == "calibrated":
-        why = f"*{_sentence(claim['calibrated'])}* {why}"
+    if verdict.name in ("calibrated", "shown"):
+        why = f"*{_sentence(claim[verdict.name])}* {why}"
     return (f"| {claim['what']} | {_paper(verdict)} ({claim['source']}) "
             f"| {_shown(ours, claim, verdict)} | {_difference(ours, verdict)} "
             f"| {verdict.name} | {why} |")

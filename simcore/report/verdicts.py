@@ -22,6 +22,8 @@ The rule, for our value v of the claim's query:
 
 - *calibrated*: the claim declares `calibrated:` (the fitted constant and what it was
   fitted to, or why the value is fixed by construction): shown, never scored;
+- *shown*: the claim declares `shown:` (why: another reading of the paper, run beside
+  the scored one, or another row of the same statement): shown, never scored;
 - *extension*: the claim declares `extension:` and has no published value: our own
   result, shown apart and never scored;
 - *not run*: the store has no runs the query selects; kept out of the scored counts;
@@ -45,7 +47,8 @@ from simcore.base.errors import ConfigError
 from simcore.report.tables import half_width as confidence_half_width
 
 #: The verdicts, in the order the report counts them.
-VERDICTS = ("reproduced", "partly", "not reproduced", "calibrated", "extension", "not run")
+VERDICTS = ("reproduced", "partly", "not reproduced", "calibrated", "shown", "extension",
+            "not run")
 #: Those that compare our value with a published one.
 SCORED = ("reproduced", "partly", "not reproduced")
 DIRECTIONS = ("higher", "lower")
@@ -69,6 +72,8 @@ RULE = (
     ("not reproduced", "otherwise, or ours is undefined on the runs"),
     ("calibrated", "the value is fitted to, or fixed by construction from, the paper's: "
                    "shown, never scored"),
+    ("shown", "another reading of the paper, run beside the scored one: shown, never "
+              "scored"),
     ("extension", "our own result, with no published value: shown apart, never scored"),
     ("not run", "the store has no runs for the claim's query: not scored"),
 )
@@ -219,12 +224,17 @@ def check_claim(claim: Mapping[str, Any], at: str) -> None:
     """Refuse a claim without what its verdict needs, naming the key (`at` names the
     file, seed and claim)."""
     calibrated, extension = claim.get("calibrated"), claim.get("extension")
-    if "calibrated" in claim and "extension" in claim:
-        raise ConfigError(f"{at}: both 'calibrated' and 'extension'; a claim is one or the "
-                          "other")
+    labels = [key for key in ("calibrated", "shown", "extension") if key in claim]
+    if len(labels) > 1:
+        raise ConfigError(f"{at}: both {labels[0]!r} and {labels[1]!r}; a claim is one of "
+                          "calibrated, shown and extension, or none")
     if "calibrated" in claim and not (isinstance(calibrated, str) and calibrated.strip()):
         raise ConfigError(f"{at}.calibrated: {calibrated!r}; expected a sentence naming the "
                           "fitted constant and what it was fitted to")
+    shown = claim.get("shown")
+    if "shown" in claim and not (isinstance(shown, str) and shown.strip()):
+        raise ConfigError(f"{at}.shown: {shown!r}; expected a sentence saying why the row is "
+                          "shown and not scored (e.g. the reading it follows)")
     if "extension" in claim:
         if extension is not True and not (isinstance(extension, str) and extension.strip()):
             raise ConfigError(f"{at}.extension: {extension!r}; expected true or a sentence")
@@ -247,9 +257,9 @@ def check_claim(claim: Mapping[str, Any], at: str) -> None:
             raise ConfigError(f"{at}.direction: a direction is the sign of a relative "
                               "change; this claim's query is not a 'change'")
     if claim["paper"] is None:
-        if calibrated is not None:
-            raise ConfigError(f"{at}.paper: a calibrated claim shows the published value "
-                              "it was fitted to; give it")
+        if calibrated is not None or shown is not None:
+            raise ConfigError(f"{at}.paper: a {labels[0]} claim shows the published value "
+                              "beside ours; give it")
         if direction is None:
             raise ConfigError(f"{at}.paper: no published value and no 'direction': a "
                               "scored claim needs one (or mark it 'extension')")
@@ -293,6 +303,8 @@ def judge(claim: Mapping[str, Any], ours: float | None, spread: float = 0.0,
         return Verdict("extension", **facts)
     if "calibrated" in claim:
         return Verdict("calibrated", **facts)
+    if "shown" in claim:
+        return Verdict("shown", **facts)
     if not ran:
         return Verdict("not run", **facts)
     facts["widening"] = spread
