@@ -232,7 +232,7 @@ def test_the_difference_is_to_the_nearest_printed_value():
     (claim("63%", calibrated=""), "calibrated", "a sentence naming the fitted constant"),
     (claim(None, calibrated="fitted"), "paper", "calibrated claim shows the published value"),
     (claim("63%", shown=" "), "shown", "a sentence saying why the row is shown"),
-    (claim(None, shown="another reading"), "paper", "shown claim shows the published value"),
+    (claim(None, shown="another reading"), "paper", "no published value and no 'direction'"),
     (claim("63%", calibrated="c", shown="s"), None, "both 'calibrated' and 'shown'"),
     (claim("63%", extension=True), "paper", "an extension has no published value"),
     (claim(None, extension=True, direction="lower"), "direction", "an extension has no"),

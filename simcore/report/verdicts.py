@@ -257,9 +257,9 @@ def check_claim(claim: Mapping[str, Any], at: str) -> None:
             raise ConfigError(f"{at}.direction: a direction is the sign of a relative "
                               "change; this claim's query is not a 'change'")
     if claim["paper"] is None:
-        if calibrated is not None or shown is not None:
-            raise ConfigError(f"{at}.paper: a {labels[0]} claim shows the published value "
-                              "beside ours; give it")
+        if calibrated is not None:
+            raise ConfigError(f"{at}.paper: a calibrated claim shows the published value "
+                              "it was fitted to; give it")
         if direction is None:
             raise ConfigError(f"{at}.paper: no published value and no 'direction': a "
                               "scored claim needs one (or mark it 'extension')")
