@@ -20,9 +20,9 @@ from simcore.jobs.jobs import Jobs
 from simcore.jobs.swf import read_swf
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
+from simcore.schedulers.registry import SWITCH_COST_S
 from simcore.simulate import simulate
 from simcore.timeshare import fcs, rates
-from simcore.timeshare.engine import SWITCH_COST_S
 from simcore.tools import frachtenberg2003
 from simcore.workload import scenarios
 from simcore.workload.sources import load_workload as resolve
@@ -174,6 +174,19 @@ def test_gang_alternates_slices_and_pays_each_switch():
     assert first_left / (1 - c / 0.1) == pytest.approx(0.03)
     assert result.summary["context_switches"] == 4 * 20
     assert result.summary["time_slices"] == 22
+    stated = simulate(bsp_jobs(rows), "flat:4", PolicySpec("gang", switch_cost_s=c))
+    assert stated.jobs.equals(result.jobs)  # the default is the fitted cost, bit for bit
+    free = simulate(bsp_jobs(rows), "flat:4", PolicySpec("gang", switch_cost_s=0.0))
+    assert ends(free) == pytest.approx([1.9, 2.0], rel=1e-9)  # no switch: plain alternation
+
+
+def test_switch_cost_is_a_checked_parameter_of_the_slicing_schedulers():
+    assert PolicySpec("fcs", switch_cost_s=0.01).params()["switch_cost_s"] == 0.01
+    with pytest.raises(SpecError, match=r"switch_cost_s=-0\.001; expected a finite number "
+                                        r">= 0 \(s\)"):
+        PolicySpec("gang", switch_cost_s=-0.001)
+    with pytest.raises(SpecError, match=r"\['switch_cost_s'\] do not apply"):
+        PolicySpec("spin-block", switch_cost_s=0.0)
 
 
 def test_spin_block_balanced_pair_blocks_every_iteration():
