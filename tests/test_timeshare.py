@@ -93,6 +93,36 @@ def test_random_model_is_per_job_and_follows_its_distributions():
     assert np.allclose(model.comm_s[barrier], 50e-6 * np.ceil(np.log2(size[barrier])))
 
 
+def test_granularity_range_bounds_the_drawn_compute_of_the_same_jobs():
+    """The range rescales each job's one log-uniform draw: the default range gives the
+    model's draws as they were, bit for bit; another bounds them and keeps each job's
+    place in it."""
+    lublin, machine = resolve("lublin:32", 400, 1), MachineSpec.parse("flat:32")
+    default = prepare(lublin, WorkloadSpec(bsp_model="random"), machine, seed=1)
+    assert default.bsp.even_s[:3].tolist() == [0.09072348280560537, 0.07136169462895983,
+                                               0.7357124989582459]
+    fine = prepare(lublin, WorkloadSpec(bsp_model="random", bsp_granularity_min_s=1e-4,
+                                        bsp_granularity_max_s=1e-2), machine, seed=1)
+    assert fine.bsp.even_s.min() >= 1e-4 and fine.bsp.even_s.max() <= 1e-2
+    place = np.log(fine.bsp.even_s / 1e-4) / np.log(100)
+    assert place == pytest.approx(np.log(default.bsp.even_s / 1e-3) / np.log(1000))
+    assert np.array_equal(fine.bsp.pattern, default.bsp.pattern)
+    assert np.array_equal(fine.run_s, default.run_s)
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"bsp_model": "random", "bsp_granularity_min_s": 0.1, "bsp_granularity_max_s": 0.01},
+     r"bsp_granularity_min_s=0\.1 above bsp_granularity_max_s=0\.01; expected min <= max"),
+    ({"bsp_granularity_max_s": 0.1}, r"bsp_granularity_max_s=0\.1 with bsp_model=None: no "
+     r"random BSP model to draw granularities for; expected bsp_model: random"),
+    ({"bsp_model": "random", "bsp_granularity_min_s": 0},
+     r"bsp_granularity_min_s=0; expected a finite number > 0 \(s\)"),
+])
+def test_granularity_range_is_refused_precisely(settings, message):
+    with pytest.raises(SpecError, match=f"^workload transform {message}$"):
+        WorkloadSpec(**settings)
+
+
 def test_bsp_model_transform_refuses_a_source_with_its_own():
     with pytest.raises(SpecError, match="carries its own BSP model"):
         prepare(resolve("fcs:scenario1"), WorkloadSpec(bsp_model="random"),

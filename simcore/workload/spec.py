@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from simcore.base.errors import SpecError
 from simcore.base.params import Parameter
 from simcore.jobs.bsp import MODELS as BSP_MODELS
+from simcore.jobs.bsp import RANDOM_GRANULARITY_S
 from simcore.jobs.submeshes import RULES
 
 if TYPE_CHECKING:
@@ -123,6 +124,14 @@ class WorkloadSpec:
         "bsp_model", str, None, "BSP job model (pattern, granularity, imbalance) drawn for "
         "each job, for time-sharing schedulers: 'random' (docs/timesharing.md); null: the "
         "source's own, if any", choices=tuple(BSP_MODELS), optional=True), draws=True)
+    bsp_granularity_min_s: float = _transform(Parameter(
+        "bsp_granularity_min_s", float, RANDOM_GRANULARITY_S[0], "least compute per "
+        "iteration of the 'random' BSP model (log-uniform up to bsp_granularity_max_s)",
+        unit="s", minimum=0.0, exclusive_minimum=True))
+    bsp_granularity_max_s: float = _transform(Parameter(
+        "bsp_granularity_max_s", float, RANDOM_GRANULARITY_S[1], "greatest compute per "
+        "iteration of the 'random' BSP model", unit="s", minimum=0.0,
+        exclusive_minimum=True))
 
     def __post_init__(self) -> None:
         for f in _FIELDS:  # 1 and 1.0 must be one run: one canonical type
@@ -133,6 +142,20 @@ class WorkloadSpec:
                 object.__setattr__(self, f.name, f.metadata["parameter"].convert(value))
             except SpecError as exc:
                 raise SpecError(f"workload transform {exc}") from None
+        self._check_granularity()
+
+    def _check_granularity(self) -> None:
+        """The granularity range is a range, of a model that draws granularities."""
+        low, high = self.bsp_granularity_min_s, self.bsp_granularity_max_s
+        if low > high:
+            raise SpecError(f"workload transform bsp_granularity_min_s={low!r} above "
+                            f"bsp_granularity_max_s={high!r}; expected min <= max")
+        if self.bsp_model != "random" and (low, high) != RANDOM_GRANULARITY_S:
+            changed = "bsp_granularity_min_s" if low != RANDOM_GRANULARITY_S[0] \
+                else "bsp_granularity_max_s"
+            raise SpecError(f"workload transform {changed}={getattr(self, changed)!r} with "
+                            f"bsp_model={self.bsp_model!r}: no random BSP model to draw "
+                            "granularities for; expected bsp_model: random")
 
     def to_dict(self) -> dict[str, Any]:
         """Every transform parameter by name (all plain values)."""
