@@ -659,3 +659,20 @@ def test_each_job_records_its_matrix_row_and_processors(scheduler):
         for b in range(a + 1, len(row)):
             if row[a] == row[b] and start[a] < end[b] and start[b] < end[a]:
                 assert not (procs[a] & procs[b]).any(), (a, b)
+
+
+def test_sensitivity_experiment_sweeps_switch_cost_only_where_it_is_paid():
+    """frachtenberg2003-sensitivity: 4 switch costs x 9 granularity ranges x 3 seeds for
+    gang and FCS; EASY and spin-block, which pay no switch, run each range once per
+    seed."""
+    from simcore.schedulers.registry import SWITCH_COST_S
+    from simcore.sweep.planning import load_plan
+
+    shards = {s.policy: s for s in load_plan("config/papers.yaml")
+              if s.experiment == "frachtenberg2003-sensitivity"}
+    assert {policy: len(s.runs) for policy, s in shards.items()} == {
+        "easy": 27, "gang": 108, "spin-block": 27, "fcs": 108}
+    costs = {dict(run.policy).get("switch_cost_s", SWITCH_COST_S) for run in shards["fcs"].runs}
+    assert costs == {0.0, 0.001, SWITCH_COST_S, 0.01}
+    assert not any(run.policy for run in shards["easy"].runs)
+    assert {run.transforms.offered_load for s in shards.values() for run in s.runs} == {0.8}
