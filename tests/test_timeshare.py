@@ -108,6 +108,10 @@ def test_granularity_range_bounds_the_drawn_compute_of_the_same_jobs():
     assert place == pytest.approx(np.log(default.bsp.even_s / 1e-3) / np.log(1000))
     assert np.array_equal(fine.bsp.pattern, default.bsp.pattern)
     assert np.array_equal(fine.run_s, default.run_s)
+    # run keys hold the range only where it is set: keys stored before it existed stay
+    assert "bsp_granularity_min_s" not in WorkloadSpec(bsp_model="random").identity()
+    assert WorkloadSpec(bsp_model="random", bsp_granularity_min_s=1e-4).identity()[
+        "bsp_granularity_min_s"] == 1e-4
 
 
 @pytest.mark.parametrize(("settings", "message"), [
