@@ -6,6 +6,7 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
+import matplotlib.colors
 import polars as pl
 import pytest
 
@@ -40,7 +41,8 @@ def test_figures_per_experiment(figures: list[Path]) -> None:
     # (tests/test_timeshare.py draws it)
     skipped = {"aridor": {"migrations-vs-{axis}", "wait-vs-utilization", "carried-vs-load"},
                "krevat": {"carried-vs-load"}}
-    chu = {"response-vs-{axis}", "response-ci-vs-{axis}", "response-vs-queues"}
+    chu = {"response-vs-{axis}", "response-ci-vs-{axis}", "response-vs-queues",
+           "ranking-map"}
     axes = {"aridor": "load", "krevat": "runtime-scale"}
     expected = [f"{experiment}/{figure.format(axis=axes[experiment])}.{ext}"
                 for experiment in ("aridor", "krevat")
@@ -191,3 +193,59 @@ def test_no_two_series_of_a_figure_share_colour_and_marker():
     # modern's 12 machine x policy series once drew bgl and torus-8x4x4 alike
     styles = [(s["color"], s["marker"]) for s in _styles([{}] * 110)]
     assert len(set(styles)) == 110
+
+
+def ranking_rows(means: dict[tuple[float, float], dict[str, float]]) -> pl.DataFrame:
+    """A response table of the four ranked schedulers at offered load 0.8: `means` by
+    (switch cost, largest granularity); EASY's and spin-block's rows, which have no switch
+    cost, hold the mean of the first switch cost given for their range."""
+    rows, seen = [], set()
+    for (cost, high), by_scheduler in means.items():
+        for scheduler, mean in by_scheduler.items():
+            switched = scheduler in ("gang", "fcs")
+            if not switched and (scheduler, high) in seen:
+                continue
+            seen.add((scheduler, high))
+            rows.append({"experiment": "x", "scheduler": scheduler, "offered_load": 0.8,
+                         "switch_cost_s": cost if switched else None,
+                         "bsp_granularity_min_s": 1e-3, "bsp_granularity_max_s": high,
+                         "mean_response_s_mean": mean, "n": 3})
+    return pl.DataFrame(rows)
+
+
+def test_ranking_map_classifies_each_cell_by_the_papers_ranking() -> None:
+    """Cells: FCS first and EASY last (the paper's ranking), FCS first only, FCS not first;
+    EASY and spin-block, without a switch cost, count in every column of their range."""
+    from matplotlib.patches import Rectangle
+
+    from simcore.report.plots import RANKING_CLASSES, ranking, ranking_map
+
+    assert ranking({"fcs": 1.0, "spin-block": 2.0, "gang": 3.0, "backfill": 4.0}) == (
+        "F < S < G < E", 0)
+    assert ranking({"fcs": 1.0, "spin-block": 2.0, "gang": 5.0, "backfill": 4.0}) == (
+        "F < S < E < G", 1)
+    assert ranking({"fcs": 3.0, "spin-block": 2.0, "gang": 1.0, "backfill": 4.0}) == (
+        "G < S < F < E", 2)
+    rows = ranking_rows({
+        (0.0, 1.0): {"backfill": 50.0, "spin-block": 40.0, "gang": 45.0, "fcs": 30.0},
+        (0.01, 1.0): {"backfill": 50.0, "spin-block": 40.0, "gang": 60.0, "fcs": 35.0},
+        (0.0, 0.1): {"backfill": 50.0, "spin-block": 20.0, "gang": 45.0, "fcs": 30.0},
+        (0.01, 0.1): {"backfill": 50.0, "spin-block": 20.0, "gang": 70.0, "fcs": 10.0}})
+    fig = ranking_map("x", rows)
+    assert fig is not None
+    ax = fig.axes[0]
+    cells = {(round(t.get_position()[0]), round(t.get_position()[1])): t.get_text()
+             for t in ax.texts}
+    assert cells == {(0, 0): "S < F < G < E", (1, 0): "F < S < E < G",
+                     (0, 1): "F < S < G < E", (1, 1): "F < S < E < G"}
+    colours = {(round(p.get_x() + 0.5), round(p.get_y() + 0.5)): p.get_facecolor()
+               for p in ax.patches if isinstance(p, Rectangle)}
+    expected = {(0, 0): 2, (1, 0): 1, (0, 1): 0, (1, 1): 1}
+    for cell, kind in expected.items():
+        assert colours[cell] == pytest.approx(
+            matplotlib.colors.to_rgba(RANKING_CLASSES[kind][1])), cell
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["1 ms – 100 ms",
+                                                            "1 ms – 1 s (default)"]
+    assert "offered load 0.8" in fig.get_suptitle() and "n = 3" in fig.get_suptitle()
+    assert ranking_map("x", rows.filter(pl.col("scheduler") != "gang")) is None
+    assert ranking_map("x", pl.concat([rows, rows])) is None  # two rows in a cell

@@ -20,10 +20,9 @@ from simcore.jobs.jobs import Jobs
 from simcore.jobs.swf import read_swf
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
-from simcore.schedulers.registry import BLOCK_COST, QUANTUM
+from simcore.schedulers.registry import BLOCK_COST, QUANTUM, SWITCH_COST_S
 from simcore.simulate import simulate
 from simcore.timeshare import fcs
-from simcore.timeshare.engine import SWITCH_COST_S
 from simcore.tools import frachtenberg2003
 from simcore.workload import scenarios
 from simcore.workload.sources import load_workload as resolve
@@ -92,6 +91,40 @@ def test_random_model_is_per_job_and_follows_its_distributions():
     assert np.allclose(model.odd_s[imbalanced], 2 * model.even_s[imbalanced])
     barrier = model.pattern == bsp.BARRIER
     assert np.allclose(model.comm_s[barrier], 50e-6 * np.ceil(np.log2(size[barrier])))
+
+
+def test_granularity_range_bounds_the_drawn_compute_of_the_same_jobs():
+    """The range rescales each job's one log-uniform draw: the default range gives the
+    model's draws as they were, bit for bit; another bounds them and keeps each job's
+    place in it."""
+    lublin, machine = resolve("lublin:32", 400, 1), MachineSpec.parse("flat:32")
+    default = prepare(lublin, WorkloadSpec(bsp_model="random"), machine, seed=1)
+    assert default.bsp.even_s[:3].tolist() == [0.09072348280560537, 0.07136169462895983,
+                                               0.7357124989582459]
+    fine = prepare(lublin, WorkloadSpec(bsp_model="random", bsp_granularity_min_s=1e-4,
+                                        bsp_granularity_max_s=1e-2), machine, seed=1)
+    assert fine.bsp.even_s.min() >= 1e-4 and fine.bsp.even_s.max() <= 1e-2
+    place = np.log(fine.bsp.even_s / 1e-4) / np.log(100)
+    assert place == pytest.approx(np.log(default.bsp.even_s / 1e-3) / np.log(1000))
+    assert np.array_equal(fine.bsp.pattern, default.bsp.pattern)
+    assert np.array_equal(fine.run_s, default.run_s)
+    # run keys hold the range only where it is set: keys stored before it existed stay
+    assert "bsp_granularity_min_s" not in WorkloadSpec(bsp_model="random").identity()
+    assert WorkloadSpec(bsp_model="random", bsp_granularity_min_s=1e-4).identity()[
+        "bsp_granularity_min_s"] == 1e-4
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"bsp_model": "random", "bsp_granularity_min_s": 0.1, "bsp_granularity_max_s": 0.01},
+     r"bsp_granularity_min_s=0\.1 above bsp_granularity_max_s=0\.01; expected min <= max"),
+    ({"bsp_granularity_max_s": 0.1}, r"bsp_granularity_max_s=0\.1 with bsp_model=None: no "
+     r"random BSP model to draw granularities for; expected bsp_model: random"),
+    ({"bsp_model": "random", "bsp_granularity_min_s": 0},
+     r"bsp_granularity_min_s=0; expected a finite number > 0 \(s\)"),
+])
+def test_granularity_range_is_refused_precisely(settings, message):
+    with pytest.raises(SpecError, match=f"^workload transform {message}$"):
+        WorkloadSpec(**settings)
 
 
 def test_bsp_model_transform_refuses_a_source_with_its_own():
@@ -175,6 +208,19 @@ def test_gang_alternates_slices_and_pays_each_switch():
     assert first_left / (1 - c / 0.1) == pytest.approx(0.03)
     assert result.summary["context_switches"] == 4 * 20
     assert result.summary["time_slices"] == 22
+    stated = simulate(bsp_jobs(rows), "flat:4", PolicySpec("gang", switch_cost_s=c))
+    assert stated.jobs.equals(result.jobs)  # the default is the fitted cost, bit for bit
+    free = simulate(bsp_jobs(rows), "flat:4", PolicySpec("gang", switch_cost_s=0.0))
+    assert ends(free) == pytest.approx([1.9, 2.0], rel=1e-9)  # no switch: plain alternation
+
+
+def test_switch_cost_is_a_checked_parameter_of_the_slicing_schedulers():
+    assert PolicySpec("fcs", switch_cost_s=0.01).params()["switch_cost_s"] == 0.01
+    with pytest.raises(SpecError, match=r"switch_cost_s=-0\.001; expected a finite number "
+                                        r">= 0 \(s\)"):
+        PolicySpec("gang", switch_cost_s=-0.001)
+    with pytest.raises(SpecError, match=r"\['switch_cost_s'\] do not apply"):
+        PolicySpec("spin-block", switch_cost_s=0.0)
 
 
 def test_spin_block_balanced_pair_blocks_every_iteration():
@@ -655,3 +701,20 @@ def test_each_job_records_its_matrix_row_and_processors(scheduler):
         for b in range(a + 1, len(row)):
             if row[a] == row[b] and start[a] < end[b] and start[b] < end[a]:
                 assert not (procs[a] & procs[b]).any(), (a, b)
+
+
+def test_sensitivity_experiment_sweeps_switch_cost_only_where_it_is_paid():
+    """frachtenberg2003-sensitivity: 4 switch costs x 9 granularity ranges x 3 seeds for
+    gang and FCS; EASY and spin-block, which pay no switch, run each range once per
+    seed."""
+    from simcore.schedulers.registry import SWITCH_COST_S
+    from simcore.sweep.planning import load_plan
+
+    shards = {s.policy: s for s in load_plan("config/papers.yaml")
+              if s.experiment == "frachtenberg2003-sensitivity"}
+    assert {policy: len(s.runs) for policy, s in shards.items()} == {
+        "easy": 27, "gang": 108, "spin-block": 27, "fcs": 108}
+    costs = {dict(run.policy).get("switch_cost_s", SWITCH_COST_S) for run in shards["fcs"].runs}
+    assert costs == {0.0, 0.001, SWITCH_COST_S, 0.01}
+    assert not any(run.policy for run in shards["easy"].runs)
+    assert {run.transforms.offered_load for s in shards.values() for run in s.runs} == {0.8}

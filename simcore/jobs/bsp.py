@@ -145,15 +145,17 @@ PATTERN_STREAM, GRANULARITY_STREAM, IMBALANCE_STREAM = (
     STREAMS["bsp_pattern"], STREAMS["bsp_granularity"], STREAMS["bsp_imbalance"])
 
 
-def draw_random(job_ids: np.ndarray, size: np.ndarray, seed: int) -> BSPJobs:
+def draw_random(job_ids: np.ndarray, size: np.ndarray, seed: int,
+                granularity_s: tuple[float, float] = RANDOM_GRANULARITY_S) -> BSPJobs:
     """The `random` model: each job's pattern, granularity and imbalance drawn from the
     distributions above, counter-based per job id (a job's draw does not depend on the
-    others, as with shapes)."""
+    others, as with shapes); compute per iteration log-uniform over `granularity_s`
+    (low, high)."""
     u_pattern = job_uniforms(seed, PATTERN_STREAM, job_ids)
     cumulative = np.cumsum(RANDOM_PATTERN_P)
     pattern = np.minimum(np.searchsorted(cumulative, u_pattern, side="right"), BARRIER)
     pattern = np.where(size > 1, pattern, NONE)
-    low, high = np.log(RANDOM_GRANULARITY_S[0]), np.log(RANDOM_GRANULARITY_S[1])
+    low, high = np.log(granularity_s[0]), np.log(granularity_s[1])
     compute = np.exp(low + (high - low) * job_uniforms(seed, GRANULARITY_STREAM, job_ids))
     imbalanced = job_uniforms(seed, IMBALANCE_STREAM, job_ids) < RANDOM_IMBALANCED_P
     stages = np.ceil(np.log2(np.maximum(size, 2)))
@@ -163,5 +165,7 @@ def draw_random(job_ids: np.ndarray, size: np.ndarray, seed: int) -> BSPJobs:
                    np.where(imbalanced, RANDOM_BLOCK, 0), comm)
 
 
-#: Named models of the workload transform `bsp_model`.
-MODELS: dict[str, Callable[[np.ndarray, np.ndarray, int], BSPJobs]] = {"random": draw_random}
+#: Named models of the workload transform `bsp_model`: (job ids, sizes, seed, granularity
+#: range) to the jobs' attributes.
+MODELS: dict[str, Callable[[np.ndarray, np.ndarray, int, tuple[float, float]], BSPJobs]] = {
+    "random": draw_random}

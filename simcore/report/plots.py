@@ -21,7 +21,10 @@ each experiment, the figures its data supports:
   the slowest one stay apart) with 90% CI bars against the offered load, hollow markers
   where the half-width misses Chu's 5% accuracy;
 - response-vs-queues: Multiple Queues' mean response time against the number of queues,
-  one curve per machine (allocator) and MQ variant, a panel per workload and load.
+  one curve per machine (allocator) and MQ variant, a panel per workload and load;
+- ranking-map (Frachtenberg et al.): FCS, spin-block, gang and EASY ordered by mean
+  response in a cell per switch cost and granularity range, coloured by how far the
+  order is the paper's.
 
 A curve (or bar) is one machine x policy (its colour), split further by every other
 configuration column that varies within one machine x policy (e.g. p_torus: line style
@@ -52,12 +55,13 @@ from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
+from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import Formatter
 
 from simcore.base.atomic import atomic_path
 from simcore.base.errors import SimcoreError
 from simcore.base.stamps import remove_stamped, write_stamp
+from simcore.jobs.bsp import RANDOM_GRANULARITY_S
 from simcore.policy import SCHEDULERS
 from simcore.report.tables import (
     ALWAYS_MIGRATE,
@@ -67,6 +71,7 @@ from simcore.report.tables import (
     RESPONSE_TARGET,
     bend,
 )
+from simcore.schedulers.registry import SWITCH_COST_S
 from simcore.sweep.store import read_verified
 
 MAX_LOADS = 6
@@ -687,6 +692,87 @@ def response_vs_queues(experiment: str, rows: pl.DataFrame) -> Figure | None:
     return fig
 
 
+#: The schedulers of Frachtenberg et al.'s dynamic ranking, by their letters in the
+#: ranking map; the paper's ranking at offered load 0.8: FCS lowest mean response, EASY
+#: (batch with backfilling) highest.
+RANKED = {"fcs": "F", "spin-block": "S", "gang": "G", "backfill": "E"}
+_RANKED_NAMES = {"fcs": "FCS", "spin-block": "spin-block", "gang": "gang",
+                 "backfill": "EASY (backfill)"}
+#: The ranking map's cell classes, best match with the paper's ranking first.
+RANKING_CLASSES = (("the paper's ranking: FCS first, EASY last", "#55a868"),
+                   ("FCS first only", "#f2c45a"), ("FCS not first", "#c44e52"))
+_GRANULARITY = ("bsp_granularity_min_s", "bsp_granularity_max_s")
+
+
+def ranking(responses: dict[str, float]) -> tuple[str, int]:
+    """The RANKED schedulers' letters ordered by mean response, e.g. "F < S < G < E"
+    (`responses`: by scheduler), and the index of its class in RANKING_CLASSES."""
+    order = [RANKED[s] for s in sorted(RANKED, key=lambda s: responses[s])]
+    fcs_first = order[0] == RANKED["fcs"]
+    return " < ".join(order), 0 if fcs_first and order[-1] == RANKED["backfill"] \
+        else 1 if fcs_first else 2
+
+
+def _duration(seconds: float) -> str:
+    """A time of the ranking map's axes: "0", "3.23 ms", "1 s"."""
+    if seconds == 0:
+        return "0"
+    return f"{seconds:g} s" if seconds >= 1 else f"{seconds * 1e3:.3g} ms"
+
+
+def ranking_map(experiment: str, rows: pl.DataFrame) -> Figure | None:
+    """For which switch costs and granularity ranges the paper's ranking appears: a cell
+    per switch cost (x) and granularity range (y), naming the RANKED schedulers by mean
+    response and coloured by RANKING_CLASSES. Drawn where every cell holds one row of each
+    (schedulers without a switch cost, null there, count in every column), and there are
+    two cells or more."""
+    rows = rows.filter(pl.col("scheduler").is_in(list(RANKED))
+                       & pl.col("mean_response_s_mean").is_not_null())
+    if set(rows["scheduler"]) != set(RANKED):
+        return None
+    costs = sorted(rows["switch_cost_s"].drop_nulls().unique().to_list())
+    ranges = sorted(rows.select(_GRANULARITY).unique().iter_rows())
+    if not costs or len(costs) * len(ranges) < 2:
+        return None
+    cells: dict[tuple[int, int], tuple[str, int]] = {}
+    for x, cost in enumerate(costs):
+        for y, (low, high) in enumerate(ranges):
+            cell = rows.filter((pl.col(_GRANULARITY[0]) == low)
+                               & (pl.col(_GRANULARITY[1]) == high)
+                               & pl.col("switch_cost_s").eq_missing(cost).or_(
+                                   pl.col("switch_cost_s").is_null()))
+            if cell.height != len(RANKED) or cell["scheduler"].n_unique() != len(RANKED):
+                return None
+            cells[x, y] = ranking(dict(zip(cell["scheduler"], cell["mean_response_s_mean"],
+                                           strict=True)))
+    fig = new_figure(1.5 * len(costs) + 2.0, 0.5 * len(ranges) + 1.8)
+    ax = fig.subplots()
+    for (x, y), (text, kind) in cells.items():
+        ax.add_patch(Rectangle((x - 0.5, y - 0.5), 1, 1, facecolor=RANKING_CLASSES[kind][1],
+                               edgecolor="white", linewidth=2))
+        ax.text(x, y, text, ha="center", va="center", family="monospace")
+    ax.set_xticks(range(len(costs)), [_duration(c) + (" (default)" if c == SWITCH_COST_S
+                                                      else "")
+                                      for c in costs])
+    ax.set_yticks(range(len(ranges)), [
+        (_duration(lo) if lo == hi else f"{_duration(lo)} – {_duration(hi)}")
+        + (" (default)" if (lo, hi) == RANDOM_GRANULARITY_S else "") for lo, hi in ranges])
+    ax.set_xlim(-0.5, len(costs) - 0.5)
+    ax.set_ylim(-0.5, len(ranges) - 0.5)
+    ax.grid(False)
+    ax.set_xlabel("global context switch cost (switch_cost_s; gang and FCS)")
+    ax.set_ylabel("compute per iteration, log-uniform over")
+    _legend(fig, [Patch(facecolor=color) for _, color in RANKING_CLASSES],
+            [label for label, _ in RANKING_CLASSES])
+    loads = rows["offered_load"].drop_nulls().unique().to_list()
+    at = f" at offered load {loads[0]:g}" if len(loads) == 1 else ""
+    figure_title(fig, f"Ranking by mean response{at} — experiment {experiment}",
+                 "(lowest first; " + ", ".join(f"{RANKED[s]} = {_RANKED_NAMES[s]}"
+                                               for s in RANKED)
+                 + f"; means over runs, {runs_note(rows)})")
+    return fig
+
+
 class FigureDefinition(NamedTuple):
     """A figure: the table it is drawn from, how (`draw(experiment, rows)`, None where the
     rows do not support it) and its caption in the workflow's report (reStructuredText,
@@ -748,6 +834,13 @@ FIGURES: dict[str, FigureDefinition] = {
         "the half-width is above 5% of the mean (more runs are needed).")),
     "response-vs-queues": FigureDefinition("response", response_vs_queues, (
         "Multiple Queues: mean response time (hours) against the number of queues Q.")),
+    "ranking-map": FigureDefinition("response", ranking_map, (
+        "For which settings the dynamic ranking of Frachtenberg et al. appears: a cell per "
+        "global context switch cost and range of the random BSP model's compute per "
+        "iteration, naming FCS (F), spin-block (S), gang (G) and EASY (E) from the lowest "
+        "mean response to the highest, green where FCS is first and EASY last (the "
+        "paper's ranking), yellow where FCS is first only, red where FCS is not first. "
+        "EASY and spin-block pay no switch cost: their runs count in every column.")),
 }
 
 

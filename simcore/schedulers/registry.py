@@ -96,6 +96,14 @@ QUANTUM = Parameter(
 BLOCK_COST = Parameter(
     "block_cost_s", float, 31e-6, "CPU cost of blocking and being woken, two local context "
     "switches (fitted with quantum_s)", unit="s", minimum=0.0)
+#: Cost of a global context switch on a processor whose process changes, derived once
+#: from scenario 1 under gang scheduling (120 s of work end at 124 s with two jobs
+#: alternating every 100 ms slice): 0.1 s x (1 - 120 / 124).
+SWITCH_COST_S = 0.1 * (1 - 120 / 124)
+SWITCH_COST = Parameter(
+    "switch_cost_s", float, SWITCH_COST_S, "cost of a global context switch, paid at a slice "
+    "start by each processor whose process changes (fitted to FCS scenario 1's gang row: "
+    "3.23 ms)", unit="s", minimum=0.0)
 F_PRIORITY = Parameter(
     "f_priority", str, "slot", "FCS: F processes are served before the others in their own "
     "slot ('slot', the paper's Algorithm 1) or in every slot without a CS process "
@@ -217,7 +225,7 @@ SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
               variant={"cplant_order": True, "backfill": True}),
     Scheduler("gang", "gang scheduling: an Ousterhout matrix of mpl rows; each row's jobs "
               "run alone in its time slice, with a global context switch between slices",
-              _TIMESHARE, (MPL, QUEUE, ESTIMATES, TIME_SLICE), needs=_TIMESHARED,
+              _TIMESHARE, (MPL, QUEUE, ESTIMATES, TIME_SLICE, SWITCH_COST), needs=_TIMESHARED,
               engine=True, variant={"mode": "gang"}),
     Scheduler("spin-block", "implicit coscheduling: each processor time-shares its "
               "processes itself; a waiting process spins T_spin, then blocks",
@@ -226,7 +234,8 @@ SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
     Scheduler("fcs", "Flexible CoScheduling: processes classified CS (gang-scheduled), F "
               "(served first in their slot, else spin-block) or DC (fill the gaps) from "
               "their measured granularity", _TIMESHARE,
-              (MPL, QUEUE, ESTIMATES, TIME_SLICE, SPIN, F_PRIORITY, QUANTUM, BLOCK_COST),
+              (MPL, QUEUE, ESTIMATES, TIME_SLICE, SPIN, SWITCH_COST, F_PRIORITY, QUANTUM,
+               BLOCK_COST),
               needs=_TIMESHARED, engine=True, variant={"mode": "fcs"}),
 )}
 

@@ -3,14 +3,14 @@
 Time moves from event to event: arrivals, completions and, for gang scheduling and FCS,
 the ends of time slices. Every slice the matrix's next non-empty row becomes active (a
 round robin over the rows holding jobs; spin-block has no slices). A processor pays the
-global context switch `SWITCH_COST_S` at a slice start when what it runs changes from
-something to something else (`simcore.timeshare.rates.slice_mode`: one job's exclusive
-process to another's, or to FCS's local scheduling, or back); a processor keeping its
-process, starting from none or staying in local scheduling pays nothing, so a job alone
-runs in exactly its isolated time. Between events every
-job's progress is linear in time at the rates of `simcore.timeshare.rates`, computed
-once per row and configuration (residents, processes with work, FCS classes) and reused
-while they last. Once a whole round of slices has run in one configuration and can
+global context switch (the policy parameter `switch_cost_s`) at a slice start when what
+it runs changes from something to something else (`simcore.timeshare.rates.slice_mode`:
+one job's exclusive process to another's, or to FCS's local scheduling, or back); a
+processor keeping its process, starting from none or staying in local scheduling pays
+nothing, so a job alone runs in exactly its isolated time. Between events every job's
+progress is linear in time at the rates of `simcore.timeshare.rates`, computed once per
+row and configuration (residents, processes with work, FCS classes) and reused while
+they last. Once a whole round of slices has run in one configuration and can
 repeat unchanged (no arrival, completion or class change in sight), the engine moves
 over as many rounds as it safely can at once.
 
@@ -66,10 +66,6 @@ if TYPE_CHECKING:
     from simcore.machines.spec import MachineSpec
     from simcore.schedulers.contract import Policy
 
-#: Cost of a global context switch on a processor whose process changes, derived once
-#: from scenario 1 under gang scheduling (120 s of work end at 124 s with two jobs
-#: alternating every 100 ms slice): 0.1 s x (1 - 120 / 124).
-SWITCH_COST_S = 0.1 * (1 - 120 / 124)
 _ROUNDING = 1e-9  # relative work left that counts as done (sums of rate x time round)
 CLASSES = ("CS", "F", "DC")
 
@@ -467,8 +463,9 @@ def kernel_policy(policy: Policy, mode: Mode) -> TimeSharePolicy:
     return TimeSharePolicy(
         get_args(Mode).index(mode), values["queue"] == "easy",
         values.get("time_slice_s", fcs.T_SLICE_S), values.get("spin_s", fcs.T_SPIN_S),
-        SWITCH_COST_S, values.get("f_priority") == "always",
-        values.get("quantum_s", QUANTUM.default), values.get("block_cost_s", BLOCK_COST.default))
+        values.get("switch_cost_s", 0.0),  # spin-block: no slices, no global switch
+        values.get("f_priority") == "always", values.get("quantum_s", QUANTUM.default),
+        values.get("block_cost_s", BLOCK_COST.default))
 
 
 def run(jobs: Jobs, machine: MachineSpec, policy: Policy,

@@ -6,7 +6,9 @@ This is a registry. The built-in transforms are applied by `simcore.workload.tra
 (`TransformModule`) is an extension, applied by its own module after them wherever its value
 differs from its neutral one (the value that leaves jobs unchanged, by default its default).
 A run's key holds the values of every built-in transform and of the extensions that act in
-the run, so adding an extension whose default is neutral re-simulates nothing. A renamed
+the run, so adding an extension whose default is neutral re-simulates nothing; a built-in
+transform added after run keys were first stored is held, like an extension, only where it
+acts (`keyed` False), so that adding it changes no other run's key. A renamed
 transform keeps its first name in run keys and is still read under it (RENAMED), so that
 results stored before the rename stay cached and older configurations keep working.
 """
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from simcore.base.errors import SpecError
 from simcore.base.params import Parameter
 from simcore.jobs.bsp import MODELS as BSP_MODELS
+from simcore.jobs.bsp import RANDOM_GRANULARITY_S
 from simcore.jobs.submeshes import RULES
 
 if TYPE_CHECKING:
@@ -38,15 +41,17 @@ class TransformModule(Protocol):
 
 
 def _transform(parameter: Parameter, shaped: bool = False, draws: bool = False,
-               module: str | None = None, neutral: Any = None) -> Field:
+               module: str | None = None, neutral: Any = None, keyed: bool = True) -> Field:
     """A WorkloadSpec field defined by `parameter`. `shaped`: it only matters on machines
     whose jobs ask for shapes, and values strictly between 0 and 1 draw random numbers.
     `draws`: any value but null draws random numbers. `module`: an extension transform's
     module (`TransformModule`), which acts where the value is not `neutral` (None: the
-    parameter's default)."""
+    parameter's default). `keyed`: a built-in transform held in every run key (False: only
+    where its value is not neutral, as an extension is)."""
     return field(default=parameter.default, metadata={
         "parameter": parameter, "shaped": shaped, "draws": draws, "module": module,
-        "neutral": parameter.default if neutral is None else neutral})
+        "neutral": parameter.default if neutral is None else neutral,
+        "keyed": keyed and module is None})
 
 
 @dataclass(frozen=True)
@@ -123,6 +128,14 @@ class WorkloadSpec:
         "bsp_model", str, None, "BSP job model (pattern, granularity, imbalance) drawn for "
         "each job, for time-sharing schedulers: 'random' (docs/timesharing.md); null: the "
         "source's own, if any", choices=tuple(BSP_MODELS), optional=True), draws=True)
+    bsp_granularity_min_s: float = _transform(Parameter(
+        "bsp_granularity_min_s", float, RANDOM_GRANULARITY_S[0], "least compute per "
+        "iteration of the 'random' BSP model (log-uniform up to bsp_granularity_max_s)",
+        unit="s", minimum=0.0, exclusive_minimum=True), keyed=False)
+    bsp_granularity_max_s: float = _transform(Parameter(
+        "bsp_granularity_max_s", float, RANDOM_GRANULARITY_S[1], "greatest compute per "
+        "iteration of the 'random' BSP model", unit="s", minimum=0.0,
+        exclusive_minimum=True), keyed=False)
 
     def __post_init__(self) -> None:
         for f in _FIELDS:  # 1 and 1.0 must be one run: one canonical type
@@ -133,17 +146,31 @@ class WorkloadSpec:
                 object.__setattr__(self, f.name, f.metadata["parameter"].convert(value))
             except SpecError as exc:
                 raise SpecError(f"workload transform {exc}") from None
+        self._check_granularity()
+
+    def _check_granularity(self) -> None:
+        """The granularity range is a range, of a model that draws granularities."""
+        low, high = self.bsp_granularity_min_s, self.bsp_granularity_max_s
+        if low > high:
+            raise SpecError(f"workload transform bsp_granularity_min_s={low!r} above "
+                            f"bsp_granularity_max_s={high!r}; expected min <= max")
+        if self.bsp_model != "random" and (low, high) != RANDOM_GRANULARITY_S:
+            changed = "bsp_granularity_min_s" if low != RANDOM_GRANULARITY_S[0] \
+                else "bsp_granularity_max_s"
+            raise SpecError(f"workload transform {changed}={getattr(self, changed)!r} with "
+                            f"bsp_model={self.bsp_model!r}: no random BSP model to draw "
+                            "granularities for; expected bsp_model: random")
 
     def to_dict(self) -> dict[str, Any]:
         """Every transform parameter by name (all plain values)."""
         return {f.name: getattr(self, f.name) for f in _FIELDS}
 
     def identity(self) -> dict[str, Any]:
-        """What a run key holds of the spec: every built-in transform, and each extension
-        that acts (its value is not its neutral one)."""
+        """What a run key holds of the spec: every keyed built-in transform, and each other
+        transform that acts (its value is not its neutral one)."""
         return {RENAMED.get(f.name, f.name): value for f in _FIELDS
                 if (value := getattr(self, f.name)) != f.metadata["neutral"]
-                or f.metadata["module"] is None}
+                or f.metadata["keyed"]}
 
     def extensions(self) -> list[tuple[str, str]]:
         """(name, module) of the extension transforms that act, in field order."""

@@ -36,7 +36,8 @@ In order:
    (see `simcore.jobs.submeshes`); sizes become shape volumes;
 7. the BSP job model time-sharing schedulers need, drawn per job by the model `bsp_model`
    names (see `simcore.jobs.bsp`), for sources that carry none (copies of a job
-   share its model).
+   share its model), its compute per iteration between `bsp_granularity_min_s` and
+   `bsp_granularity_max_s`.
 
 8. extension transforms (`simcore.workload.spec`), each by its own module, in field order,
    wherever its value differs from its neutral one.
@@ -177,7 +178,8 @@ def prepare(table: pa.Table, spec: WorkloadSpec, machine: MachineSpec, seed: int
         if bsp is not None:
             raise SpecError(f"workload transform bsp_model={spec.bsp_model!r}: the source "
                             "carries its own BSP model; expected bsp_model: null")
-        bsp = BSP_MODELS[spec.bsp_model](job_id, size, seed)
+        bsp = BSP_MODELS[spec.bsp_model](
+            job_id, size, seed, (spec.bsp_granularity_min_s, spec.bsp_granularity_max_s))
     if spec.replication > 1:
         job_id, submit, run, requested, size = replicate(
             job_id, submit, run, requested, size, spec.replication,
