@@ -88,6 +88,13 @@ TIME_SLICE = Parameter(
 SPIN = Parameter(
     "spin_s", float, 120e-6, "T_spin: how long a waiting process spins before it blocks "
     "(FCS Table 2: 120 us)", unit="s", minimum=0.0)
+MATRIX = Parameter(
+    "matrix", str, "alternate", "gang: 'alternate': in each slice, whole jobs of other rows "
+    "also run where all their processors are idle in the active row (alternate scheduling), "
+    "and a job moves down to a lower row when its processors are all free there (row "
+    "packing), an inference from the paper's \"conventional gang scheduling\" on an "
+    "Ousterhout matrix; 'strict': a row's jobs run only in its own slice",
+    choices=("alternate", "strict"))
 F_PRIORITY = Parameter(
     "f_priority", str, "slot", "FCS: F processes are served before the others in their own "
     "slot ('slot', the paper's Algorithm 1) or in every slot without a CS process "
@@ -208,8 +215,9 @@ SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
                                                   ESTIMATES),
               variant={"cplant_order": True, "backfill": True}),
     Scheduler("gang", "gang scheduling: an Ousterhout matrix of mpl rows; each row's jobs "
-              "run alone in its time slice, with a global context switch between slices",
-              _TIMESHARE, (MPL, QUEUE, ESTIMATES, TIME_SLICE), needs=_TIMESHARED,
+              "run alone in its time slice, with a global context switch between slices "
+              "(matrix=alternate: other rows' whole jobs fill its idle processors)",
+              _TIMESHARE, (MPL, QUEUE, ESTIMATES, TIME_SLICE, MATRIX), needs=_TIMESHARED,
               engine=True, variant={"mode": "gang"}),
     Scheduler("spin-block", "implicit coscheduling: each processor time-shares its "
               "processes itself; a waiting process spins T_spin, then blocks",
