@@ -193,24 +193,30 @@ def test_jobs_side_by_side_in_one_row_run_in_isolated_time(scheduler):
     assert ends(result) == pytest.approx([2.0, 1.5], rel=1e-9)
 
 
-def test_gang_alternates_slices_and_pays_each_switch():
+@pytest.mark.parametrize("matrix", ["strict", "alternate"])
+def test_gang_alternates_slices_and_pays_each_switch(matrix):
     """Two 1 s jobs on the whole machine. Job 1's first slice switches nothing; every
     later slice switches every processor and loses c = SWITCH_COST_S of its 0.1 s. Job 1,
-    after 0.1 + 9 x (0.1 - c), ends 0.03 s into its 11th slice (t = 2.03); its row's slice
-    then idles to 2.1, when job 2, with 10 x (0.1 - c) done, runs alone and unswitched."""
+    after 0.1 + 9 x (0.1 - c), ends 0.03 s into its 11th slice (t = 2.03), job 2 having
+    10 x (0.1 - c) done. Strict rows: job 1's row's slice then idles to 2.1, when job 2
+    runs alone and unswitched. Alternate scheduling: job 2's processors are all idle in the
+    active row, so it runs at once, on processors that paid this slice's switch: its 10 c
+    left take 10 c / (1 - c / 0.1), and no 22nd slice starts."""
     c = SWITCH_COST_S
     assert c == pytest.approx(0.1 * 4 / 124)
     rows = [(0.0, 1.0, 4, bsp.RING, W, W, 0, C)] * 2
-    result = simulate(bsp_jobs(rows), "flat:4", "gang")
+    result = simulate(bsp_jobs(rows), "flat:4", PolicySpec("gang", matrix=matrix))
     first_left = 1.0 - 0.1 - 9 * (0.1 - c)  # done at 1 - c / 0.1 of full speed
-    second_end = 2.1 + (1.0 - 10 * (0.1 - c))
-    assert ends(result) == pytest.approx([2.03, second_end], rel=1e-9)
     assert first_left / (1 - c / 0.1) == pytest.approx(0.03)
+    second_end = {"strict": 2.1 + 10 * c, "alternate": 2.03 + 10 * c / (1 - c / 0.1)}
+    assert ends(result) == pytest.approx([2.03, second_end[matrix]], rel=1e-9)
     assert result.summary["context_switches"] == 4 * 20
-    assert result.summary["time_slices"] == 22
-    stated = simulate(bsp_jobs(rows), "flat:4", PolicySpec("gang", switch_cost_s=c))
+    assert result.summary["time_slices"] == {"strict": 22, "alternate": 21}[matrix]
+    stated = simulate(bsp_jobs(rows), "flat:4",
+                      PolicySpec("gang", matrix=matrix, switch_cost_s=c))
     assert stated.jobs.equals(result.jobs)  # the default is the fitted cost, bit for bit
-    free = simulate(bsp_jobs(rows), "flat:4", PolicySpec("gang", switch_cost_s=0.0))
+    free = simulate(bsp_jobs(rows), "flat:4",
+                    PolicySpec("gang", matrix=matrix, switch_cost_s=0.0))
     assert ends(free) == pytest.approx([1.9, 2.0], rel=1e-9)  # no switch: plain alternation
 
 
@@ -221,6 +227,58 @@ def test_switch_cost_is_a_checked_parameter_of_the_slicing_schedulers():
         PolicySpec("gang", switch_cost_s=-0.001)
     with pytest.raises(SpecError, match=r"\['switch_cost_s'\] do not apply"):
         PolicySpec("spin-block", switch_cost_s=0.0)
+
+
+def matrix_rows(result):
+    return result.jobs.column("matrix_row").to_pylist()
+
+
+def test_gang_alternate_scheduling_fills_idle_cells():
+    """mpl 3 on 4 processors, balanced 1 ms rings entering first fit at t = 0 (the free
+    processors holding fewest processes first):
+
+        row 0: J1 J1 J1 .       J1 0.2 s, J2 0.2 s, J3 0.15 s, J4 0.2 s
+        row 1: J2 J3 J3 J2
+        row 2: J4 .  .  J4
+
+    In row 2's slice J3 (row 1) runs on processors 1-2, idle there; J1 (row 0, tried
+    first) does not: its processor 0 is busy. c = SWITCH_COST_S, f = 1 - c / 0.1: a
+    processor that switched this slice runs at f. Slices of 0.1 s from t = 0, rows 0, 1,
+    2, 0, ...: S1 (row 0) switches nothing: J1 0.1. S2: J2, J3 0.1 - c. S3: J4 0.1 - c,
+    J3 on unswitched processors ends at 0.2 + (0.05 + c). S4: J1 0.2 - c (processor 0
+    switched). S5: J2 0.2 - 2c. S6: J4 0.2 - 2c. S7: J1 ends at 0.6 + c / f; J2 (its
+    processors now idle) runs at f and ends at 0.6 + 3c / f, then J4 at 0.6 + 5c / f.
+    Strict rows: J3 runs only in row 1's slices, S2 and S5 (switched): 0.4 + (0.05 + c) / f."""
+    c = SWITCH_COST_S
+    f = 1 - c / 0.1
+    rows = [(0.0, run, size, bsp.RING, W, W, 0, C)
+            for run, size in ((0.2, 3), (0.2, 2), (0.15, 2), (0.2, 2))]
+    alternate = simulate(bsp_jobs(rows), "flat:4", PolicySpec("gang", mpl=3))
+    assert ends(alternate) == pytest.approx(
+        [0.6 + c / f, 0.6 + 3 * c / f, 0.25 + c, 0.6 + 5 * c / f], rel=1e-9)
+    strict = simulate(bsp_jobs(rows), "flat:4", PolicySpec("gang", mpl=3, matrix="strict"))
+    assert ends(strict)[2] == pytest.approx(0.4 + (0.05 + c) / f, rel=1e-9)
+
+
+def test_gang_row_packing_moves_a_job_down_to_its_free_processors():
+    """mpl 3 on 4 processors, A and B on processors 0-1 and 2-3 of row 0, C on all of row
+    1, D on processors 0-1 of row 2. A ends at 0.05 s: D moves down to row 0 (C cannot:
+    B holds processors 2-3 there), into the active row, and runs at once (no processor
+    switched in this first slice): D 0.05 at 0.1. The rotation is now rows 0 and 1:
+    S2 (row 1): C 0.1 - c (processors 2-3 switched). S3: every processor switches: D
+    0.15 - c, B 0.2 - c. S4: C 0.2 - 2c. S5: D 0.25 - 2c, B 0.3 - 2c. S6: C ends at 0.5 +
+    2c / f; the empty active row then runs B and D at f, which end at 0.5 + 4c / f and
+    0.5 + (0.05 + 4c) / f."""
+    c = SWITCH_COST_S
+    f = 1 - c / 0.1
+    rows = [(0.0, run, size, bsp.RING, W, W, 0, C)
+            for run, size in ((0.05, 2), (0.35, 2), (0.2, 4), (0.25, 2))]
+    result = simulate(bsp_jobs(rows), "flat:4", PolicySpec("gang", mpl=3))
+    assert matrix_rows(result) == [0, 0, 1, 0]
+    assert ends(result) == pytest.approx(
+        [0.05, 0.5 + (0.05 + 4 * c) / f, 0.5 + 2 * c / f, 0.5 + 4 * c / f], rel=1e-9)
+    strict = simulate(bsp_jobs(rows), "flat:4", PolicySpec("gang", mpl=3, matrix="strict"))
+    assert matrix_rows(strict) == [0, 0, 1, 2]
 
 
 def test_spin_block_balanced_pair_blocks_every_iteration():
@@ -342,24 +400,39 @@ def test_scenarios_are_the_papers_jobs():
 
 #: Termination times of every job (s), as this model gives them (docs/timesharing.md).
 EXPECTED = {
-    ("scenario1", "fcfs"): [60.0, 120.0], ("scenario1", "gang"): [123.9, 124.0],
+    ("scenario1", "fcfs"): [60.0, 120.0], ("scenario1", "gang"): [123.9, 123.99],
     ("scenario1", "spin-block"): [131.54, 131.54], ("scenario1", "fcs"): [123.9, 124.0],
-    ("scenario2", "fcfs"): [120.0, 240.0], ("scenario2", "gang"): [247.9, 248.0],
+    ("scenario2", "fcfs"): [120.0, 240.0], ("scenario2", "gang"): [247.9, 247.99],
     ("scenario2", "spin-block"): [191.54, 191.54], ("scenario2", "fcs"): [192.45, 192.45],
-    ("scenario3", "fcfs"): [60.0, 120.0, 300.0], ("scenario3", "gang"): [185.8, 185.9, 306.0],
+    ("scenario3", "fcfs"): [60.0, 120.0, 300.0], ("scenario3", "gang"): [185.8, 186.0, 305.99],
     ("scenario3", "spin-block"): [148.7, 148.7, 250.15],
     ("scenario3", "fcs"): [160.92, 160.93, 232.81],
     ("scenario4", "fcfs"): [120.0, 240.0, 300.0],
-    ("scenario4", "gang"): [309.89, 310.0, 186.0],
+    ("scenario4", "gang"): [309.89, 309.99, 186.0],
     ("scenario4", "spin-block"): [257.31, 257.31, 165.94],
     ("scenario4", "fcs"): [256.38, 256.39, 186.0],
 }
+
+
+#: Gang scheduling with strict rows: the rest of the slice in which a job ends idles. With
+#: alternate scheduling (EXPECTED) the next job's processors are all idle then, so it runs
+#: at once, at the speed the slice's switch leaves, and moves down into the active row: a
+#: last job ends up to c / (1 - c / 0.1) = 3.3 ms earlier, and scenario 3's job 2, whose
+#: slot comes next, waits for job 3's first: 0.1 s later.
+STRICT_GANG = {"scenario1": [123.9, 124.0], "scenario2": [247.9, 248.0],
+               "scenario3": [185.8, 185.9, 306.0], "scenario4": [309.89, 310.0, 186.0]}
 
 
 @pytest.mark.parametrize(("name", "scheduler"), sorted(EXPECTED))
 def test_scenario_termination_times(name, scheduler):
     result = simulate(resolve_scenario(name), "flat:128", scheduler)
     assert ends(result) == pytest.approx(EXPECTED[name, scheduler], abs=0.006)
+
+
+@pytest.mark.parametrize("name", sorted(STRICT_GANG))
+def test_strict_gang_scenario_termination_times(name):
+    result = simulate(resolve_scenario(name), "flat:128", PolicySpec("gang", matrix="strict"))
+    assert ends(result) == pytest.approx(STRICT_GANG[name], abs=0.006)
 
 
 def test_fitted_costs_fit_the_runs_they_were_fitted_to():
@@ -445,27 +518,32 @@ JOB = st.tuples(
     st.sampled_from(COMPUTES), st.integers(0, 2), st.sampled_from([0.0, 37e-6, 90e-6]))
 
 
+MATRICES = st.sampled_from(["alternate", "strict"])  # gang's matrix (others ignore it)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.lists(JOB, min_size=1, max_size=5), st.sampled_from(TIME_SHARING),
        st.integers(1, 3), st.sampled_from(["fcfs", "easy"]),
-       st.sampled_from(["slot", "always"]), st.sampled_from([0.05, 0.1]))
-def test_engine_agrees_with_the_reference(rows, scheduler, mpl, queue, priority, slice_s):
+       st.sampled_from(["slot", "always"]), st.sampled_from([0.05, 0.1]), MATRICES)
+def test_engine_agrees_with_the_reference(rows, scheduler, mpl, queue, priority, slice_s,
+                                          matrix):
     """Submits on a 0.0531 s grid and runs in multiples of 0.0913 s keep events off slice
     boundaries (where rounding could send a completion either side)."""
-    compare_with_reference(rows, scheduler, mpl, queue, priority, slice_s)
+    compare_with_reference(rows, scheduler, mpl, queue, priority, slice_s, matrix)
 
 
 @settings(max_examples=12, deadline=None)
 @given(st.lists(JOB, min_size=2, max_size=3), st.sampled_from(["gang", "fcs"]),
-       st.integers(2, 3), st.sampled_from(["slot", "always"]))
-def test_engine_agrees_with_the_reference_over_long_runs(rows, scheduler, mpl, priority):
+       st.integers(2, 3), st.sampled_from(["slot", "always"]), MATRICES)
+def test_engine_agrees_with_the_reference_over_long_runs(rows, scheduler, mpl, priority,
+                                                         matrix):
     """Runs of 10 to 30 s with 50 ms slices: jobs live through hundreds of slots, FCS
     re-classifies them while whole rotations are skipped."""
     rows = [(a, 110 + 5 * r, *rest) for a, r, *rest in rows]
-    compare_with_reference(rows, scheduler, mpl, "easy", priority, 0.05)
+    compare_with_reference(rows, scheduler, mpl, "easy", priority, 0.05, matrix)
 
 
-def compare_with_reference(rows, scheduler, mpl, queue, priority, slice_s):
+def compare_with_reference(rows, scheduler, mpl, queue, priority, slice_s, matrix):
     processors = 4
     rows = [(0.0531 * a, 0.0913 * r, min(s, processors), p, e, o, b, c)
             for a, r, s, p, e, o, b, c in rows]
@@ -475,6 +553,8 @@ def compare_with_reference(rows, scheduler, mpl, queue, priority, slice_s):
         params["time_slice_s"] = slice_s
     if scheduler == "fcs":
         params["f_priority"] = priority
+    if scheduler == "gang":
+        params["matrix"] = matrix
     policy = PolicySpec.from_params(scheduler, params)
     result = simulate(jobs, f"flat:{processors}", policy)
     model = jobs.bsp
@@ -487,7 +567,7 @@ def compare_with_reference(rows, scheduler, mpl, queue, priority, slice_s):
         ref_jobs, processors, scheduler, mpl, queue == "easy", params.get("time_slice_s", 0.1),
         SPIN, priority == "always", SWITCH_COST_S, Q, BETA,
         {"cslots_min": fcs.CSLOTS_MIN, "tslots_max": fcs.TSLOTS_MAX, "cs": fcs.CS_THRESH_S,
-         "dc": fcs.DC_THRESH_S, "f": fcs.F_THRESH_S})
+         "dc": fcs.DC_THRESH_S, "f": fcs.F_THRESH_S}, params.get("matrix") == "alternate")
     assert result.jobs.column("start_s").to_pylist() == pytest.approx(
         [j.start for j in done], rel=1e-9, abs=1e-9)
     assert ends(result) == pytest.approx([j.end for j in done], rel=1e-7)
@@ -683,13 +763,15 @@ def test_carried_vs_load_marks_the_knee():
 @pytest.mark.parametrize("scheduler", TIME_SHARING)
 def test_each_job_records_its_matrix_row_and_processors(scheduler):
     """A job's processes hold `size` distinct processors of one matrix row; two jobs
-    resident at once in one row hold different processors (the row's cells)."""
+    resident at once in one row hold different processors (the row's cells). Gang with
+    strict rows: row packing would move jobs, so that their recorded row is their last."""
     from simcore.core.placements import PlacementLog
 
     machine = MachineSpec.parse("flat:32")
     jobs = prepare(resolve("lublin:32", 60, 1), WorkloadSpec(bsp_model="random"), machine,
                    seed=1)
-    table = simulate(jobs, machine, PolicySpec.from_params(scheduler, {"mpl": 3})).jobs
+    params = {"mpl": 3, **({"matrix": "strict"} if scheduler == "gang" else {})}
+    table = simulate(jobs, machine, PolicySpec.from_params(scheduler, params)).jobs
     log = PlacementLog.from_job_columns(table, 1)  # one entry per job, in the table's order
     assert log.job_id.tolist() == table.column("job_id").to_pylist()
     procs = log.bits()[:, :32]

@@ -53,8 +53,9 @@ def has_odd(job):
 
 
 def simulate(jobs, processors, mode, mpl, easy, slice_s, spin_s, f_always, switch_s,
-             quantum_s, block_s, fcs):
-    """Start and end times and final classes of `jobs` (Job, in priority order)."""
+             quantum_s, block_s, fcs, alternate=False):
+    """Start and end times and final classes of `jobs` (Job, in priority order);
+    `alternate`: gang's alternate scheduling and row packing."""
     heaviest = [max(j.even, j.odd) if has_odd(j) else j.even for j in jobs]
     for j, h in zip(jobs, heaviest, strict=True):
         iteration = h + (j.comm if j.sync else 0.0)
@@ -135,13 +136,14 @@ def simulate(jobs, processors, mode, mpl, easy, slice_s, spin_s, f_always, switc
 
     def roles():
         role = {}
+        if mode == "gang":
+            for p, k in enumerate(slice_modes(active)):
+                if k >= 0:
+                    role[(jobs[k].row, p)] = "solo"
+            return role
         for p in range(processors):
             here = [r for r in range(mpl) if cells[r][p] >= 0 and working(cells[r][p], p)]
             x = cells[active][p] if active >= 0 and active in here else -1
-            if mode == "gang":
-                if x >= 0:
-                    role[(active, p)] = "solo"
-                continue
             if mode == "fcs" and x >= 0 and jobs[x].cls[group(x, p)] == CS:
                 role[(active, p)] = "solo"
                 continue
@@ -273,7 +275,7 @@ def simulate(jobs, processors, mode, mpl, easy, slice_s, spin_s, f_always, switc
                     job.cls[g], job.cslots[g] = new, 0
                     job.reset[g] = (job.iters, job.busy)
 
-    def slice_mode(a, p):
+    def own_mode(a, p):
         """The job of the one process p runs, -2 for several scheduled locally (FCS), -1
         for nothing."""
         x = cells[a][p]
@@ -283,6 +285,37 @@ def simulate(jobs, processors, mode, mpl, easy, slice_s, spin_s, f_always, switc
                  and working(cells[r][p], p)
                  and jobs[cells[r][p]].cls[group(cells[r][p], p)] != CS]
         return -1 if not local else local[0] if len(local) == 1 else -2
+
+    def slice_modes(a):
+        """What each processor runs while row a is active; with `alternate`, whole jobs
+        of rows a + 1, a + 2, ... (cyclically), each row's by first processor, on
+        processors idle in row a."""
+        modes = [own_mode(a, p) for p in range(processors)]
+        if mode == "gang" and alternate:
+            for r in [(a + k) % mpl for k in range(1, mpl)]:
+                for k in dict.fromkeys(x for x in cells[r] if x >= 0):
+                    mine = [p for p in range(processors) if cells[r][p] == k]
+                    if all(modes[p] == -1 for p in mine):
+                        for p in mine:
+                            modes[p] = k
+        return modes
+
+    def pack():
+        """Move jobs down to the lowest row free on all their processors, passes over
+        rows 1, 2, ... (each row's jobs by first processor) until none moves."""
+        moved = True
+        while moved:
+            moved = False
+            for r in range(1, mpl):
+                for k in dict.fromkeys(x for x in cells[r] if x >= 0):
+                    mine = [p for p in range(processors) if cells[r][p] == k]
+                    low = next((low for low in range(r)
+                                if all(cells[low][p] < 0 for p in mine)), -1)
+                    if low >= 0:
+                        for p in mine:
+                            cells[low][p], cells[r][p] = k, -1
+                        jobs[k].row = low
+                        moved = True
 
     def next_row(a):
         for step in range(1, mpl + 1):
@@ -311,8 +344,7 @@ def simulate(jobs, processors, mode, mpl, easy, slice_s, spin_s, f_always, switc
             continue
         if mode != "spin-block" and slice_end == math.inf:
             active = next_row(active)
-            for p in range(processors):
-                new = slice_mode(active, p)
+            for p, new in enumerate(slice_modes(active)):
                 switched[p] = assigned[p] != -1 and new != -1 and assigned[p] != new
                 assigned[p] = new
             slice_end = t + slice_s
@@ -356,4 +388,6 @@ def simulate(jobs, processors, mode, mpl, easy, slice_s, spin_s, f_always, switc
                         assigned[p] = -1
                 finished += 1
                 changed = True
+        if changed and mode == "gang" and alternate:
+            pack()
     return jobs, unused

@@ -245,7 +245,8 @@ JOB_COLUMNS = (
            "start, each migration move, each new run after a failure), numbered in the "
            "order the run made them; time-sharing: one entry, its processes' processors"),
     Column("matrix_row", int, None, "time-sharing: the row (time slot) of the Ousterhout "
-           "matrix the job's processes held (null elsewhere)"),
+           "matrix the job's processes held at its end (gang with matrix=alternate moves "
+           "jobs down to freed rows; null elsewhere)"),
     Column("placed_s", list[float], "s", "when each of those entries began"),
     Column("placed_code", list, None, "the resources of each entry, one code after another: "
            "the number r of runs of set bits of the resource bitset, then each run's first "

@@ -104,6 +104,13 @@ SWITCH_COST = Parameter(
     "switch_cost_s", float, SWITCH_COST_S, "cost of a global context switch, paid at a slice "
     "start by each processor whose process changes (fitted to FCS scenario 1's gang row: "
     "3.23 ms)", unit="s", minimum=0.0)
+MATRIX = Parameter(
+    "matrix", str, "alternate", "gang: 'alternate': in each slice, whole jobs of other rows "
+    "also run where all their processors are idle in the active row (alternate scheduling), "
+    "and a job moves down to a lower row when its processors are all free there (row "
+    "packing), an inference from the paper's \"conventional gang scheduling\" on an "
+    "Ousterhout matrix; 'strict': a row's jobs run only in its own slice",
+    choices=("alternate", "strict"))
 F_PRIORITY = Parameter(
     "f_priority", str, "slot", "FCS: F processes are served before the others in their own "
     "slot ('slot', the paper's Algorithm 1) or in every slot without a CS process "
@@ -224,8 +231,10 @@ SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
                                                   ESTIMATES),
               variant={"cplant_order": True, "backfill": True}),
     Scheduler("gang", "gang scheduling: an Ousterhout matrix of mpl rows; each row's jobs "
-              "run alone in its time slice, with a global context switch between slices",
-              _TIMESHARE, (MPL, QUEUE, ESTIMATES, TIME_SLICE, SWITCH_COST), needs=_TIMESHARED,
+              "run alone in its time slice, with a global context switch between slices "
+              "(matrix=alternate: other rows' whole jobs fill its idle processors)",
+              _TIMESHARE, (MPL, QUEUE, ESTIMATES, TIME_SLICE, SWITCH_COST, MATRIX),
+              needs=_TIMESHARED,
               engine=True, variant={"mode": "gang"}),
     Scheduler("spin-block", "implicit coscheduling: each processor time-shares its "
               "processes itself; a waiting process spins T_spin, then blocks",

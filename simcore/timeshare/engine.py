@@ -4,7 +4,7 @@ Time moves from event to event: arrivals, completions and, for gang scheduling a
 the ends of time slices. Every slice the matrix's next non-empty row becomes active (a
 round robin over the rows holding jobs; spin-block has no slices). A processor pays the
 global context switch (the policy parameter `switch_cost_s`) at a slice start when what
-it runs changes from something to something else (`simcore.timeshare.rates.slice_mode`:
+it runs changes from something to something else (`simcore.timeshare.rates.slice_modes`:
 one job's exclusive process to another's, or to FCS's local scheduling, or back); a
 processor keeping its process, starting from none or staying in local scheduling pays
 nothing, so a job alone runs in exactly its isolated time. Between events every job's
@@ -14,7 +14,8 @@ they last. Once a whole round of slices has run in one configuration and can
 repeat unchanged (no arrival, completion or class change in sight), the engine moves
 over as many rounds as it safely can at once.
 
-Jobs are admitted by `simcore.timeshare.matrix` at arrivals and completions, and FCS
+Jobs are admitted by `simcore.timeshare.matrix` at arrivals and completions (gang with
+`matrix: alternate` first moves jobs down to rows freed by completions), and FCS
 re-classifies the processes of the active row's jobs at the end of each slice
 (`simcore.timeshare.fcs`). Per run: capacity utilized counts each job's isolated run
 time, so every overhead of time-sharing (context switches, spinning, blocking,
@@ -49,8 +50,8 @@ from simcore.jobs.jobs import Jobs
 from simcore.machines.contract import check_memory
 from simcore.schedulers.registry import BLOCK_COST, QUANTUM
 from simcore.timeshare import fcs
-from simcore.timeshare.matrix import admit, leave
-from simcore.timeshare.rates import FCS, NOTHING, SPIN_BLOCK, Mode, phase_rates, slice_mode
+from simcore.timeshare.matrix import admit, leave, pack
+from simcore.timeshare.rates import FCS, NOTHING, SPIN_BLOCK, Mode, phase_rates, slice_modes
 from simcore.timeshare.state import (
     ACTIVE,
     N_RESIDENT,
@@ -79,6 +80,7 @@ class TimeSharePolicy(NamedTuple):
     f_always: bool  # FCS: F processes served first in every local slot
     quantum_s: float  # the local scheduler's quantum
     block_cost_s: float  # CPU cost of blocking and being woken
+    alternate: bool  # gang: alternate scheduling and row packing (`matrix: alternate`)
 
 
 class TimeShareJobs(NamedTuple):
@@ -151,14 +153,16 @@ def _switches(old, new):
 @kernel
 def _start_slice(pol, st, jobs, t):
     """Make the next non-empty row active for a slice from t; cost the switches."""
-    cells, ctr = st.cells, st.ctr
+    cells, ctr, modes = st.cells, st.ctr, st.scratch.modes
     a = _next_row(st, ctr[ACTIVE])
     ctr[ACTIVE] = a
     prev = _previous_row(st, a)
+    slice_modes(pol, st, jobs, prev)
+    slice_modes(pol, st, jobs, a)
     steady = True
     for p in range(cells.job.shape[1]):
-        new = slice_mode(pol, st, jobs, a, p)
-        if cells.assigned[p] != slice_mode(pol, st, jobs, prev, p):
+        new = modes[a, p]
+        if cells.assigned[p] != modes[prev, p]:
             steady = False
         cells.switched[p] = _switches(cells.assigned[p], new)
         if cells.switched[p]:
@@ -348,11 +352,13 @@ def _try_jump(pol, st, jobs, t, next_arrival):
             for p in range(cells.job.shape[1]):
                 if cells.job[r, p] == j:
                     cells.left[r, p] -= rounds * sc.d_left[r, p]
+    for k in range(count):
+        slice_modes(pol, st, jobs, sc.rows[k])
     switches = 0
     for p in range(cells.job.shape[1]):
         for k in range(count):
-            if _switches(slice_mode(pol, st, jobs, sc.rows[(k + count - 1) % count], p),
-                         slice_mode(pol, st, jobs, sc.rows[k], p)):
+            if _switches(sc.modes[sc.rows[(k + count - 1) % count], p],
+                         sc.modes[sc.rows[k], p]):
                 switches += 1
     st.ctr[SWITCHES] += rounds * switches
     st.ctr[SLICES] += rounds * count
@@ -427,6 +433,8 @@ def run_timeshare(pol, st, jobs):
         if _complete(st, jobs, t):
             finished += before - ctr[N_RESIDENT]
             changed = True
+            if pol.alternate:
+                pack(st, jobs)
 
 
 @kernel
@@ -465,7 +473,7 @@ def kernel_policy(policy: Policy, mode: Mode) -> TimeSharePolicy:
         values.get("time_slice_s", fcs.T_SLICE_S), values.get("spin_s", fcs.T_SPIN_S),
         values.get("switch_cost_s", 0.0),  # spin-block: no slices, no global switch
         values.get("f_priority") == "always", values.get("quantum_s", QUANTUM.default),
-        values.get("block_cost_s", BLOCK_COST.default))
+        values.get("block_cost_s", BLOCK_COST.default), values.get("matrix") == "alternate")
 
 
 def run(jobs: Jobs, machine: MachineSpec, policy: Policy,

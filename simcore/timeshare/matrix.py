@@ -10,6 +10,8 @@ gets a reservation, the earliest estimated end of resident jobs (start + estimat
 as the paper does) after which some row has room for it, in the first such row; a later
 job that fits now enters if it will end by then, or if it avoids that row, or if it takes
 no more of the row's cells than the head leaves there ("extra" cells, then consumed).
+Under gang scheduling with `matrix: alternate`, completions also pack the rows: a job
+moves down to the lowest row whose cells on all its processors are empty (`pack`).
 """
 
 from __future__ import annotations
@@ -102,6 +104,61 @@ def leave(st, jobs, j, t):
     if jobs.block[j] > 0 and jobs.size[j] > jobs.block[j]:
         st.out.final_cls[j, 1] = runs.cls[j, 1]
     st.ctr[EPOCH] += 1
+
+
+@kernel
+def _lowest_free_row(st, j, r, first):
+    """The lowest row below row r whose cells are empty on every processor of job j's
+    processes (the first of them `first`), or -1."""
+    job = st.cells.job
+    for low in range(r):
+        free = True
+        for q in range(first, job.shape[1]):
+            if job[r, q] == j and job[low, q] >= 0:
+                free = False
+        if free:
+            return low
+    return -1
+
+
+@kernel
+def _move(st, jobs, j, r, low, first):
+    """Move job j's processes from row r to row `low`, each on its own processor."""
+    cells = st.cells
+    for q in range(first, cells.job.shape[1]):
+        if cells.job[r, q] == j:
+            cells.job[low, q] = j
+            cells.rank[low, q] = cells.rank[r, q]
+            cells.group[low, q] = cells.group[r, q]
+            cells.left[low, q] = cells.left[r, q]
+            cells.job[r, q] = -1
+            cells.left[r, q] = 0.0
+    cells.row_free[r] += jobs.size[j]
+    cells.row_free[low] -= jobs.size[j]
+    st.runs.row[j] = low
+
+
+@kernel
+def pack(st, jobs):
+    """Row packing (gang, `matrix: alternate`), after completions: passes over rows 1, 2,
+    ..., in a row over jobs by their first processor, move each job to the lowest row
+    where the cells of all its processors are empty, until a pass moves none. Processes
+    keep their processors, ranks, groups and work left."""
+    job = st.cells.job
+    rows, procs = job.shape
+    moved = True
+    while moved:
+        moved = False
+        for r in range(1, rows):
+            for p in range(procs):
+                j = job[r, p]
+                if j < 0 or st.cells.rank[r, p] != 0:  # rank 0: the job's first processor
+                    continue
+                low = _lowest_free_row(st, j, r, p)
+                if low >= 0:
+                    _move(st, jobs, j, r, low, p)
+                    moved = True
+                    st.ctr[EPOCH] += 1
 
 
 @kernel

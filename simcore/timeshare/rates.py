@@ -2,7 +2,9 @@
 
 The fluid model of a time slice. On each processor the scheduler decides who may run:
 
-- gang: the active row's process, alone ("exclusive": it polls while it waits);
+- gang: the active row's process, alone ("exclusive": it polls while it waits); with
+  `matrix: alternate`, on a processor idle in the active row, the process of another
+  row's job that alternate scheduling runs there (`slice_modes`), alone as well;
 - spin-block: every resident process, scheduled by the processor's own scheduler;
 - FCS (Algorithm 1): if the active row's process is CS, it alone; otherwise every F and
   DC process, the active row's process served first if it is F (`f_priority` "slot"), or
@@ -78,12 +80,9 @@ def compute_s(jobs, j, rank):
 
 
 @kernel
-def slice_mode(pol, st, jobs, a, p):
-    """What processor p runs while row `a` is active: the job of the one process it runs
-    (gang: the row's; FCS: the row's CS process, or the only F or DC one), LOCAL (FCS:
-    several F and DC processes, scheduled locally) or NOTHING. A global context switch
-    costs where this changes from something to something else: processes are suspended
-    and resumed."""
+def _own_mode(pol, st, jobs, a, p):
+    """What processor p runs of its own processes while row `a` is active (see
+    `slice_modes`)."""
     cells = st.cells
     x = cells.job[a, p]
     if x >= 0 and has_work(st, jobs, a, p) and (
@@ -99,18 +98,54 @@ def slice_mode(pol, st, jobs, a, p):
 
 
 @kernel
+def slice_modes(pol, st, jobs, a):
+    """What each processor runs while row `a` is active, into scratch.modes[a]: the job
+    of the one process it runs (gang: the row's; FCS: the row's CS process, or the only F
+    or DC one), LOCAL (FCS: several F and DC processes, scheduled locally) or NOTHING.
+    Gang with `matrix: alternate` then gives processors idle in row a to whole jobs of
+    other rows (alternate scheduling): candidates by row from a + 1 on, cyclically, and in
+    a row by their first processor; a job runs if every processor of its processes is
+    still idle. A global context switch costs where the mode changes from something to
+    something else: processes are suspended and resumed."""
+    cells = st.cells
+    rows, procs = cells.job.shape
+    mode = st.scratch.modes[a]
+    for p in range(procs):
+        mode[p] = _own_mode(pol, st, jobs, a, p)
+    if pol.mode != GANG or not pol.alternate:
+        return
+    for k in range(1, rows):
+        r = (a + k) % rows
+        for p in range(procs):
+            j = cells.job[r, p]
+            if j < 0 or cells.rank[r, p] != 0:  # rank 0 holds a job's first processor
+                continue
+            idle = True
+            for q in range(p, procs):
+                if cells.job[r, q] == j and mode[q] != NOTHING:
+                    idle = False
+            if idle:
+                for q in range(p, procs):
+                    if cells.job[r, q] == j:
+                        mode[q] = j
+
+
+@kernel
 def assign_roles(pol, st, jobs, a):
     """How each process runs while row `a` is active (a < 0: no row), into scratch.role."""
     cells, role = st.cells, st.scratch.role
     rows, procs = cells.job.shape
     cls = st.runs.cls
+    if pol.mode == GANG and a >= 0:
+        slice_modes(pol, st, jobs, a)
     for p in range(procs):
         for r in range(rows):
             role[r, p] = OFF
         active = a >= 0 and has_work(st, jobs, a, p)
         if pol.mode == GANG:
-            if active:
-                role[a, p] = SOLO
+            j = st.scratch.modes[a, p] if a >= 0 else NOTHING
+            if j >= 0:  # the slice's process runs alone
+                role[st.runs.row[j], p] = SOLO
             continue
         if pol.mode == FCS and active and cls[cells.job[a, p], cells.group[a, p]] == CS:
             role[a, p] = SOLO

@@ -95,6 +95,7 @@ class Scratch(NamedTuple):
     part_busy: np.ndarray  # (jobs,) float64
     d_left: np.ndarray  # (rows, P) float64: work done per rotation
     taken: np.ndarray  # (P,) bool: processors chosen for a job
+    modes: np.ndarray  # (rows, P) int64: what each processor runs while a row is active
 
 
 class Outputs(NamedTuple):
@@ -145,7 +146,8 @@ def new_state(n_jobs: int, rows: int, processors: int) -> State:
                         np.zeros(rows * processors, dtype=np.int64),
                         np.zeros(rows, dtype=np.int64), np.zeros(rows, dtype=np.int64),
                         np.zeros(n_jobs), np.zeros(n_jobs), np.zeros(n_jobs), np.zeros(n_jobs),
-                        np.zeros(cells), np.zeros(processors, dtype=np.bool_)),
+                        np.zeros(cells), np.zeros(processors, dtype=np.bool_),
+                        np.full(cells, -1, dtype=np.int64)),
         out=Outputs(np.full(n_jobs, np.nan), np.full(n_jobs, np.nan),
                     np.full((n_jobs, 2), -1, dtype=np.int64),
                     np.zeros((n_jobs, n_words(processors)), dtype=np.uint64)),
