@@ -48,7 +48,6 @@ from simcore.core.state import (
 )
 from simcore.jobs.jobs import Jobs
 from simcore.machines.contract import check_memory
-from simcore.schedulers.registry import BLOCK_COST, QUANTUM
 from simcore.timeshare import fcs
 from simcore.timeshare.matrix import admit, leave, pack
 from simcore.timeshare.rates import FCS, NOTHING, SPIN_BLOCK, Mode, phase_rates, slice_modes
@@ -472,8 +471,9 @@ def kernel_policy(policy: Policy, mode: Mode) -> TimeSharePolicy:
         get_args(Mode).index(mode), values["queue"] == "easy",
         values.get("time_slice_s", fcs.T_SLICE_S), values.get("spin_s", fcs.T_SPIN_S),
         values.get("switch_cost_s", 0.0),  # spin-block: no slices, no global switch
-        values.get("f_priority") == "always", values.get("quantum_s", QUANTUM.default),
-        values.get("block_cost_s", BLOCK_COST.default), values.get("matrix") == "alternate")
+        values.get("f_priority") == "always",
+        values.get("quantum_s", 0.0), values.get("block_cost_s", 0.0),  # gang: no local
+        values.get("matrix") == "alternate")                            # scheduling
 
 
 def run(jobs: Jobs, machine: MachineSpec, policy: Policy,
