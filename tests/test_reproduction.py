@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
 import pytest
 import yaml
 
 from simcore.base.errors import ConfigError
+from simcore.base.stamps import stamp_problems
 from simcore.report.reproduction import (
     copy_figures,
     evaluate,
@@ -15,8 +17,11 @@ from simcore.report.reproduction import (
     has_runs,
     load_published,
     report,
+    verdict_paths,
+    write_report,
 )
-from simcore.sweep.store import read_summaries
+from simcore.report.verdicts import VERDICTS
+from simcore.sweep.store import read_summaries, read_verified
 from tests.conftest import ROOT
 from tests.test_tables import build_store
 
@@ -102,29 +107,32 @@ def test_a_query_has_runs_only_if_every_selection_has(runs):
 def test_report_sections(tmp_path, runs):
     """A section per seed with its verdicts; the counts open the report. Torus/fcfs
     saturates at 0.625 (seeds: 0.59375, 0.625, 0.65625, a 95% half-width of
-    4.303 x 0.03125 / sqrt(3) = 0.078); migration gains 12.5% over it at c = 1.0."""
+    4.303 x 0.03125 / sqrt(3) = 0.078); migration gains 12.5% over it at c = 1.0 (the
+    per-seed paired gains 13.3%, 12.5% and 11.8%: 12.5% ± 1.9%)."""
     fcfs = {**TORUS, "policy": "fcfs"}
     gain = {"change": "utilization", "of": {"policy": "migration"}, "over": {"policy": "fcfs"},
             "where": {**TORUS, "runtime_scale": 1.0}}
+    peak = {"max": "utilization", "where": fcfs}
+
+    def row(what, paper, query, **more):
+        return {"what": what, "source": f"p. {len(what)}", "paper": paper, "query": query,
+                "why": f"{what.title()}.", "kind": "text", "statement": what, **more}
+
     claims = [
-        {"what": "saturation", "source": "p. 1", "paper": "60%", "why": "Because.",
-         "query": {"max": "utilization", "where": fcfs}},
-        {"what": "gain", "source": "p. 2", "paper": "+20%", "why": "Less.", "query": gain},
-        {"what": "bound", "source": "p. 3", "paper": "no more than 50%", "why": "Above.",
-         "query": {"max": "utilization", "where": fcfs}},
-        {"what": "range", "source": "p. 3", "paper": "60-70%", "why": "In.",
-         "query": {"max": "utilization", "where": fcfs}},
-        {"what": "order", "source": "p. 4", "paper": None, "direction": "lower", "why": "So.",
-         "query": {**gain, "of": {"policy": "fcfs"}, "over": {"policy": "migration"}}},
-        {"what": "fitted", "source": "p. 5", "paper": "0.5", "why": "Fitted.",
-         "calibrated": "the constant k, fitted to this row",
-         "query": {"metric": "utilization", "where": {**fcfs, "runtime_scale": 1.0}}},
-        {"what": "reading", "source": "p. 5", "paper": "0.7", "why": "Other.",
-         "shown": "the reading not scored", "query": {"max": "utilization", "where": fcfs}},
+        row("saturation", "60%", peak),
+        row("gain", "+20%", gain),
+        row("bound", "no more than 50%", peak, kind="figure"),
+        row("range", "60-70%", peak, statement="saturation",
+            shown="another row of statement saturation"),
+        row("order", None, {**gain, "of": {"policy": "fcfs"}, "over": {"policy": "migration"}},
+            direction="lower", condition="at c = 1.0, where the paper gives none"),
+        row("fitted", "0.5", {"metric": "utilization", "where": {**fcfs, "runtime_scale": 1.0}},
+            calibrated="the constant k, fitted to this row"),
+        row("sage", "54%", None, outside_model="SAGE is not a workload the model runs"),
         {"what": "ours only", "source": "p. 6: no number", "paper": None, "why": "Ours.",
          "extension": "a run the paper did not make", "query": gain},
-        {"what": "elsewhere", "source": "p. 7", "paper": "50%", "why": "Not run.",
-         "query": {"metric": "utilization", "where": {**fcfs, "workload": "sdsc"}}}]
+        row("elsewhere", "50%", {"metric": "utilization", "where": {**fcfs, "workload": "sdsc"}})]
+    del claims[6]["query"]
     published = {"x": {
         "title": "A study", "did": "It did things.", "ours": "We did them too.",
         "departures": ["A stand-in trace,\n  a lighter load."],
@@ -137,35 +145,77 @@ def test_report_sections(tmp_path, runs):
         in text
     assert text.count("**Departures from the paper**") == 1, "only the seed that has them"
     assert "## A study" in text and "**Our configuration.** We did them too." in text
-    assert ("| saturation | 60% ± 0.5 + 7.8 (our CI) (p. 1) | 62.5% | +2.5 pt | reproduced "
-            "| Because. |") in text
-    assert "| gain | +20% ± 0.5 + 1.9 (our CI) (p. 2) | +12.5% | -7.5 pt | partly | Less. |" in text
-    assert ("| bound | no more than 50% ± 0.5 + 7.8 (our CI) (p. 3) | 62.5% | +12.5 pt "
-            "| not reproduced | Above. |") in text
-    assert ("| range | 60-70% ± 0.5 + 7.8 (our CI) (p. 3) | 62.5% | inside | reproduced "
-            "| In. |") in text
-    assert "| order | lower, no number (p. 4) | -11.1% |  | reproduced | So. |" in text
-    assert ("| fitted | 0.5 ± 0.05 (p. 5) | 0.50 | 0.00 | calibrated | *The constant k, "
-            "fitted to this row.* Fitted. |") in text
-    assert ("| reading | 0.7 ± 0.05 (p. 5) | 0.62 | -0.07 | shown | *The reading not scored.* "
-            "Other. |") in text
-    assert "| elsewhere | 50% ± 0.5 (p. 7) | n/a |  | not run | Not run. |" in text
+    assert ("| saturation | 60% ± 0.5 (text, p. 10) | 62.5% ± 7.8% | 3 | +2.5 pt "
+            "| inconclusive | Saturation. |") in text
+    assert ("| gain | +20% ± 0.5 (text, p. 4) | +12.5% ± 1.9% | 3 | -7.5 pt | not reproduced "
+            "| Gain. |") in text
+    assert ("| bound | no more than 50% ± 2 (figure, p. 5) | 62.5% ± 7.8% | 3 | +12.5 pt "
+            "| not reproduced | Bound. |") in text
+    assert ("| range | 60-70% ± 0.5 (text, p. 5) | 62.5% ± 7.8% | 3 | inside | shown "
+            "| *Another row of statement saturation.* Range. |") in text
+    assert ("| order | lower, no number (text, p. 5) | -11.1% ± 1.5% | 3 |  | reproduced "
+            "| **Our condition:** At c = 1.0, where the paper gives none. Order. |") in text
+    assert ("| fitted | 0.5 ± 0.05 (text, p. 6) | 0.50 ± 0.08 | 3 | 0.00 | calibrated "
+            "| *The constant k, fitted to this row.* Fitted. |") in text
+    assert ("| sage | 54% (text, p. 4) | n/a |  |  | outside the model | *SAGE is not a "
+            "workload the model runs.* Sage. |") in text
+    assert "| elsewhere | 50% ± 0.5 (text, p. 9) | n/a |  |  | not run | Elsewhere. |" in text
     assert "| ours only |" not in text.split("**Our own results**")[0]
-    assert ("| ours only | +12.5% ± 1.9% (95% CI) | p. 6: no number | A run the paper did not "
-            "make. Ours. |") in text.split("**Our own results**")[1]
-    counts = text.index("| study | scored | reproduced | partly | not reproduced | calibrated "
-                        "| shown | extension | not run |")
+    assert ("| ours only | +12.5% ± 1.9% (95% CI) | p. 6: no number | *A run the paper did "
+            "not make.* Ours. |") in text.split("**Our own results**")[1]
+    head = ("| study | statements | scored | reproduced | near miss | not reproduced "
+            "| inconclusive | outside the model | calibrated | shown | not applicable "
+            "| extension | not run |")
+    counts = text.index(head)
     assert counts < text.index("## A study")
-    assert "| A study | 5 | 3 | 1 | 1 | 1 | 1 | 1 | 1 |" in text
-    assert "| Another | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |" in text
-    assert "| **all** | 5 | 3 | 1 | 1 | 1 | 1 | 1 | 1 |" in text
-    for name in ("reproduced", "partly", "not reproduced", "calibrated", "shown", "extension",
-                 "not run"):
+    assert "| A study | 7 | 5 | 1 | 0 | 2 | 1 | 1 | 1 | 1 | 0 | 1 | 1 |" in text
+    assert "| Another | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 | 0 |" in text
+    assert "| **all** | 7 | 5 | 1 | 0 | 2 | 1 | 1 | 1 | 1 | 0 | 1 | 1 |" in text
+    for name in VERDICTS:
         assert f"- *{name}*: " in text[:counts]
     assert "![krevat/capacity.png](figures/krevat/capacity.png)" in text
     assert "*Not in this dataset (no section below): Another.*" in text
     assert "## Another" not in text
     assert report(published, store) == text
+
+
+def test_the_verdict_table_holds_the_rows_beside_the_report(tmp_path):
+    """`reproduction` writes the report and its rows as CSV and checksummed Parquet, each
+    stamped; a statement scored twice is refused naming the row."""
+    store = build_store(tmp_path / "d")
+    published = yaml.safe_load((ROOT / "config/published.yaml").read_text())
+    claims = [{"what": "gain", "source": "p. 2", "paper": "+20%", "kind": "figure",
+               "statement": "gain", "why": "Less.",
+               "query": {"change": "utilization", "of": {"policy": "migration"},
+                         "over": {"policy": "fcfs"}, "where": {**TORUS, "runtime_scale": 1.0}}},
+              {"what": "sage", "source": "p. 3", "paper": "54%", "kind": "text",
+               "statement": "sage", "why": "No code.", "outside_model": "not a workload"}]
+    published["seeds"] = {"x": {"title": "A study", "did": "d", "ours": "o",
+                                "experiments": ["krevat"], "claims": claims}}
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(published))
+    out = tmp_path / "out/reproduction.md"
+    write_report(path, store, None, out)
+    csv, parquet = verdict_paths(out)
+    assert (csv.name, parquet.name) == ("reproduction-verdicts.csv",
+                                        "reproduction-verdicts.parquet")
+    table = pl.from_arrow(read_verified(parquet))
+    assert table.equals(pl.read_csv(csv, schema=table.schema))
+    assert table.columns == ["study", "statement", "kind", "what", "source", "paper", "n",
+                             "ours", "half_width", "tolerance", "low", "high", "verdict",
+                             "condition", "why"]
+    gain, sage = table.rows(named=True)
+    assert (gain["statement"], gain["kind"], gain["n"], gain["verdict"]) == (
+        "gain", "figure", 3, "not reproduced")
+    assert gain["ours"] == pytest.approx(0.12533, abs=1e-5)
+    assert gain["tolerance"] == pytest.approx(0.02) and gain["low"] == gain["high"] == 0.2
+    assert (sage["verdict"], sage["n"], sage["ours"]) == ("outside the model", 0, None)
+    assert all(not stamp_problems(p) for p in (out, csv, parquet))
+    claims.append({**claims[0], "what": "gain again"})
+    path.write_text(yaml.safe_dump(published))
+    with pytest.raises(ConfigError, match=r"seeds.x.claims\[2\].statement: 'gain' is scored "
+                                          r"by claims\[0\] already"):
+        load_published(path)
 
 
 def test_a_dataset_without_the_seeds_says_so_in_one_line(tmp_path):

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import simcore.report.verdicts as verdicts
 from simcore.base.errors import ConfigError
 from simcore.report.tables import t_quantile
-from simcore.report.verdicts import check_claim, half_width, judge, read_printed
+from simcore.report.verdicts import KINDS, check_claim, half_width, judge, read_printed
 
 LEVEL = {"metric": "utilization"}
 CHANGE = {"change": "utilization", "of": {"policy": "b"}, "over": {"policy": "a"}}
@@ -108,110 +108,157 @@ def test_a_printed_range_round_trips(one, two, unit, dash):
 
 
 def claim(paper, query=LEVEL, **more):
-    return {"paper": paper, "query": query, **more}
+    return {"paper": paper, "query": query, "kind": "text", "statement": "s", **more}
 
 
-def verdict(paper, ours, query=LEVEL, spread=0.0, **more):
+def verdict(paper, ours, query=LEVEL, values=(), **more):
     check_claim(claim(paper, query, **more), "c")
-    return judge(claim(paper, query, **more), ours, spread).name
+    return judge(claim(paper, query, **more), ours, values).name
+
+
+def seeds(mean, half):
+    """Three per-seed values with this mean and 95% half-width."""
+    sd = half * math.sqrt(3) / t_quantile(0.975, 2)
+    return [mean - sd, mean, mean + sd]
 
 
 def test_a_point_holds_within_half_its_last_digit():
     assert verdict("63%", 0.634) == "reproduced"
     assert verdict("63%", 0.626) == "reproduced"
-    assert verdict("63%", 0.636) == "not reproduced"  # a level has no direction
+    assert verdict("63%", 0.636) == "near miss"  # within 10% of 63%
+    assert verdict("63%", 0.75) == "not reproduced"
     assert verdict("51.3%", 0.5134) == "reproduced"
-    assert verdict("51.3%", 0.5138) == "not reproduced"
+    assert verdict("51.3%", 0.5138) == "near miss"
     assert verdict("120 s", 120.4) == "reproduced"
-    assert verdict("120 s", 121) == "not reproduced"
+    assert verdict("120 s", 121) == "near miss"
+    assert verdict("120 s", 140) == "not reproduced"
+
+
+def test_the_tolerance_follows_the_kind_of_number():
+    assert verdict("63%", 0.649, kind="figure") == "reproduced"      # 2 points off a plot
+    assert verdict("63%", 0.651, kind="figure") == "near miss"
+    assert verdict("120 s", 125.9, kind="figure") == "reproduced"    # 5% of the value
+    assert verdict("120 s", 126.1, kind="figure") == "near miss"
+    assert verdict("63%", 0.636, kind="table") == "near miss"        # half the last digit
+    assert verdict("120 s", 125.9, kind="measured") == "reproduced"  # 5% without a spread
+    assert verdict("63%", 0.679, kind="measured") == "reproduced"    # 5 points
+    assert verdict("about 80%", 0.849, kind="table") == "reproduced"  # the wording's, wider
+    assert verdict("about 80%", 0.86, kind="figure") == "near miss"
+    assert judge(claim("2x", kind="figure"), 2.0).tolerance == 0.5   # the digit, wider
 
 
 def test_about_means_five_points():
     assert verdict("about 80%", 0.84) == "reproduced"
-    assert verdict("about 80%", 0.86) == "not reproduced"
+    assert verdict("about 80%", 0.86) == "near miss"
     assert verdict("about 90 min", 5600) == "reproduced"     # 5% of 90 min: 270 s
-    assert verdict("about 90 min", 5700) == "not reproduced"
+    assert verdict("about 90 min", 5700) == "near miss"
 
 
-def test_a_stated_tolerance_replaces_the_default():
-    assert verdict("0%", 0.049, tolerance=0.05) == "reproduced"
-    assert verdict("0%", -0.049, tolerance=0.05) == "reproduced"
-    assert verdict("0%", 0.051, tolerance=0.05) == "not reproduced"
-    assert verdict("0%", 0.051, CHANGE, tolerance=0.05) == "not reproduced"  # no direction
-    assert verdict("about 80%", 0.81, tolerance=0.005) == "not reproduced"
+def test_a_stated_tolerance_replaces_the_default_and_says_why():
+    why = {"tolerance_why": "the wording says no difference"}
+    assert verdict("0%", 0.049, tolerance=0.05, **why) == "reproduced"
+    assert verdict("0%", -0.049, tolerance=0.05, **why) == "reproduced"
+    assert verdict("0%", 0.051, tolerance=0.05, **why) == "near miss"   # twice the tolerance
+    assert verdict("0%", 0.2, CHANGE, tolerance=0.05, **why) == "not reproduced"
+    assert verdict("about 80%", 0.81, tolerance=0.005, **why) == "near miss"
+    assert verdict(None, 0.04, CHANGE, direction="higher", tolerance=0.05, **why
+                   ) == "inconclusive"
 
 
-def test_a_bound_holds_within_its_tolerance_and_a_change_keeps_its_direction():
+def test_a_bound_holds_within_its_tolerance():
     assert verdict("greater than 84%", 0.95) == "reproduced"
     assert verdict("greater than 84%", 0.836) == "reproduced"   # 84% printed: ± 0.5
-    assert verdict("greater than 84%", 0.834) == "not reproduced"
+    assert verdict("greater than 84%", 0.834) == "near miss"
     assert verdict("no more than 20%", 0.10) == "reproduced"
     assert verdict("no more than 20%", 0.36) == "not reproduced"
     assert verdict("< -48%", -0.62, CHANGE) == "reproduced"
-    assert verdict("< -48%", -0.30, CHANGE) == "partly"          # lower, not by as much
-    assert verdict("< -48%", 0.10, CHANGE) == "not reproduced"
-    assert verdict("> 0%", -0.04, CHANGE, tolerance=0.05) == "reproduced"
-    assert verdict("> 0%", -0.64, CHANGE, tolerance=0.05) == "not reproduced"
+    assert verdict("< -48%", -0.30, CHANGE) == "not reproduced"  # lower, not by as much
+    assert verdict("< -48%", -0.45, CHANGE) == "near miss"
+    assert verdict("> 0%", -0.04, CHANGE, tolerance=0.05, tolerance_why="w") == "reproduced"
 
 
-def test_a_range_holds_inside_and_its_direction_outside():
+def test_near_and_large_misses_are_told_apart():
+    assert verdict("+15%", 0.153, CHANGE) == "reproduced"
+    assert verdict("+15%", 0.159, CHANGE) == "near miss"        # 0.9 pt: within 10% of 15%
+    assert verdict("+15%", 0.40, CHANGE) == "not reproduced"
+    assert verdict("-18%", -0.004, CHANGE) == "not reproduced"  # the sign, not the size
     assert verdict("-27% to -18%", -0.20, CHANGE) == "reproduced"
     assert verdict("-27% to -18%", -0.274, CHANGE) == "reproduced"
-    assert verdict("-27% to -18%", -0.30, CHANGE) == "partly"
-    assert verdict("-27% to -18%", -0.10, CHANGE) == "partly"
-    assert verdict("-27% to -18%", 0.01, CHANGE) == "not reproduced"
-    assert verdict("18-27%", 0.30) == "not reproduced"               # a level: no direction
-
-
-def test_a_relative_change_is_partly_reproduced_with_its_sign():
-    assert verdict("+15%", 0.153, CHANGE) == "reproduced"
-    assert verdict("+15%", 0.159, CHANGE) == "partly"
-    assert verdict("+15%", 0.40, CHANGE) == "partly"
-    assert verdict("+15%", -0.02, CHANGE) == "not reproduced"
-    assert verdict("+15%", 0.0, CHANGE) == "not reproduced"          # nonzero
-    assert verdict("-54%", -0.56, CHANGE) == "partly"
-    assert verdict("-18%", 0.27, CHANGE) == "not reproduced"
+    assert verdict("-27% to -18%", -0.29, CHANGE) == "near miss"
+    assert verdict("-27% to -18%", -0.10, CHANGE) == "not reproduced"
+    assert verdict("18-27%", 0.30) == "not reproduced"
 
 
 def test_a_factor_is_compared_with_a_change_as_r_minus_1():
     assert verdict("2x", 0.6, CHANGE) == "reproduced"                # 1.6 in 2 ± 0.5
-    assert verdict("2x", 0.4, CHANGE) == "partly"
+    assert verdict("2x", 0.4, CHANGE) == "near miss"
     assert verdict("2x", 1.8) == "reproduced"                        # a level: as printed
     assert verdict("46% / 36%", 0.2855, CHANGE) == "reproduced"
-    assert verdict("46% / 36%", 0.20, CHANGE) == "partly"
+    assert verdict("46% / 36%", 0.20, CHANGE) == "not reproduced"
     facts = judge(claim("2x", CHANGE), 0.4)
     assert (facts.low, facts.high, facts.direction) == (1.0, 1.0, "higher")
 
 
-def test_a_claim_with_only_a_direction_needs_its_sign():
-    assert verdict(None, -0.01, CHANGE, direction="lower") == "reproduced"
-    assert verdict(None, 0.01, CHANGE, direction="lower") == "not reproduced"
-    assert verdict(None, 0.0, CHANGE, direction="lower") == "not reproduced"
-    assert verdict(None, 0.01, CHANGE, spread=0.5, direction="lower") == "not reproduced"
-    assert verdict(None, 2.0, CHANGE, direction="higher") == "reproduced"
+def test_a_direction_counts_only_where_our_interval_excludes_zero():
+    lower = {"direction": "lower"}
+    assert verdict(None, -0.01, CHANGE, seeds(-0.01, 0.005), **lower) == "reproduced"
+    assert verdict(None, -0.01, CHANGE, seeds(-0.01, 0.02), **lower) == "inconclusive"
+    assert verdict(None, 0.01, CHANGE, seeds(0.01, 0.02), **lower) == "inconclusive"
+    assert verdict(None, 0.05, CHANGE, seeds(0.05, 0.02), **lower) == "not reproduced"
+    assert verdict(None, 2.0, CHANGE, seeds(2.0, 1.0), direction="higher") == "reproduced"
 
 
-def test_our_confidence_interval_widens_the_tolerance():
-    values = [0.62, 0.64, 0.66]
-    spread = half_width(values)
-    assert spread == pytest.approx(t_quantile(0.975, 2) * 0.02 / math.sqrt(3))
-    assert half_width([0.64]) == half_width([]) == 0.0
-    assert verdict("63%", 0.64) == "not reproduced"
-    assert verdict("63%", 0.64, spread=spread) == "reproduced"
-    assert verdict("+13%", 0.084, CHANGE, spread=0.02) == "partly"
-    assert verdict("+13%", 0.084, CHANGE, spread=0.05) == "reproduced"
-    assert verdict("< 0.5", 0.5003, tolerance=0) == "not reproduced"
-    assert verdict("< 0.5", 0.5003, spread=0.0033, tolerance=0) == "reproduced"
-    assert judge(claim("63%"), 0.64, spread).widening == spread
+def test_one_run_has_no_interval_and_a_direction_near_zero_is_inconclusive():
+    lower = {"direction": "lower"}
+    assert verdict(None, -0.03, CHANGE, [-0.03], **lower) == "reproduced"
+    assert verdict(None, -0.01, CHANGE, [-0.01], **lower) == "inconclusive"  # within 2 pt
+    assert verdict(None, 0.01, CHANGE, [0.01], **lower) == "inconclusive"
+    assert verdict(None, 0.03, CHANGE, [0.03], **lower) == "not reproduced"
+    one = judge(claim("63%"), 0.64, [0.64])
+    assert (one.n, one.half_width, one.name) == (1, None, "near miss")
+    two = judge(claim("63%"), 0.63, [0.5, 0.76])
+    assert (two.n, two.half_width, two.name) == (2, None, "reproduced"), \
+        "two seeds are too few for an interval, as in the tables"
 
 
-def test_calibrated_shown_extension_not_run_and_undefined():
+def test_a_claim_is_never_reproduced_through_an_interval_wider_than_its_tolerance():
+    assert half_width([0.64]) is None and half_width([0.6, 0.7]) is None
+    assert half_width([0.62, 0.64, 0.66]) == pytest.approx(
+        t_quantile(0.975, 2) * 0.02 / math.sqrt(3))
+    assert verdict("63%", 0.632, LEVEL, seeds(0.632, 0.004)) == "reproduced"
+    assert verdict("63%", 0.632, LEVEL, seeds(0.632, 0.006)) == "inconclusive"
+    assert verdict("63%", 0.64, LEVEL, seeds(0.64, 0.006)) == "inconclusive", \
+        "ours outside, but the interval reaches the tolerance"
+    assert verdict("63%", 0.64, LEVEL, seeds(0.64, 0.003)) == "near miss"
+    assert verdict("78%", 0.9, LEVEL, seeds(0.9, 0.27)) == "inconclusive"
+    assert verdict("78%", 0.9, LEVEL, seeds(0.9, 0.05)) == "not reproduced"
+    assert judge(claim("63%"), 0.64, seeds(0.64, 0.004)).half_width == pytest.approx(0.004)
+
+
+@given(st.floats(-1, 1), st.floats(0, 0.5), st.sampled_from(KINDS),
+       st.sampled_from(["63%", "+15%", "about 80%", "-27% to -18%", "> 84%", "2x"]))
+def test_reproduced_only_inside_and_with_an_interval_within_the_tolerance(ours, half, kind,
+                                                                         paper):
+    facts = judge(claim(paper, CHANGE, kind=kind), ours, seeds(ours, half))
+    if facts.name == "reproduced":
+        assert facts.half_width <= facts.tolerance + 1e-12
+        assert facts.low - facts.tolerance <= ours <= facts.high + facts.tolerance
+    assert facts.name in ("reproduced", "near miss", "not reproduced", "inconclusive")
+
+
+def test_labels_not_run_and_undefined():
     fitted = claim("124 s", calibrated="the switch cost, fitted to this row")
     assert judge(fitted, 124.0).name == judge(fitted, 500.0).name == "calibrated"
     reading = claim("197 s", shown="the reading not scored: F processes first in every slot")
     assert judge(reading, 197.0).name == judge(reading, 500.0).name == "shown"
-    ours = claim(None, extension="our own")
+    ours = {"paper": None, "query": LEVEL, "extension": "our own"}
     assert judge(ours, 0.3).name == "extension"
+    beyond = claim("54%", outside_model="SAGE's code is not a workload the model runs")
+    assert judge(beyond, None, ran=False).name == "outside the model"
+    assert "outside the model" in verdicts.SCORED and "not applicable" not in verdicts.SCORED
+    cost = claim("O(N^2)", not_applicable="an algorithm's cost, not a simulation outcome")
+    check_claim(cost, "c")  # shown as printed: never read as a value
+    assert judge(cost, None, ran=False).name == "not applicable"
     assert judge(claim("63%"), None, ran=False).name == "not run"
     assert judge(claim("63%"), None).name == "not reproduced"
     assert judge(claim("63%"), math.nan).name == "not reproduced"
@@ -238,9 +285,18 @@ def test_the_difference_is_to_the_nearest_printed_value():
     (claim(None, extension=True, direction="lower"), "direction", "an extension has no"),
     (claim(None, extension=""), "extension", "expected true or a sentence"),
     (claim("63%", calibrated="c", extension=True), None, "both 'calibrated' and 'extension'"),
-    (claim("63%", tolerance=-0.1), "tolerance", "expected a number >= 0"),
-    (claim("63%", tolerance="0.5"), "tolerance", "expected a number >= 0"),
-    (claim(None, CHANGE, direction="lower", tolerance=0.1), "tolerance", "no published value"),
+    (claim("63%", outside_model="x", shown="y"), None, "both 'outside_model' and 'shown'"),
+    (claim("63%", outside_model=""), "outside_model", "what the model cannot express"),
+    (claim("63%", not_applicable=3), "not_applicable", "not a simulation outcome"),
+    (claim("63%", condition=""), "condition", "which condition of the row is ours"),
+    (claim("63%", kind=None), "kind", "expected one of figure, table, measured, text"),
+    (claim("63%", kind="plot"), "kind", "expected one of figure"),
+    (claim("63%", statement=None), "statement", "naming the published statement"),
+    (claim("63%", statement="Krevat 13%"), "statement", "an id of lowercase letters"),
+    (claim("63%", tolerance=-0.1, tolerance_why="w"), "tolerance", "expected a number >= 0"),
+    (claim("63%", tolerance="0.5", tolerance_why="w"), "tolerance", "expected a number >= 0"),
+    (claim("63%", tolerance=0.05), "tolerance_why", "only with a sentence saying why"),
+    (claim("63%", tolerance_why="w"), "tolerance_why", "no 'tolerance' to explain"),
     (claim(None, CHANGE, direction="up"), "direction", "expected one of"),
     (claim("63%", direction="higher"), "direction", "not a 'change'"),
     (claim("+15%", CHANGE, direction="lower"), "direction", "contradicts the paper's '+15%'"),

@@ -42,7 +42,7 @@ import yaml
 from simcore.base.atomic import atomic_path
 from simcore.base.checksums import recorded_digest, table_digest
 from simcore.base.errors import ArchiveError, IntegrityError
-from simcore.base.patterns import NAME_RULE, is_name
+from simcore.base.patterns import NAME_RULE, REPRODUCTION, REPRODUCTION_VERDICTS, is_name
 from simcore.base.stamps import made_files, stamp_path, stamp_problems
 from simcore.sweep.store import (
     PARTITIONS,
@@ -91,7 +91,13 @@ _ABOUT = {
     "config": "the configuration files the workflow was given, as written (the resolved "
               "configuration is above)",
     "reproduction.md": "the seed studies' published numbers beside this dataset's",
+    "reproduction-verdicts.csv": "reproduction.md's rows as data: statement, kind, n, ours, "
+                                 "half-width, tolerance, verdict, why",
+    "reproduction-verdicts.parquet": "the same, as Parquet",
 }
+#: The files and directories the workflow makes beside the store, as the archive holds them.
+_MADE = ("tables", "figures", *(PurePosixPath(p).name
+                                 for p in (REPRODUCTION, *REPRODUCTION_VERDICTS)))
 _PWA_PAPER = {
     "type": "article",
     "title": "Experience with using the Parallel Workloads Archive",
@@ -209,8 +215,7 @@ def pack_dataset(out: str | os.PathLike[str], results: str | os.PathLike[str],
     if unmade:
         raise ArchiveError(" | ".join(unmade))
     members: dict[str, str | os.PathLike[str]] = {
-        item: results / item for item in ("tables", "figures", "schedules", "reproduction.md")
-        if (results / item).exists()}
+        item: results / item for item in (*_MADE, "schedules") if (results / item).exists()}
     for shard in shards:
         members[shard.relative_to(results).as_posix()] = shard
     for file_name, file in given.items():
@@ -234,8 +239,7 @@ def _unmade(results: Path, shards: Sequence[Path]) -> list[str]:
                  f"(run=<i>/) under {results / 'schedules'}: move it out"
                  for file in made_files(results / "schedules")
                  if not any(file.is_relative_to(e) for e in exports)]
-    for output in [*(results / item for item in ("tables", "figures", "reproduction.md")),
-                   *exports]:
+    for output in [*(results / item for item in _MADE), *exports]:
         found = (stamp_problems(output)
                  if output.exists() or stamp_path(output).exists() else [])
         if found:

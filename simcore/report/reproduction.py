@@ -52,6 +52,7 @@ from simcore.base.stamps import write_stamp
 from simcore.base.yamlfiles import read_yaml
 from simcore.report.tables import CONFIG_KEYS, bend, saturation
 from simcore.report.verdicts import (
+    LABELS,
     RULE,
     RULE_READING,
     SCORED,
@@ -59,10 +60,9 @@ from simcore.report.verdicts import (
     Printed,
     Verdict,
     check_claim,
-    half_width,
     judge,
 )
-from simcore.sweep.store import read_summaries
+from simcore.sweep.store import read_summaries, write_table
 
 QUERY_KINDS = ("metric", "max", "change", "ratio", "saturation", "knee")
 
@@ -92,9 +92,13 @@ def load_published(path: str | os.PathLike[str]) -> dict[str, Any]:
         for i, claim in enumerate(seed["claims"]):
             at = f"{where}.claims[{i}]"
             _mapping(claim, at)
-            for key in ("what", "source", "paper", "query", "why"):
+            unrun = "outside_model" in claim or "not_applicable" in claim
+            for key in ("what", "source", "paper", "why", *(() if unrun else ("query",))):
                 if key not in claim:
                     raise ConfigError(f"{at}: missing '{key}'")
+            if unrun and "query" not in claim:
+                check_claim(claim, at)
+                continue
             _mapping(claim["query"], f"{at}.query")
             kinds = [k for k in QUERY_KINDS if k in claim["query"]]
             if len(kinds) != 1:
@@ -103,7 +107,34 @@ def load_published(path: str | os.PathLike[str]) -> dict[str, Any]:
                 raise ConfigError(f"{at}.query.along: missing; a knee query names the column "
                                   "its metric bends along (e.g. runtime_scale)")
             check_claim(claim, at)
+    _check_statements(seeds, path)
     return dict(seeds)
+
+
+def _check_statements(seeds: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
+    """Refuse a statement scored by two rows, or shared by two studies: the rows of one
+    published statement are one scored row and rows shown beside it."""
+    owner: dict[str, tuple[str, int | None]] = {}
+    for name, seed in seeds.items():
+        for i, claim in enumerate(seed["claims"]):
+            if "extension" in claim:
+                continue
+            at = f"{path}: seeds.{name}.claims[{i}].statement"
+            statement, scored = claim["statement"], not _labelled(claim)
+            study, row = owner.get(statement, (name, None))
+            if study != name:
+                raise ConfigError(f"{at}: {statement!r} is a statement of {study}; expected "
+                                  "an id of this study's own")
+            if scored and row is not None:
+                raise ConfigError(f"{at}: {statement!r} is scored by claims[{row}] already; "
+                                  "expected one scored row per statement (mark this one "
+                                  "'shown: another row of the statement ...')")
+            owner[statement] = (name, i if scored else row)
+
+
+def _labelled(claim: Mapping[str, Any]) -> bool:
+    """Whether a claim's label keeps it out of the scored counts."""
+    return any(LABELS[key] not in SCORED for key in LABELS if key in claim)
 
 
 def _mapping(value: object, where: str) -> None:
@@ -185,17 +216,31 @@ def report(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
     """The report as Markdown, from the published numbers and the dataset's store (or the
     given shard files); figure links are relative to `figures`."""
     runs = read_summaries(store, summaries)
+    return _report(published, runs, _judge_all(published, runs), figures)
+
+
+def _judge_all(published: Mapping[str, Any], runs: pl.DataFrame
+               ) -> dict[str, list[tuple[Mapping[str, Any], float | None, Verdict]]]:
+    present = set(runs["experiment"].unique().to_list())
+    return {name: _judged(seed, runs, present) for name, seed in published.items()}
+
+
+def _report(published: Mapping[str, Any], runs: pl.DataFrame,
+            judged: Mapping[str, list[tuple[Mapping[str, Any], float | None, Verdict]]],
+            figures: str) -> str:
     present = set(runs["experiment"].unique().to_list())
     absent = [seed for seed in published.values()
               if len(_missing(seed, present)) == len(seed["experiments"])]
     lines = ["# Reproduction of the seed studies", ""]
     if len(absent) == len(published):
         return "\n".join([*lines, _holds(sorted(present), absent, True), ""])
-    judged = {name: _judged(seed, runs, present) for name, seed in published.items()}
     lines += ["Each section puts a study's published numbers, as printed, beside ours, "
               "computed from this dataset's result store, and gives each a verdict. "
               "Differences are ours minus the nearest printed value, in the paper's unit "
-              "(percentages in points); the last column says why they differ.", "",
+              "(percentages in points); the last column says why they differ. Every row "
+              "scores one published statement, and each statement is scored by one row at "
+              "most: the others are shown beside it. The verdict table beside this report "
+              "(`-verdicts.csv`, `-verdicts.parquet`) holds the same rows as data.", "",
               RULE_READING, "",
               *(f"- *{name}*: {meaning};" for name, meaning in RULE[:-1]),
               f"- *{RULE[-1][0]}*: {RULE[-1][1]}.", "",
@@ -216,13 +261,11 @@ def report(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
         if missing:
             lines += [f"*Not in this dataset yet: experiment(s) {', '.join(missing)}.*", ""]
             continue
-        rows = [(c, ours, spread, v) for c, ours, spread, v in judged[name]
-                if v.name != "extension"]
-        extensions = [(c, ours, spread) for c, ours, spread, v in judged[name]
-                      if v.name == "extension"]
+        rows = [row for row in judged[name] if row[2].name != "extension"]
+        extensions = [row for row in judged[name] if row[2].name == "extension"]
         if rows:
-            lines += ["| what | paper ± tolerance (source) | ours | difference | verdict "
-                      "| why |", "|---|---|---|---|---|---|"]
+            lines += ["| what | paper ± tolerance (kind, source) | ours ± 95% CI | n "
+                      "| difference | verdict | why |", "|---|---|---|---|---|---|---|"]
             lines += [_row(*row) for row in rows]
             lines.append("")
         if extensions:
@@ -238,63 +281,112 @@ def report(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
 
 
 def _judged(seed: Mapping[str, Any], runs: pl.DataFrame, present: set[str]
-            ) -> list[tuple[Mapping[str, Any], float | None, float, Verdict]]:
-    """Each claim of the seed with our value, the half-width of its 95% confidence
-    interval over seeds and its verdict (every claim is not run while any of the seed's
-    experiments is missing)."""
+            ) -> list[tuple[Mapping[str, Any], float | None, Verdict]]:
+    """Each claim of the seed with our value and its verdict (which holds our interval);
+    every claim is not run while any of the seed's experiments is missing."""
     out = []
     complete = not _missing(seed, present)
     for claim in seed["claims"]:
-        ran = complete and has_runs(runs, claim["query"])
-        ours = evaluate(runs, claim["query"]) if ran else None
-        spread = half_width(evaluate_seeds(runs, claim["query"])) if ran else 0.0
-        verdict = judge(claim, ours, spread, ran) if complete else Verdict("not run")
-        out.append((claim, ours, spread, verdict))
+        query = claim.get("query")
+        ran = complete and query is not None and has_runs(runs, query)
+        values = evaluate_seeds(runs, query) if ran else []
+        ours = None
+        if ran:  # a change: the mean of the per-seed paired changes
+            ours = (math.fsum(values) / len(values) if "change" in query and values
+                    else evaluate(runs, query))
+        verdict = judge(claim, ours, values, ran) if complete else Verdict("not run")
+        out.append((claim, ours, verdict))
     return out
 
 
 def _counts(published: Mapping[str, Any], judged: Mapping[str, list[Any]]) -> list[str]:
-    """The verdicts counted per seed, and in all."""
-    head = ["study", "scored", *VERDICTS]
+    """The verdicts counted per seed, and in all, with each study's distinct statements."""
+    head = ["study", "statements", "scored", *VERDICTS]
     lines = [f"| {' | '.join(head)} |", f"|{'---|' * len(head)}"]
     total = dict.fromkeys(VERDICTS, 0)
+    statements = 0
     for name, seed in published.items():
         counts = dict.fromkeys(VERDICTS, 0)
         for *_, verdict in judged[name]:
             counts[verdict.name] += 1
             total[verdict.name] += 1
-        lines.append(_count_row(seed["title"], counts))
-    lines.append(_count_row("**all**", total))
+        distinct = len({c["statement"] for c in seed["claims"] if "extension" not in c})
+        statements += distinct
+        lines.append(_count_row(seed["title"], distinct, counts))
+    lines.append(_count_row("**all**", statements, total))
     return lines
 
 
-def _count_row(label: str, counts: Mapping[str, int]) -> str:
+def _count_row(label: str, statements: int, counts: Mapping[str, int]) -> str:
     scored = sum(counts[v] for v in SCORED)
-    return f"| {label} | {scored} | {' | '.join(str(counts[v]) for v in VERDICTS)} |"
+    return (f"| {label} | {statements} | {scored} | "
+            f"{' | '.join(str(counts[v]) for v in VERDICTS)} |")
 
 
-def _row(claim: Mapping[str, Any], ours: float | None, spread: float, verdict: Verdict
-         ) -> str:
-    """A claim's table row: what, paper ± tolerance (source), ours, difference, verdict,
-    why (a calibrated or shown claim's why opens with what was calibrated, or why it is
-    shown)."""
+def _why(claim: Mapping[str, Any], verdict: Verdict) -> str:
+    """The row's why: opening with its label's sentence (what was calibrated, why it is
+    shown, what the model cannot express, ...) and the condition of ours it was run at."""
     why = " ".join(claim["why"].split())
-    if verdict.name in ("calibrated", "shown"):
-        why = f"*{_sentence(claim[verdict.name])}* {why}"
-    return (f"| {claim['what']} | {_paper(verdict)} ({claim['source']}) "
-            f"| {_shown(ours, claim, verdict)} | {_difference(ours, verdict)} "
-            f"| {verdict.name} | {why} |")
+    key = next((k for k, name in LABELS.items() if name == verdict.name and k in claim), None)
+    if key is not None and isinstance(claim[key], str):
+        why = f"*{_sentence(claim[key])}* {why}"
+    if "condition" in claim:
+        why = f"**Our condition:** {_sentence(claim['condition'])} {why}"
+    return why
 
 
-def _extension_row(claim: Mapping[str, Any], ours: float | None, spread: float) -> str:
-    note = claim["extension"]
-    why = " ".join(claim["why"].split())
-    if isinstance(note, str):
-        why = f"{_sentence(note)} {why}"
+def _row(claim: Mapping[str, Any], ours: float | None, verdict: Verdict) -> str:
+    """A claim's table row: what, paper ± tolerance (kind, source), ours ± half-width, n,
+    difference, verdict, why."""
+    shown = _shown(ours, claim, verdict)
+    if verdict.half_width is not None and ours is not None:
+        shown += f" ± {_shown(verdict.half_width, claim, verdict, spread=True)}"
+    n = "" if verdict.n == 0 else f"{verdict.n} (no interval)" if verdict.half_width is None \
+        else str(verdict.n)
+    return (f"| {claim['what']} | {_paper(claim, verdict)} ({claim['kind']}, "
+            f"{claim['source']}) | {shown} | {n} | {_difference(ours, verdict)} "
+            f"| {verdict.name} | {_why(claim, verdict)} |")
+
+
+def _extension_row(claim: Mapping[str, Any], ours: float | None, verdict: Verdict) -> str:
     shown = _shown(ours, claim, None)
-    if ours is not None and spread:
-        shown += f" ± {_shown(spread, claim, None, spread=True)} (95% CI)"
-    return f"| {claim['what']} | {shown} | {claim['source']} | {why} |"
+    if ours is not None and verdict.half_width:
+        shown += f" ± {_shown(verdict.half_width, claim, None, spread=True)} (95% CI)"
+    return f"| {claim['what']} | {shown} | {claim['source']} | {_why(claim, verdict)} |"
+
+
+def verdict_table(published: Mapping[str, Any],
+                  judged: Mapping[str, list[tuple[Mapping[str, Any], float | None, Verdict]]]
+                  ) -> pl.DataFrame:
+    """The report's rows as data, one per claim (store units: fractions for percentages,
+    seconds for times): study, statement, kind, what, source, paper (as printed), n,
+    ours, half_width, tolerance, the printed interval (low, high), verdict, condition and
+    why."""
+    rows = []
+    for name in published:
+        for claim, ours, verdict in judged[name]:
+            rows.append({
+                "study": name, "statement": claim.get("statement"), "kind": claim.get("kind"),
+                "what": claim["what"], "source": claim["source"],
+                "paper": None if claim["paper"] is None else str(claim["paper"]),
+                "n": verdict.n, "ours": ours, "half_width": verdict.half_width,
+                "tolerance": verdict.tolerance, "low": verdict.low, "high": verdict.high,
+                "verdict": verdict.name, "condition": claim.get("condition"),
+                "why": _why(claim, verdict)})
+    schema = {"study": pl.String, "statement": pl.String, "kind": pl.String,
+              "what": pl.String, "source": pl.String, "paper": pl.String, "n": pl.Int64,
+              "ours": pl.Float64, "half_width": pl.Float64, "tolerance": pl.Float64,
+              "low": pl.Float64, "high": pl.Float64, "verdict": pl.String,
+              "condition": pl.String, "why": pl.String}
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def verdict_paths(out: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """Where the verdict table of a report written to `out` goes: beside it, as
+    `<stem>-verdicts.csv` and `<stem>-verdicts.parquet` (Parquet with the store's
+    checksums)."""
+    out = Path(out)
+    return tuple(out.with_name(f"{out.stem}-verdicts.{ext}") for ext in ("csv", "parquet"))
 
 
 def _sentence(text: str) -> str:
@@ -304,16 +396,15 @@ def _sentence(text: str) -> str:
     return text if text.endswith(".") else f"{text}."
 
 
-def _paper(verdict: Verdict) -> str:
-    """The printed value with its tolerance (and our CI's widening) in the printed unit,
-    or the direction a claim without a number states."""
+def _paper(claim: Mapping[str, Any], verdict: Verdict) -> str:
+    """The printed value with its tolerance in the printed unit, the direction a claim
+    without a number states, or (a claim not compared with ours) the value as printed."""
     printed = verdict.printed
     if printed is None:
-        return f"{verdict.direction}, no number"
-    text = f"{printed.text} ± {_short((verdict.tolerance or 0.0) / printed.scale)}"
-    if verdict.widening:
-        text += f" + {_short(verdict.widening / printed.scale)} (our CI)"
-    return text
+        if verdict.direction is not None:
+            return f"{verdict.direction}, no number"
+        return "no number" if claim["paper"] is None else str(claim["paper"])
+    return f"{printed.text} ± {_short((verdict.tolerance or 0.0) / printed.scale)}"
 
 
 def _decimals(printed: Printed, verdict: Verdict) -> int:
@@ -321,7 +412,7 @@ def _decimals(printed: Printed, verdict: Verdict) -> int:
     (up to three) while they are coarser than the tolerance, so that what decides the
     verdict shows."""
     decimals = printed.decimals + 1 + (printed.unit == "x")
-    margin = ((verdict.tolerance or 0.0) + verdict.widening) / printed.scale
+    margin = (verdict.tolerance or 0.0) / printed.scale
     while margin and 10.0**-decimals > margin and decimals < printed.decimals + 4:
         decimals += 1
     return decimals
@@ -407,17 +498,23 @@ def write_report(published: str | os.PathLike[str], store: str | os.PathLike[str
                  summaries: list[str] | None, out: str | os.PathLike[str],
                  figures: str = "figures", copy_from: str | os.PathLike[str] | None = None
                  ) -> None:
-    """Write the report (`report`) of the published numbers at `published` to `out`; with
-    `copy_from`, a dataset's figure directory, the figures it links are copied to
-    `figures` beside it first (`copy_figures`). The report is stamped
-    (`simcore.base.stamps`)."""
+    """Write the report (`report`) of the published numbers at `published` to `out`, and
+    its verdict table beside it (`verdict_paths`: CSV and Parquet); with `copy_from`, a
+    dataset's figure directory, the figures it links are copied to `figures` beside it
+    first (`copy_figures`). Each file is stamped (`simcore.base.stamps`)."""
     numbers = load_published(published)
-    text = report(numbers, store, summaries, figures)
+    runs = read_summaries(store, summaries)
+    judged = _judge_all(numbers, runs)
     if copy_from:
-        present = set(read_summaries(store, summaries)["experiment"].to_list())
+        present = set(runs["experiment"].to_list())
         copy_figures(numbers, present, copy_from, Path(out).parent / figures)
-    atomic_write_bytes(out, text.encode())
-    write_stamp(out, [out])
+    table = verdict_table(numbers, judged)
+    csv, parquet = verdict_paths(out)
+    write_table(table.to_arrow(), parquet, {"table": "reproduction-verdicts"})
+    atomic_write_bytes(csv, table.write_csv().encode())
+    atomic_write_bytes(out, _report(numbers, runs, judged, figures).encode())
+    for path in (csv, parquet, out):
+        write_stamp(path, [path])
 
 
 def _number(value: float | None) -> str:

@@ -1,38 +1,62 @@
-"""Verdicts: whether a published claim is reproduced, by one rule.
+"""Verdicts: whether a published claim is reproduced, by one rule a statistician can check.
 
 A claim's `paper` holds what the paper printed, as a string (or a plain number): `63%`,
 `about 80%`, `greater than 84%`, `< -48%`, `+15%`, `0.52`, `18-27%`, `-27% to -18%`,
 `1,800 s`, `about 90 min`, `4:25:23` (h:mm:ss), `2x` (a factor), `46% / 36%` (a quotient
 of two printed values). `read_printed` turns it into an interval of admissible values (a
 point, a range, or a one-sided bound) in the store's units, percentages as fractions and
-times in seconds, and a default tolerance:
+times in seconds, with the tolerance its wording gives: half a unit of the last printed
+digit (`63%`: 0.5 points; `1,800 s`: 0.5 s; `2x`: 0.5; a quotient propagates its two
+halves), or, after `about` and its kin, 5 points for a percentage and 5% of the value
+otherwise, if wider.
 
-- half a unit of the last printed digit, in the printed unit (`63%`: 0.5 points, i.e.
-  0.005; `0.52`: 0.005; `1,800 s` and `4:25:23`: 0.5 s; `2x`: 0.5); for a quotient, the two halves
-  propagated (|a/b| (da/|a| + db/|b|));
-- for `about`, `approximately`, `around`, `roughly`, `nearly`, `almost`, `close(r) to`:
-  5 points for a percentage, 5% of the value otherwise, if wider than the above.
+A claim's `kind` says where the number comes from, and sets its default tolerance
+(`tolerance`):
 
-A claim may state `tolerance:` (in the store's units), which replaces the default. A
-factor (`2x`) compared with a relative change (a `change` query) is read as the change
-r - 1. A claim's direction is its `direction:` (`higher` or `lower`: the sign of our
-relative change), or, for a `change` query, the side of zero its printed value lies on.
+- `figure`: read off a plot: 2 points for a percentage, 5% of the value otherwise (or
+  the wording's, if wider);
+- `table`: printed in a table: the wording's (half a unit of the last digit);
+- `measured`: a real machine's measurement: 5 points for a percentage, 5% otherwise,
+  unless the claim states the paper's own spread;
+- `text`: stated in prose: the wording's.
 
-The rule, for our value v of the claim's query:
+A claim with only a direction has 2 points of relative change as its tolerance of zero.
 
+A claim's own `tolerance:` (store units) replaces the default, and needs a
+`tolerance_why:`. A factor (`2x`) compared with a relative change (a `change` query) is read
+as the change r - 1. A claim's direction is its `direction:` (`higher` or `lower`: the sign
+of our relative change), or, for a `change` query, the side of zero its printed value lies
+on.
+
+Ours is the query's value on the store; for a `change`, the mean of the per-seed paired
+changes (same seed, same workload). Its 95% confidence interval is Student t over the
+per-seed values, given from `MIN_INTERVAL_RUNS` seeds, as in the tables and figures; a row
+of fewer seeds has no interval (n = 1: one run). The admissible interval is the printed one
+widened on each side by the tolerance. The rule:
+
+- *reproduced*: ours lies in the admissible interval and our half-width is at most the
+  tolerance (never reproduced through an interval wider than the tolerance); a claim with
+  only a direction: our interval excludes zero on that side (one run: ours is beyond the
+  tolerance of zero on that side);
+- *near miss*: our interval (ours, with one run) lies outside the admissible interval,
+  but ours is within twice the tolerance, or within 10%, of the nearest printed value;
+- *not reproduced*: our interval lies outside the admissible interval, farther than a near
+  miss, or a direction claim's interval excludes zero on the other side, or ours is
+  undefined on the runs;
+- *inconclusive*: the runs cannot decide: our interval overlaps the admissible interval but
+  is wider than the tolerance or does not put ours inside it, or a direction claim's
+  interval holds zero (one run: ours within the tolerance of zero);
+- *outside the model*: the claim declares `outside_model:` (what the model cannot
+  express): counted among the scored claims, never reproduced;
 - *calibrated*: the claim declares `calibrated:` (the fitted constant and what it was
   fitted to, or why the value is fixed by construction): shown, never scored;
 - *shown*: the claim declares `shown:` (why: another reading of the paper, run beside
   the scored one, or another row of the same statement): shown, never scored;
+- *not applicable*: the claim declares `not_applicable:` (a published number that is not a
+  simulation outcome): shown, never scored;
 - *extension*: the claim declares `extension:` and has no published value: our own
   result, shown apart and never scored;
-- *not run*: the store has no runs the query selects; kept out of the scored counts;
-- *reproduced*: v lies in the printed interval widened on each side by the tolerance
-  plus the half-width of the 95% confidence interval of v (Student t over the query's
-  per-seed values; nothing with one seed); a claim with no printed value and a direction
-  is reproduced when v has that sign;
-- *partly*: not reproduced, but the claim has a direction and v has that sign (nonzero);
-- *not reproduced*: otherwise, including a value the runs leave undefined.
+- *not run*: the store has no runs the query selects; kept out of the scored counts.
 """
 
 from __future__ import annotations
@@ -44,36 +68,61 @@ from dataclasses import dataclass
 from typing import Any
 
 from simcore.base.errors import ConfigError
+from simcore.report.tables import MIN_INTERVAL_RUNS
 from simcore.report.tables import half_width as confidence_half_width
 
 #: The verdicts, in the order the report counts them.
-VERDICTS = ("reproduced", "partly", "not reproduced", "calibrated", "shown", "extension",
-            "not run")
-#: Those that compare our value with a published one.
-SCORED = ("reproduced", "partly", "not reproduced")
+VERDICTS = ("reproduced", "near miss", "not reproduced", "inconclusive", "outside the model",
+            "calibrated", "shown", "not applicable", "extension", "not run")
+#: Those counted among the scored claims: a claim compared with ours, or one the model
+#: cannot express.
+SCORED = ("reproduced", "near miss", "not reproduced", "inconclusive", "outside the model")
+#: A claim's labels (its key and the verdict it gives), each with a sentence saying why.
+LABELS = {"outside_model": "outside the model", "calibrated": "calibrated",
+          "shown": "shown", "not_applicable": "not applicable", "extension": "extension"}
+#: Where a claim's number comes from (the default tolerance depends on it).
+KINDS = ("figure", "table", "measured", "text")
 DIRECTIONS = ("higher", "lower")
-#: "about" and its kin: 5 points for a percentage, 5% of the value otherwise.
+#: "about" and its kin, and a measurement without a printed spread: 5 points for a
+#: percentage, 5% of the value otherwise.
 APPROXIMATE = 0.05
+#: A value read off a plot: 2 points for a percentage (5% of the value otherwise); also a
+#: direction claim's tolerance of zero (relative change).
+FIGURE_POINTS = 0.02
+#: A miss is near within twice the tolerance, or within this share, of the printed value.
+NEAR = 0.10
 
 #: The rule as the report states it (the module docstring says the same): how a value is
 #: read, then each verdict and when it is given.
 RULE_READING = (
-    "A claim's printed value (a point, a range or a one-sided bound) carries a tolerance: "
-    "half a unit of its last printed digit (63% ± 0.5 points), 5 points (or 5% of a "
-    "value that is not a percentage) when it says *about*, or the tolerance the claim "
-    "states. Where the query's runs have several seeds, the tolerance is widened by the "
-    "half-width of the 95% confidence interval of ours (Student t over per-seed values). "
-    "A claim's direction is the sign the paper gives a relative change (or the "
-    "`direction` the claim states). Then, for our value:")
+    "A claim's printed value (a point, a range or a one-sided bound) carries a tolerance set "
+    "by its kind: read off a *figure*, 2 points for a percentage (5% of other values); "
+    "printed in a *table*, half a unit of the last digit; *measured* on a real machine, the "
+    "paper's own spread where printed, else 5 points (5%); in the *text*, as the wording "
+    "says (half a unit of the last digit; *about*: 5 points, or 5%). A claim with only a "
+    "direction has 2 points of relative change around zero. A tolerance a claim states "
+    "says why. Ours is the query's value (a relative change: the mean of per-seed paired "
+    "changes); its 95% confidence interval is Student t over per-seed values, from "
+    f"{MIN_INTERVAL_RUNS} seeds as in the tables and figures (n = 1: one run, no interval). "
+    "The admissible interval is the printed one widened by the tolerance. Then:")
 RULE = (
-    ("reproduced", "inside the printed value, range or bound widened by the tolerance; "
-                   "a claim with only a direction: ours has its sign"),
-    ("partly", "not reproduced, but ours has the claim's direction (same sign, nonzero)"),
-    ("not reproduced", "otherwise, or ours is undefined on the runs"),
+    ("reproduced", "ours in the admissible interval and our half-width within the "
+                   "tolerance; a direction: our interval excludes zero on its side (one "
+                   "run: beyond the tolerance)"),
+    ("near miss", "our interval outside the admissible one, ours within twice the "
+                  "tolerance or 10% of the printed value"),
+    ("not reproduced", "our interval outside the admissible one and farther, a direction "
+                       "whose interval excludes zero on the other side, or ours undefined"),
+    ("inconclusive", "the runs cannot decide: our interval overlaps the admissible one but "
+                     "is wider than the tolerance or leaves ours outside, or a direction's "
+                     "holds zero (one run: within the tolerance of zero)"),
+    ("outside the model", "what the model cannot express: scored, never reproduced"),
     ("calibrated", "the value is fitted to, or fixed by construction from, the paper's: "
                    "shown, never scored"),
-    ("shown", "another reading of the paper, run beside the scored one: shown, never "
-              "scored"),
+    ("shown", "another reading of the paper, or another row of the same statement: shown, "
+              "never scored"),
+    ("not applicable", "a published number that is not a simulation outcome: shown, never "
+                       "scored"),
     ("extension", "our own result, with no published value: shown apart, never scored"),
     ("not run", "the store has no runs for the claim's query: not scored"),
 )
@@ -191,24 +240,40 @@ def _half_digit(numeral: str) -> float:
     return 0.5 * 10.0 ** -len(decimals)
 
 
-def half_width(values: Sequence[float]) -> float:
+def half_width(values: Sequence[float]) -> float | None:
     """Half-width of the 95% confidence interval of the mean of `values` (Student t, as the
-    tables give it); 0 below two values."""
-    return confidence_half_width(values, 0.95) or 0.0
+    tables give it); None below `MIN_INTERVAL_RUNS` values, too few for an interval."""
+    if len(values) < MIN_INTERVAL_RUNS:
+        return None
+    return confidence_half_width(values, 0.95)
+
+
+def default_tolerance(printed: Printed, kind: str) -> float:
+    """The tolerance a printed value of this kind carries when the claim states none."""
+    value = max(abs(v) for v in (printed.low, printed.high) if math.isfinite(v))
+    if kind == "figure":
+        floor = FIGURE_POINTS if printed.unit == "%" else APPROXIMATE * value
+    elif kind == "measured":
+        floor = APPROXIMATE if printed.unit == "%" else APPROXIMATE * value
+    else:
+        floor = 0.0
+    return max(printed.tolerance, floor)
 
 
 @dataclass(frozen=True)
 class Verdict:
     """A claim's verdict, with what it was decided on: the admissible interval in the
-    query's terms, the stated tolerance and the widening by our confidence interval
-    (store units; None where the claim has no printed value), and the direction."""
+    query's terms and the tolerance (store units; None where the claim has no printed
+    value), our half-width (None without an interval) over n per-seed values, and the
+    direction."""
 
     name: str
     printed: Printed | None = None
     low: float | None = None
     high: float | None = None
     tolerance: float | None = None
-    widening: float = 0.0
+    half_width: float | None = None
+    n: int = 0
     direction: str | None = None
 
     def difference(self, ours: float | None) -> float | None:
@@ -220,22 +285,21 @@ class Verdict:
         return ours - self.high if ours > self.high else 0.0
 
 
+def _sentence_or_fail(claim: Mapping[str, Any], key: str, at: str, expected: str) -> None:
+    value = claim[key]
+    if not (isinstance(value, str) and value.strip()):
+        raise ConfigError(f"{at}.{key}: {value!r}; expected {expected}")
+
+
 def check_claim(claim: Mapping[str, Any], at: str) -> None:
     """Refuse a claim without what its verdict needs, naming the key (`at` names the
     file, seed and claim)."""
-    calibrated, extension = claim.get("calibrated"), claim.get("extension")
-    labels = [key for key in ("calibrated", "shown", "extension") if key in claim]
+    labels = [key for key in LABELS if key in claim]
     if len(labels) > 1:
-        raise ConfigError(f"{at}: both {labels[0]!r} and {labels[1]!r}; a claim is one of "
-                          "calibrated, shown and extension, or none")
-    if "calibrated" in claim and not (isinstance(calibrated, str) and calibrated.strip()):
-        raise ConfigError(f"{at}.calibrated: {calibrated!r}; expected a sentence naming the "
-                          "fitted constant and what it was fitted to")
-    shown = claim.get("shown")
-    if "shown" in claim and not (isinstance(shown, str) and shown.strip()):
-        raise ConfigError(f"{at}.shown: {shown!r}; expected a sentence saying why the row is "
-                          "shown and not scored (e.g. the reading it follows)")
+        raise ConfigError(f"{at}: both {labels[0]!r} and {labels[1]!r}; a claim has at most "
+                          f"one of {', '.join(LABELS)}")
     if "extension" in claim:
+        extension = claim["extension"]
         if extension is not True and not (isinstance(extension, str) and extension.strip()):
             raise ConfigError(f"{at}.extension: {extension!r}; expected true or a sentence")
         for key in ("paper", "tolerance", "direction"):
@@ -243,12 +307,40 @@ def check_claim(claim: Mapping[str, Any], at: str) -> None:
                 raise ConfigError(f"{at}.{key}: an extension has no published value to "
                                   "compare with")
         return
+    for key, expected in (
+            ("calibrated", "a sentence naming the fitted constant and what it was fitted to"),
+            ("shown", "a sentence saying why the row is shown and not scored (another "
+                      "reading, or another row of the same statement)"),
+            ("outside_model", "a sentence saying what the model cannot express"),
+            ("not_applicable", "a sentence saying why the number is not a simulation "
+                               "outcome"),
+            ("condition", "a sentence saying which condition of the row is ours, not the "
+                          "paper's")):
+        if key in claim:
+            _sentence_or_fail(claim, key, at, expected)
+    if claim.get("kind") not in KINDS:
+        raise ConfigError(f"{at}.kind: {claim.get('kind')!r}; expected one of "
+                          f"{', '.join(KINDS)} (where the paper's number comes from)")
+    statement = claim.get("statement")
+    if not (isinstance(statement, str) and re.fullmatch(r"[a-z0-9][a-z0-9.-]*", statement)):
+        raise ConfigError(f"{at}.statement: {statement!r}; expected an id of lowercase "
+                          "letters, digits, '-' and '.' naming the published statement")
+    if "outside_model" in claim or "not_applicable" in claim:
+        return  # not compared with ours: the printed value is shown as printed
     tolerance = claim.get("tolerance")
-    if tolerance is not None and (isinstance(tolerance, bool)
-                                 or not isinstance(tolerance, int | float)
-                                 or not 0 <= tolerance < math.inf):
-        raise ConfigError(f"{at}.tolerance: {tolerance!r}; expected a number >= 0 in the "
-                          "store's units (fractions for percentages)")
+    if tolerance is not None:
+        if (isinstance(tolerance, bool) or not isinstance(tolerance, int | float)
+                or not 0 <= tolerance < math.inf):
+            raise ConfigError(f"{at}.tolerance: {tolerance!r}; expected a number >= 0 in the "
+                              "store's units (fractions for percentages)")
+        if "tolerance_why" not in claim:
+            raise ConfigError(f"{at}.tolerance_why: missing; a stated tolerance replaces "
+                              "the default of its kind only with a sentence saying why")
+    if "tolerance_why" in claim:
+        if tolerance is None:
+            raise ConfigError(f"{at}.tolerance_why: no 'tolerance' to explain")
+        _sentence_or_fail(claim, "tolerance_why", at, "a sentence saying why the tolerance "
+                                                     "departs from its kind's default")
     direction = claim.get("direction")
     if direction is not None:
         if direction not in DIRECTIONS:
@@ -257,14 +349,12 @@ def check_claim(claim: Mapping[str, Any], at: str) -> None:
             raise ConfigError(f"{at}.direction: a direction is the sign of a relative "
                               "change; this claim's query is not a 'change'")
     if claim["paper"] is None:
-        if calibrated is not None:
+        if "calibrated" in claim:
             raise ConfigError(f"{at}.paper: a calibrated claim shows the published value "
                               "it was fitted to; give it")
         if direction is None:
             raise ConfigError(f"{at}.paper: no published value and no 'direction': a "
                               "scored claim needs one (or mark it 'extension')")
-        if tolerance is not None:
-            raise ConfigError(f"{at}.tolerance: no published value to be tolerant of")
         return
     try:
         printed = read_printed(claim["paper"])
@@ -284,36 +374,46 @@ def _in_query_terms(printed: Printed, query: Mapping[str, Any]) -> tuple[float, 
     return printed.low, printed.high
 
 
-def judge(claim: Mapping[str, Any], ours: float | None, spread: float = 0.0,
+def judge(claim: Mapping[str, Any], ours: float | None, values: Sequence[float] = (),
           ran: bool = True) -> Verdict:
     """The verdict on a checked claim (`check_claim`) given our value of its query (None
-    when undefined), the half-width of our 95% confidence interval (`half_width` of the
-    per-seed values) and whether the store has runs for the query at all."""
+    when undefined), the query's per-seed values (its interval's) and whether the store
+    has runs for the query at all."""
+    label = next((LABELS[key] for key in LABELS if key in claim), None)
+    if label in ("outside the model", "not applicable"):
+        return Verdict(label)
     printed = None if claim.get("paper") is None else read_printed(claim["paper"])
     low, high = (None, None) if printed is None else _in_query_terms(printed, claim["query"])
     direction = claim.get("direction")
     if direction is None and low is not None and high is not None and "change" in claim["query"]:
         direction = "higher" if low > 0 else "lower" if high < 0 else None
     stated = claim.get("tolerance")
-    tolerance = None if printed is None else float(
-        printed.tolerance if stated is None else stated)
+    if stated is not None:
+        tolerance: float | None = float(stated)
+    elif printed is not None:
+        tolerance = default_tolerance(printed, claim.get("kind", "text"))
+    else:
+        tolerance = FIGURE_POINTS if direction is not None else None
     facts = {"printed": printed, "low": low, "high": high, "tolerance": tolerance,
-             "direction": direction}
-    if "extension" in claim:
-        return Verdict("extension", **facts)
-    if "calibrated" in claim:
-        return Verdict("calibrated", **facts)
-    if "shown" in claim:
-        return Verdict("shown", **facts)
+             "direction": direction, "half_width": half_width(values), "n": len(values)}
+    if label is not None:
+        return Verdict(label, **facts)
     if not ran:
         return Verdict("not run", **facts)
-    facts["widening"] = spread
-    if ours is None or math.isnan(ours):
+    if ours is None or math.isnan(ours) or tolerance is None:
         return Verdict("not reproduced", **facts)
-    holds = direction is not None and (ours > 0 if direction == "higher" else ours < 0)
-    if low is None or high is None or tolerance is None:
-        return Verdict("reproduced" if holds else "not reproduced", **facts)
-    margin = tolerance + spread
-    if low - margin <= ours <= high + margin:
+    spread = facts["half_width"] or 0.0
+    if low is None or high is None:  # a direction alone: which side of zero
+        signed = ours if direction == "higher" else -ours
+        margin = tolerance if facts["half_width"] is None else spread
+        name = ("reproduced" if signed - margin > 0 else "not reproduced"
+                if signed + margin < 0 else "inconclusive")
+        return Verdict(name, **facts)
+    if ours + spread < low - tolerance or ours - spread > high + tolerance:
+        nearest = low if ours < low else high
+        gap = abs(ours - nearest)
+        near = gap <= 2 * tolerance or gap <= NEAR * abs(nearest)
+        return Verdict("near miss" if near else "not reproduced", **facts)
+    if low - tolerance <= ours <= high + tolerance and spread <= tolerance:
         return Verdict("reproduced", **facts)
-    return Verdict("partly" if holds else "not reproduced", **facts)
+    return Verdict("inconclusive", **facts)

@@ -63,18 +63,19 @@ rule reproduction:
         published="config/published.yaml",
         figures=R(patterns.FIGURES),
     output:
-        report(
+        page=report(
             R(patterns.REPRODUCTION),
             caption="../report/reproduction.rst",
             category="Reproduction",
         ),
+        verdicts=[R(p) for p in patterns.REPRODUCTION_VERDICTS],
     log:
         "logs/reproduction/{dataset}.log",
     benchmark:
         benchmark("reproduction", "{dataset}")
     shell:
         "simcore reproduction --published {input.published:q} --summaries {input.summaries:q}"
-        " --figures figures --out {output:q} > {log:q} 2>&1"
+        " --figures figures --out {output.page:q} > {log:q} 2>&1"
 
 
 rule archive:
