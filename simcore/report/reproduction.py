@@ -3,11 +3,11 @@
 The papers' numbers are typed in once, in a data file (`config/published.yaml`), each as
 the paper printed it, with where it comes from (page, figure or table), a query saying
 which of our runs answer it, and a sentence on why the two differ. `report` evaluates
-every query on a dataset's store, gives each claim its verdict (`simcore.report.verdicts`:
-reproduced, partly, not reproduced, calibrated, shown, extension, not run) and writes the
-verdicts counted per seed, then one Markdown section per seed: what the paper did, our
-configuration, every way it departs from the paper's (`departures`), a table of paper
-(with its tolerance) / ours / difference / verdict / why,
+every query on a dataset's store, gives each claim its verdict (`simcore.report.verdicts`)
+and writes the verdicts and distinct statements counted per seed, then one Markdown section
+per seed: what the paper did, our configuration, every way it departs from the paper's
+(`departures`), a table of paper (with its tolerance, kind and source) / ours (with its 95%
+interval) / n / difference / verdict / why,
 our own results without a published value apart, and the figures of the seed's
 experiments. A seed whose experiments are not in the store says so. Editing a published
 number and running again changes only the report.
@@ -31,8 +31,10 @@ averaging over seeds first:
 A `where` value may be a list: any of its values (e.g. two experiments sweeping one
 policy over two ranges of c).
 
-`evaluate_seeds` gives the same query on each seed's runs alone, whose spread widens a
-claim's tolerance.
+`evaluate_seeds` gives the same query on each seed's runs alone: our interval is over
+these per-seed values (a change's: paired, seed by seed). A claim with `outside_model:` or
+`not_applicable:` needs no query. The rows also go beside the report as a verdict table
+(`verdict_table`, `verdict_paths`).
 """
 
 from __future__ import annotations
