@@ -30,7 +30,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     lister.set_defaults(handler=_list)
 
     planner = commands.add_parser(
-        "plan", help="the shards and runs a configuration holds, and how many are cached")
+        "plan", help="the shards and runs a configuration holds, how many are cached, and "
+        "where each two-stage plan of seeds stands")
     planner.add_argument("--configfile", required=True, help="a complete configuration")
     planner.add_argument("--results", default=RESULTS, help="results root (run cache)")
     planner.add_argument("--timing", action="store_true",
@@ -93,4 +94,9 @@ def _plan(args: argparse.Namespace) -> int:
         ("experiment", "shards", "runs", "cached"),
         [(r["experiment"], r["shards"], r["runs"], r["cached"]) for r in report["experiments"]],
         indent="  ")))
+    for stage in report["stages"]:
+        print(f"{stage['experiment']}, seeds planned to decide ({stage['metric']} within "
+              f"{stage['relative_half_width']:.1%} at {stage['level']:.0%}, at most "
+              f"{stage['max']} seeds):")
+        print("\n".join(f"  {line}" for line in stage["lines"]))
     return 0
