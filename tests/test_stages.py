@@ -7,6 +7,7 @@ import copy
 import io
 import json
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,7 @@ from simcore.sweep.planning import run_keys, staged_plan
 from simcore.sweep.runner import run_shard
 from simcore.sweep.store import SUMMARY_SCHEMA, cache_path, read_verified
 from tests.test_runner import workloads
-from tests.workflow import ROOT
+from tests.workflow import ROOT, dry_run, scratch_workflow
 
 TWO_STAGE = {"first": 1, "pilot": 3, "max": 8,
              "target": {"metric": "mean_wait_s", "relative_half_width": 0.05}}
@@ -135,6 +136,22 @@ def test_simcore_plan_prints_both_stages(store, tmp_path, capsys):
                  str(tmp_path / "empty"), "--json"]) == 0
     (stage,) = json.loads(capsys.readouterr().out)["stages"]
     assert (stage["pilot_seeds"], stage["pilot_done"], stage["n"]) == ([1, 2, 3], 0, None)
+
+
+def test_the_workflow_runs_the_second_stage_once_the_pilot_is_stored(store, tmp_path):
+    """One run of the workflow plans the pilot; the run after it plans every seed the
+    pilot fixed (a dry run on a copy of the store holding the pilot's runs)."""
+    workdir = scratch_workflow(tmp_path)
+    (workdir / "two.yaml").write_text(yaml.safe_dump(CONFIG))
+    for results, seeds in ((None, 3), (store, 8)):
+        if results is not None:
+            shutil.copytree(results, workdir / "results")
+        dag = dry_run(workdir, "two.yaml")
+        (sampled,) = [j.params.seeds for j in dag.jobs if j.rule.name == "synthesize_workload"]
+        assert sampled[1::2] == [str(s) for s in range(1, seeds + 1)]
+        shards = [j for j in dag.jobs if j.rule.name == "simulate_shard"]
+        assert len(shards) == 2
+        assert all(j.params.identity.startswith(f"{2 * seeds} runs,") for j in shards)
 
 
 @pytest.mark.parametrize(("seeds", "message"), [
