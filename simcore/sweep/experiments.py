@@ -9,10 +9,12 @@ the machines' allocator options) and seeds (see
   results. Policies that cannot run on a machine (a scheduler needing an allocator
   capability the machine lacks, e.g. migration on a flat machine) are left out of an
   experiment's cross product;
-- a run is one grid point and seed inside a shard. A parameter axis applies to the policies
-  (or machines) that have the parameter and is left out of the others' runs. Parameters
-  that cannot change a run are
-  normalised away so identical simulations are planned once: shape transforms on machines
+- a run is one grid point and seed inside a shard. Seeds are a list, a range, or a
+  two-stage plan (`simcore.sweep.stages`) whose runs are its pilot's seeds until the
+  pilot's stored results fix the rest (`simcore.sweep.planning.staged_plan`). A
+  parameter axis applies to the policies (or machines) that have the parameter and is
+  left out of the others' runs. Parameters that cannot change a run are normalised away
+  so identical simulations are planned once: shape transforms on machines
   whose jobs have no shapes, parameters needing a capability the allocator lacks (growth
   where jobs never grow), the seed of a run where nothing is drawn at random (a trace
   without a shape probability strictly between 0 and 1, on a machine without failures);

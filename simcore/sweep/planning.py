@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -115,26 +115,23 @@ def staged_plan(config: Mapping[str, Any], traces: Mapping[str, Any] | None,
                 configurations.setdefault(_configuration(shard, run), []).append(stored[0])
     stages = {name: Stages(name, next(s.two_stage for s in staged if s.experiment == name),
                            runs, done) for name, (runs, done) in counts.items()}
-    decided = {name: decide(stage.two_stage, values[name])
-               for name, stage in stages.items() if stage.pilot_done == stage.pilot_runs}
+    for name, stage in stages.items():
+        if stage.pilot_done == stage.pilot_runs:
+            stages[name] = replace(stage, decision=decide(stage.two_stage, values[name]))
+    decided = {name: stage.decision.n for name, stage in stages.items() if stage.decision}
     if not decided:
         return pilot, list(stages.values())
-    shards = plan(config, traces, None, {name: d.n for name, d in decided.items()})
+    shards = plan(config, traces, None, decided)
     second = [s for s in shards if s.experiment in decided]
-    for name, decision in decided.items():
-        stages[name] = Stages(name, stages[name].two_stage, stages[name].pilot_runs,
-                              stages[name].pilot_done, decision)
     for shard, definition in zip(second, definitions_of(second), strict=True):
-        stage = stages[shard.experiment]
         later = shard.two_stage.first + shard.two_stage.pilot
-        runs = cached = 0
-        for run, key in run_keys(shard, definition, results, digests):
-            if run.seed >= later:
-                runs += 1
-                cached += key is not None and cache_path(results, key).exists()
-        stages[shard.experiment] = Stages(
-            stage.experiment, stage.two_stage, stage.pilot_runs, stage.pilot_done,
-            stage.decision, stage.second_runs + runs, stage.second_cached + cached)
+        keys = [key for run, key in run_keys(shard, definition, results, digests)
+                if run.seed >= later]
+        stage = stages[shard.experiment]
+        stages[shard.experiment] = replace(
+            stage, second_runs=stage.second_runs + len(keys),
+            second_cached=stage.second_cached + sum(
+                key is not None and cache_path(results, key).exists() for key in keys))
     return shards, list(stages.values())
 
 
