@@ -20,6 +20,7 @@ from simcore.sweep.experiments import plan
 from simcore.sweep.identity import definitions_of
 from simcore.sweep.planning import run_keys, staged_plan
 from simcore.sweep.runner import run_shard
+from simcore.sweep.stages import Decision, TwoStage, decide
 from simcore.sweep.store import SUMMARY_SCHEMA, cache_path, read_verified
 from tests.test_runner import workloads
 from tests.workflow import ROOT, dry_run, scratch_workflow
@@ -101,6 +102,14 @@ def test_the_pilot_fixes_the_second_stage_from_its_spread(store):
     shards, (stage,) = staged_plan(loose, None, store)
     assert stage.decision.n == 3 and seeds_of(shards) == [1, 2, 3], "at least the pilot"
     assert stage.describe()[1].startswith("second stage: none, n = 3")
+
+
+def test_an_undefined_spread_needs_max_and_a_merged_pilot_none():
+    stage = TwoStage(1, 3, 8, "mean_wait_s", 0.05, 0.95)
+    assert stage.needed([0.0, 0.0, 0.0]) == (8, None), "a zero mean"
+    assert stage.needed([5.0, None, float("nan")]) == (8, None), "one defined value"
+    assert stage.needed([10.0, 10.0, 10.0]) == (3, 0.0)
+    assert decide(stage, {"deterministic": [7.0]}) == Decision(3, "", None)
 
 
 def test_the_same_store_gives_the_same_plan(store):

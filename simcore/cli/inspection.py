@@ -80,7 +80,8 @@ def _plan(args: argparse.Namespace) -> int:
         if not Path(args.benchmarks_root).is_dir():
             raise SpecError(f"--benchmarks-root {args.benchmarks_root}: no such directory; "
                             "expected the directory holding benchmarks/")
-        timing = timing_report(load_plan(args.configfile), args.benchmarks_root)
+        timing = timing_report(load_plan(args.configfile, results=args.results),
+                               args.benchmarks_root)
         print(json_text(timing) if args.json else format_report(timing))
         return 0
     report = summarize_plan(args.configfile, args.results)
