@@ -57,9 +57,9 @@ SEED_COUNT = Parameter("count", int, 1, "how many seeds, from `first` on", unit=
                        minimum=1)
 PILOT = Parameter("pilot", int, 3, "seeds of a two-stage plan's first stage, from `first` "
                   "on", unit="seeds", minimum=2)
-MAX_SEEDS = Parameter("max", int, 2, "the most seeds a two-stage plan may give a "
+MAX_SEEDS = Parameter("max", int, None, "the most seeds a two-stage plan may give a "
                       "configuration", unit="seeds", minimum=2)
-RELATIVE_HALF_WIDTH = Parameter("relative_half_width", float, 0.05, "the confidence "
+RELATIVE_HALF_WIDTH = Parameter("relative_half_width", float, None, "the confidence "
                                 "half-width a two-stage plan seeks, as a fraction of the mean",
                                 unit="fraction", minimum=0, exclusive_minimum=True)
 LEVEL = Parameter("level", float, 0.95, "the confidence level of a two-stage plan's "
