@@ -49,3 +49,5 @@ onsuccess:
     from simcore.base.patterns import RESULTS
 
     print(where_to_look(RESULTS, DATASET))
+    for line in second_stages_due():
+        print(line)

@@ -8,8 +8,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from simcore.base.confidence import t_quantile
 from simcore.report.plots import write_figures
-from simcore.report.tables import aggregate, t_quantile, write_tables
+from simcore.report.tables import aggregate, write_tables
 from simcore.sweep.store import read_summaries, shard_dir, summary_table, write_table
 
 T_95_2 = 2.919986  # Student t, 0.95 quantile, 2 degrees of freedom (3 seeds)

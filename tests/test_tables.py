@@ -23,9 +23,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from simcore.base.confidence import t_quantile
 from simcore.base.errors import SimcoreError
 from simcore.base.stamps import made_files, stamp_problems, write_stamp
-from simcore.report.tables import CONFIG_KEYS, TABLES, aggregate, t_quantile, write_tables
+from simcore.report.tables import CONFIG_KEYS, TABLES, aggregate, write_tables
 from simcore.sweep.store import shard_dir, summary_table, write_table
 
 SEEDS = (1, 2, 3)

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import simcore.report.verdicts as verdicts
+from simcore.base.confidence import t_quantile
 from simcore.base.errors import ConfigError
-from simcore.report.tables import t_quantile
 from simcore.report.verdicts import KINDS, check_claim, half_width, judge, read_printed
 
 LEVEL = {"metric": "utilization"}

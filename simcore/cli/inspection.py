@@ -30,7 +30,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     lister.set_defaults(handler=_list)
 
     planner = commands.add_parser(
-        "plan", help="the shards and runs a configuration holds, and how many are cached")
+        "plan", help="the shards and runs a configuration holds, how many are cached, and "
+        "where each two-stage plan of seeds stands")
     planner.add_argument("--configfile", required=True, help="a complete configuration")
     planner.add_argument("--results", default=RESULTS, help="results root (run cache)")
     planner.add_argument("--timing", action="store_true",
@@ -79,7 +80,8 @@ def _plan(args: argparse.Namespace) -> int:
         if not Path(args.benchmarks_root).is_dir():
             raise SpecError(f"--benchmarks-root {args.benchmarks_root}: no such directory; "
                             "expected the directory holding benchmarks/")
-        timing = timing_report(load_plan(args.configfile), args.benchmarks_root)
+        timing = timing_report(load_plan(args.configfile, results=args.results),
+                               args.benchmarks_root)
         print(json_text(timing) if args.json else format_report(timing))
         return 0
     report = summarize_plan(args.configfile, args.results)
@@ -93,4 +95,9 @@ def _plan(args: argparse.Namespace) -> int:
         ("experiment", "shards", "runs", "cached"),
         [(r["experiment"], r["shards"], r["runs"], r["cached"]) for r in report["experiments"]],
         indent="  ")))
+    for stage in report["stages"]:
+        print(f"{stage['experiment']}, seeds planned to decide ({stage['metric']} within "
+              f"{stage['relative_half_width']:.1%} at {stage['level']:.0%}, at most "
+              f"{stage['max']} seeds):")
+        print("\n".join(f"  {line}" for line in stage["lines"]))
     return 0

@@ -12,14 +12,14 @@ rising), `response` (response times with Chu's accuracy flag) and `response_by_s
 Statistics skip null and NaN values (NaN marks an undefined metric, e.g. the time between
 migrations of a run with fewer than two); `n` counts runs. Sums are `math.fsum`, exactly
 rounded, so every float is independent of row order and of how the store was sharded.
-Confidence half-widths are Student t: t(0.975, k-1) * std / sqrt(k) over k values (95%),
-t(0.95, k-1) where a study states 90% (Chu's response times; `ci_level` says which).
+Confidence half-widths are Student t (`simcore.base.confidence`): t(0.975, k-1) * std /
+sqrt(k) over k values (95%), t(0.95, k-1) where a study states 90% (Chu's response times;
+`ci_level` says which).
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import operator
 import os
 import re
@@ -32,6 +32,7 @@ import numpy as np
 import polars as pl
 
 from simcore.base.atomic import atomic_write_bytes
+from simcore.base.confidence import half_width, mean, runs_for_target, std
 from simcore.base.errors import SimcoreError
 from simcore.base.stamps import remove_stamped, write_stamp
 from simcore.core.columns import HALVES, RUN_METRICS, fidelity_name
@@ -209,8 +210,10 @@ TABLE_DEFINITIONS = {t.name: t for t in (
               Derived("runs_for_target", "runs for target", "runs",
                       f"about n x (ci_relative / {RESPONSE_TARGET})^2, rounded up: the "
                       "replications that would meet the target (at least n)",
-                      (pl.col("n") * (_RELATIVE / RESPONSE_TARGET) ** 2).ceil()
-                      .cast(pl.Int64).clip(lower_bound=pl.col("n"))))),
+                      pl.struct(n="n", relative=_RELATIVE).map_elements(
+                          lambda row: runs_for_target(row["n"], row["relative"],
+                                                      RESPONSE_TARGET),
+                          return_dtype=pl.Int64, skip_nulls=False)))),
     Table("response_by_size", "Chu's statistics by job size: the mean response of each "
           "quarter of the jobs ordered by size (q1 the smallest), and Chu's busy fraction, "
           "means over replications.", (
@@ -277,81 +280,12 @@ def table_columns() -> dict[str, list[tuple[str, str | None, str]]]:
     return out
 
 
-@functools.cache
-def t_quantile(p: float, df: int) -> float:
-    """The p-quantile (0.5 <= p < 1) of Student's t with `df` >= 1 degrees of freedom.
-
-    Exact, without scipy or a table: for integer df the two-sided probability
-    A(t) = P(|T| <= t) is a finite trigonometric series in theta = atan(t / sqrt(df))
-    (Abramowitz & Stegun 26.7.3/26.7.4), increasing in theta; bisection on theta in
-    (0, pi/2) solves A = 2p - 1 down to adjacent doubles. Agrees with scipy to ~1e-15
-    relative for replication-sized df (1e-12 at df = 20000). t(0.975, 2) = 4.302653,
-    t(0.975, 30) = 2.042272.
-    """
-    if not 0.5 <= p < 1 or df < 1:
-        raise ValueError(f"t_quantile needs 0.5 <= p < 1 and df >= 1, got p={p}, df={df}")
-    target = 2 * p - 1
-    lo, hi = 0.0, math.pi / 2
-    while True:
-        mid = (lo + hi) / 2
-        if mid in (lo, hi):
-            return math.sqrt(df) * math.tan(mid)
-        if _t_two_sided(mid, df) < target:
-            lo = mid
-        else:
-            hi = mid
-
-
-def _t_two_sided(theta: float, df: int) -> float:
-    """P(|T| <= sqrt(df) tan(theta)) for Student's t with df degrees of freedom."""
-    c2 = math.cos(theta) ** 2
-    terms, term = [1.0], 1.0
-    if df % 2:
-        for k in range(1, (df - 1) // 2):
-            term *= c2 * (2 * k) / (2 * k + 1)
-            terms.append(term)
-        series = math.sin(theta) * math.cos(theta) * math.fsum(terms) if df > 1 else 0.0
-        return 2 / math.pi * (theta + series)
-    for k in range(1, df // 2):
-        term *= c2 * (2 * k - 1) / (2 * k)
-        terms.append(term)
-    return math.sin(theta) * math.fsum(terms)
-
-
-def _finite(values: Sequence[float | None]) -> list[float]:
-    return [float(v) for v in values if v is not None and not math.isnan(v)]
-
-
-def _mean(values: Sequence[float | None]) -> float | None:
-    """Exactly rounded mean of the finite values; null if there are none."""
-    xs = _finite(values)
-    return math.fsum(xs) / len(xs) if xs else None
-
-
-def _std(values: Sequence[float | None]) -> float | None:
-    """Sample standard deviation (n - 1) of the finite values; null below two."""
-    xs = _finite(values)
-    if len(xs) < 2:
-        return None
-    mean = math.fsum(xs) / len(xs)
-    return math.sqrt(math.fsum((x - mean) ** 2 for x in xs) / (len(xs) - 1))
-
-
-def half_width(values: Sequence[float | None], level: float) -> float | None:
-    """Half-width of the `level` confidence interval of the mean; null below two values."""
-    std = _std(values)
-    if std is None:
-        return None
-    k = len(_finite(values))
-    return t_quantile((1 + level) / 2, k - 1) * std / math.sqrt(k)
-
-
 def _ci95(values: Sequence[float | None]) -> float | None:
     """Half-width of the 95% confidence interval of the mean; null below two values."""
     return half_width(values, 0.95)
 
 
-_REDUCERS = {"mean": _mean, "std": _std, "ci95": _ci95}
+_REDUCERS = {"mean": mean, "std": std, "ci95": _ci95}
 
 
 def _reduce(runs: pl.DataFrame, keys: Sequence[str],

@@ -67,9 +67,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from simcore.base.confidence import half_width as confidence_half_width
 from simcore.base.errors import ConfigError
 from simcore.report.tables import MIN_INTERVAL_RUNS
-from simcore.report.tables import half_width as confidence_half_width
 
 #: The verdicts, in the order the report counts them.
 VERDICTS = ("reproduced", "near miss", "not reproduced", "inconclusive", "outside the model",

@@ -9,10 +9,12 @@ the machines' allocator options) and seeds (see
   results. Policies that cannot run on a machine (a scheduler needing an allocator
   capability the machine lacks, e.g. migration on a flat machine) are left out of an
   experiment's cross product;
-- a run is one grid point and seed inside a shard. A parameter axis applies to the policies
-  (or machines) that have the parameter and is left out of the others' runs. Parameters
-  that cannot change a run are
-  normalised away so identical simulations are planned once: shape transforms on machines
+- a run is one grid point and seed inside a shard. Seeds are a list, a range, or a
+  two-stage plan (`simcore.sweep.stages`) whose runs are its pilot's seeds until the
+  pilot's stored results fix the rest (`simcore.sweep.planning.staged_plan`). A
+  parameter axis applies to the policies (or machines) that have the parameter and is
+  left out of the others' runs. Parameters that cannot change a run are normalised away
+  so identical simulations are planned once: shape transforms on machines
   whose jobs have no shapes, parameters needing a capability the allocator lacks (growth
   where jobs never grow), the seed of a run where nothing is drawn at random (a trace
   without a shape probability strictly between 0 and 1, on a machine without failures);
@@ -45,6 +47,7 @@ from simcore.machines.registry import ALLOCATORS, all_options, check_compatible
 from simcore.machines.spec import MachineSpec
 from simcore.policy import SCHEDULERS, PolicySpec, all_parameters
 from simcore.sweep.limits import Limits, check_plan, experiment_runs
+from simcore.sweep.stages import METRICS, TwoStage
 from simcore.sweep.store import RESULT_SCHEMA_VERSION
 from simcore.workload.spec import FIXED, GRID, WorkloadSpec, current_names, transforms
 from simcore.workload.synthetic import JOBS, SyntheticSpec
@@ -52,6 +55,16 @@ from simcore.workload.synthetic import JOBS, SyntheticSpec
 DEFAULT_DATASET = "torus-sweep"
 SEED_COUNT = Parameter("count", int, 1, "how many seeds, from `first` on", unit="seeds",
                        minimum=1)
+PILOT = Parameter("pilot", int, 3, "seeds of a two-stage plan's first stage, from `first` "
+                  "on", unit="seeds", minimum=2)
+MAX_SEEDS = Parameter("max", int, None, "the most seeds a two-stage plan may give a "
+                      "configuration", unit="seeds", minimum=2)
+RELATIVE_HALF_WIDTH = Parameter("relative_half_width", float, None, "the confidence "
+                                "half-width a two-stage plan seeks, as a fraction of the mean",
+                                unit="fraction", minimum=0, exclusive_minimum=True)
+LEVEL = Parameter("level", float, 0.95, "the confidence level of a two-stage plan's "
+                  "half-width", unit="fraction", minimum=0, maximum=0.999,
+                  exclusive_minimum=True)
 #: What an experiment that leaves these keys out gets (the config schema states them).
 EXPERIMENT_DEFAULTS = {"seeds": [1], "per_job": False, "schedules": 0}
 
@@ -155,6 +168,8 @@ class Shard:
     per_job: bool = False
     schedules: int = 0  # its first runs whose schedules the workflow exports; not in the
     # specification (`to_json`), since exporting changes no result
+    two_stage: TwoStage | None = None  # its experiment's two-stage plan of seeds, if
+    # any; not in the specification either: `runs` hold the seeds planned so far
 
     def scheduled_runs(self) -> range:
         """Indices of the runs whose schedules are exported."""
@@ -264,13 +279,16 @@ class Shard:
 
 
 def plan(config: Mapping[str, Any], traces: Mapping[str, Any] | None = None,
-         notes: list[str] | None = None) -> list[Shard]:
+         notes: list[str] | None = None,
+         decided: Mapping[str, int] | None = None) -> list[Shard]:
     """Every shard of every experiment, validated; errors name the config key. `traces`,
     when given, is the trace catalogue (`simcore.workload.traces.load_catalogue`): the traces
     workloads may use, their sha256 and their number of jobs (for the size estimate). A
     configuration above its `limits` (`simcore.sweep.limits`) is refused before it is
     expanded. What the configuration may not mean as written (seeds that cannot differ) is
-    appended to `notes`, a line each."""
+    appended to `notes`, a line each. An experiment with a two-stage plan of seeds runs its
+    pilot's seeds, or the n seeds `decided` gives it by name once its pilot fixed them
+    (`simcore.sweep.planning.staged_plan`)."""
     dataset = config.get("dataset", DEFAULT_DATASET)
     patterns.check_dataset(dataset)
     sources = _sources(config, traces)
@@ -287,7 +305,7 @@ def plan(config: Mapping[str, Any], traces: Mapping[str, Any] | None = None,
     for name, values in experiments.items():
         shards.extend(_experiment(dataset, name, values, f"experiments.{name}", sources,
                                   machines, policies, config["policies"],
-                                  [] if notes is None else notes))
+                                  [] if notes is None else notes, (decided or {}).get(name)))
     if not shards:
         raise ConfigError("experiments: no experiment defines a run")
     return shards
@@ -481,23 +499,69 @@ def _parameter_axes(values: Mapping[str, Any], where: str,
     return policy_axes, machine_axes
 
 
-def _seeds(value: Any, where: str) -> list[int]:
-    """`seeds:` as a list of seeds, or a mapping {first: F, count: N} for F..F+N-1."""
+def _seeds(value: Any, where: str) -> list[int] | TwoStage:
+    """`seeds:` as a list of seeds, a mapping {first: F, count: N} for F..F+N-1, or a
+    two-stage plan {first: F, pilot: N0, max: M, target: {...}} (`_two_stage`)."""
     if isinstance(value, Mapping):
+        if "count" in value and "pilot" in value:
+            raise ConfigError(f"{where}.pilot: given with count; expected count (a fixed "
+                              "number of seeds) or pilot, max and target (a two-stage plan)")
+        if not {"pilot", "max", "target"}.isdisjoint(value):
+            return _two_stage(value, where)
         unknown = sorted(set(value) - {"first", "count"})
         if unknown or "count" not in value:
             raise ConfigError(f"{where}: expected a list of seeds or a mapping with 'count' "
                               f"(and optionally 'first', default 1), got {dict(value)!r}")
         first = _value(SEED, value.get("first", 1), f"{where}.first")
         count = _value(SEED_COUNT, value["count"], f"{where}.count")
-        if first + count - 1 > INT64_MAX:
-            raise ConfigError(f"{where}: seeds {first}..{first + count - 1}; expected the last "
-                              "below 2^63")
+        _check_last(first, count, where)
         return list(range(first, first + count))
     if not isinstance(value, list) or not value:
         raise ConfigError(f"{where}: expected a non-empty list of integers >= 0, or a mapping "
                           "{first: F, count: N}")
     return _once([_value(SEED, s, f"{where}[{i}]") for i, s in enumerate(value)], where)
+
+
+def _two_stage(value: Mapping[str, Any], where: str) -> TwoStage:
+    """`seeds:` as a two-stage plan (`simcore.sweep.stages`), every key checked."""
+    unknown = sorted(set(value) - {"first", "pilot", "max", "target"})
+    if unknown:
+        raise ConfigError(f"{where}.{unknown[0]}: unknown key; expected some of first, "
+                          "pilot, max and target (a two-stage plan)")
+    for key in ("max", "target"):
+        if key not in value:
+            raise ConfigError(f"{where}.{key}: missing; expected max and target with pilot "
+                              "(a two-stage plan), or {first, count}")
+    first = _value(SEED, value.get("first", 1), f"{where}.first")
+    pilot = _value(PILOT, value.get("pilot", PILOT.default), f"{where}.pilot")
+    most = _value(MAX_SEEDS, value["max"], f"{where}.max")
+    if most < pilot:
+        raise ConfigError(f"{where}.max: {most}; expected at least pilot ({pilot})")
+    _check_last(first, most, where)
+    target, at = value["target"], f"{where}.target"
+    if not isinstance(target, Mapping):
+        raise ConfigError(f"{at}: {target!r}; expected a mapping {{metric, "
+                          "relative_half_width, level}}")
+    unknown = sorted(set(target) - {"metric", "relative_half_width", "level"})
+    if unknown:
+        raise ConfigError(f"{at}.{unknown[0]}: unknown key; expected some of metric, "
+                          "relative_half_width and level")
+    for key in ("metric", "relative_half_width"):
+        if key not in target:
+            raise ConfigError(f"{at}.{key}: missing; expected it")
+    if target["metric"] not in METRICS:
+        raise ConfigError(f"{at}.metric: {target['metric']!r}; expected a numeric summary "
+                          "column (simcore list outputs), e.g. mean_wait_s")
+    return TwoStage(first, pilot, most, target["metric"],
+                    _value(RELATIVE_HALF_WIDTH, target["relative_half_width"],
+                           f"{at}.relative_half_width"),
+                    _value(LEVEL, target.get("level", LEVEL.default), f"{at}.level"))
+
+
+def _check_last(first: int, count: int, where: str) -> None:
+    if first + count - 1 > INT64_MAX:
+        raise ConfigError(f"{where}: seeds {first}..{first + count - 1}; expected the last "
+                          "below 2^63")
 
 
 def _estimate(values: Any, where: str, sources: Mapping[str, Source],
@@ -525,7 +589,7 @@ def _estimate(values: Any, where: str, sources: Mapping[str, Source],
 def _experiment(dataset: str, name: str, values: Any, where: str,
                 sources: Mapping[str, Source], machines: Mapping[str, MachineSpec],
                 policies: Mapping[str, PolicySpec], configured: Mapping[str, Any],
-                notes: list[str]) -> list[Shard]:
+                notes: list[str], decided: int | None = None) -> list[Shard]:
     if not isinstance(values, Mapping):
         raise ConfigError(f"{where}: expected a mapping")
     allowed = {"workloads", "machines", "policies", FIXED, GRID, "seeds", "per_job",
@@ -542,6 +606,9 @@ def _experiment(dataset: str, name: str, values: Any, where: str,
         values, where, {p: (policies[p], configured[p]) for p in policy_names},
         {m: machines[m] for m in machine_names})
     seeds = _seeds(values.get("seeds", EXPERIMENT_DEFAULTS["seeds"]), f"{where}.seeds")
+    two_stage = seeds if isinstance(seeds, TwoStage) else None
+    if two_stage is not None:
+        seeds = two_stage.seeds(two_stage.pilot if decided is None else decided)
     schedules = values.get("schedules", EXPERIMENT_DEFAULTS["schedules"])
     if isinstance(schedules, bool) or not isinstance(schedules, int) or schedules < 0:
         raise ConfigError(f"{where}.schedules: expected an integer >= 0 (how many runs of "
@@ -568,7 +635,7 @@ def _experiment(dataset: str, name: str, values: Any, where: str,
                 if lost:
                     merged[workload] = merged.get(workload, 0) + lost
                 shards.append(Shard(dataset, name, workload, machine_name, policy_name, source,
-                                    machine, policy, runs, per_job, schedules))
+                                    machine, policy, runs, per_job, schedules, two_stage))
             if len(shards) == found:  # every policy needs what the machine lacks
                 policy = policies[values["policies"][0]]
                 try:

@@ -10,7 +10,8 @@ estimate in the message and the key or flag that raises the limit:
   partitioned machines keep more per job). Limit `max_run_memory_gib`, default 16 GiB
   (`simcore run`, `synthesize`, `menus candidates`: `--max-memory-gib`);
 - a configuration's runs: per experiment, workloads x machines x policies x grid points x
-  seeds (an upper bound: runs that cannot differ are merged later). Limit `max_runs`,
+  seeds (a two-stage plan's `max`; an upper bound: runs that cannot differ are merged
+  later). Limit `max_runs`,
   default 100,000 (config/papers.yaml: 7,622 by this estimate, 7,406 once merged);
 - its job simulations: runs x jobs per run, what the sweep's time grows with. Limit
   `max_job_runs`, default 10^10 (config/papers.yaml: about 3.6 x 10^8).
@@ -83,8 +84,8 @@ def experiment_runs(values: Mapping[str, object]) -> int:
     for value in lists:
         runs *= len(value) if isinstance(value, list) and value else 1
     seeds = values.get("seeds")
-    if isinstance(seeds, Mapping):  # {first: F, count: N}
-        count = seeds.get("count")
+    if isinstance(seeds, Mapping):  # {first: F, count: N}, or a two-stage plan's max
+        count = seeds.get("count", seeds.get("max"))
         return runs * (count if isinstance(count, int) and count > 0 else 1)
     return runs * (len(seeds) if isinstance(seeds, list) and seeds else 1)
 

@@ -1,10 +1,14 @@
 """How much a configuration holds, and how much of it the run cache already has: what
-`simcore plan` reports before a sweep runs."""
+`simcore plan` reports before a sweep runs. An experiment with a two-stage plan of seeds
+(`simcore.sweep.stages`) holds its pilot's seeds until every pilot run is in the run cache,
+then the seeds its pilot's spread fixed (`staged_plan`)."""
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -12,31 +16,173 @@ from simcore.base.checksums import recorded_digest
 from simcore.base.errors import IntegrityError
 from simcore.base.patterns import REPOSITORY
 from simcore.sweep.config import read_config, validate
-from simcore.sweep.experiments import Shard, plan
+from simcore.sweep.experiments import Run, Shard, plan
 from simcore.sweep.identity import definitions_of
-from simcore.sweep.store import cache_path
+from simcore.sweep.stages import Decision, TwoStage, decide
+from simcore.sweep.store import SUMMARY_SCHEMA, cache_path, read_verified
 from simcore.workload.io import read_workload
 from simcore.workload.traces import load_catalogue
 
 SCHEMA = REPOSITORY / "workflow" / "schemas" / "config.schema.yaml"
 
 
-def load_plan(configfile: str | os.PathLike[str],
-              notes: list[str] | None = None) -> list[Shard]:
+@dataclass(frozen=True)
+class Stages:
+    """Where an experiment's two-stage plan stands: its pilot's runs and how many the run
+    cache holds, and once they are all there the decision and the second stage's runs
+    (the seeds past the pilot) with how many the cache holds."""
+
+    experiment: str
+    two_stage: TwoStage
+    pilot_runs: int
+    pilot_done: int
+    decision: Decision | None = None
+    second_runs: int = 0
+    second_cached: int = 0
+
+    def describe(self) -> list[str]:
+        """Two lines: the pilot, then the second stage."""
+        stage = self.two_stage
+        pilot = (f"pilot: seeds {_span(stage.pilot_seeds())}, {self.pilot_done} of "
+                 f"{self.pilot_runs} runs done")
+        decision = self.decision
+        if decision is None:
+            return [pilot, "second stage: planned after the pilot (run the sweep again once "
+                           "it is done)"]
+        widest = ("" if not decision.widest else
+                  f" (largest relative half-width {_percent(decision.relative)} on "
+                  f"{decision.widest})")
+        if decision.n == stage.pilot:
+            return [pilot, f"second stage: none, n = {decision.n} from the pilot's spread"
+                           f"{widest}"]
+        seeds = _span(stage.seeds(decision.n)[stage.pilot:])
+        return [pilot, f"second stage: n = {decision.n} from the pilot's spread{widest}, "
+                       f"seeds {seeds}, {self.second_runs - self.second_cached} to run"]
+
+    def to_dict(self) -> dict[str, Any]:
+        stage, decision = self.two_stage, self.decision
+        return {"experiment": self.experiment, "pilot_seeds": stage.pilot_seeds(),
+                "pilot_runs": self.pilot_runs, "pilot_done": self.pilot_done,
+                "metric": stage.metric, "relative_half_width": stage.relative_half_width,
+                "level": stage.level, "max": stage.max,
+                "n": None if decision is None else decision.n,
+                "widest": None if decision is None else decision.widest,
+                "widest_relative": None if decision is None else decision.relative,
+                "second_runs": self.second_runs, "second_cached": self.second_cached,
+                "lines": self.describe()}
+
+
+def _span(seeds: Sequence[int]) -> str:
+    return f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
+
+
+def _percent(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.1%}"
+
+
+def load_plan(configfile: str | os.PathLike[str], notes: list[str] | None = None,
+              results: str | os.PathLike[str] | None = None) -> list[Shard]:
     """The shards of the configuration in `configfile`, validated (what it may not mean as
-    written appended to `notes`)."""
+    written appended to `notes`); with `results`, two-stage plans as the run cache under
+    it decides them (`staged_plan`), else their pilots."""
     config = read_config(configfile)
     validate(config, SCHEMA)
-    return plan(config, load_catalogue(config["traces"]["catalogue"]), notes)
+    catalogue = load_catalogue(config["traces"]["catalogue"])
+    if results is None:
+        return plan(config, catalogue, notes)
+    return staged_plan(config, catalogue, results, notes)[0]
+
+
+def staged_plan(config: Mapping[str, Any], traces: Mapping[str, Any] | None,
+                results: str | os.PathLike[str],
+                notes: list[str] | None = None) -> tuple[list[Shard], list[Stages]]:
+    """The shards of a validated configuration (`plan`), each two-stage experiment with its
+    pilot's seeds, or, once every pilot run is in the run cache under `results`, with the n
+    seeds its pilot fixed (`simcore.sweep.stages.decide`); and where each stands."""
+    pilot = plan(config, traces, notes)
+    staged = [s for s in pilot if s.two_stage is not None]
+    values: dict[str, dict[str, list[float | None]]] = {}
+    counts: dict[str, list[int]] = {}
+    digests: dict[str, str | None] = {}
+    for shard, definition in zip(staged, definitions_of(staged), strict=True):
+        configurations = values.setdefault(shard.experiment, {})
+        count = counts.setdefault(shard.experiment, [0, 0])
+        for run, key in run_keys(shard, definition, results, digests):
+            count[0] += 1
+            stored = None if key is None else _stored(results, key, shard.two_stage.metric)
+            if stored is not None:
+                count[1] += 1
+                configurations.setdefault(_configuration(shard, run), []).append(stored[0])
+    stages = {name: Stages(name, next(s.two_stage for s in staged if s.experiment == name),
+                           runs, done) for name, (runs, done) in counts.items()}
+    for name, stage in stages.items():
+        if stage.pilot_done == stage.pilot_runs:
+            stages[name] = replace(stage, decision=decide(stage.two_stage, values[name]))
+    decided = {name: stage.decision.n for name, stage in stages.items() if stage.decision}
+    if not decided:
+        return pilot, list(stages.values())
+    shards = plan(config, traces, None, decided)
+    second = [s for s in shards if s.experiment in decided]
+    for shard, definition in zip(second, definitions_of(second), strict=True):
+        later = shard.two_stage.first + shard.two_stage.pilot
+        keys = [key for run, key in run_keys(shard, definition, results, digests)
+                if run.seed >= later]
+        stage = stages[shard.experiment]
+        stages[shard.experiment] = replace(
+            stage, second_runs=stage.second_runs + len(keys),
+            second_cached=stage.second_cached + sum(
+                key is not None and cache_path(results, key).exists() for key in keys))
+    return shards, list(stages.values())
+
+
+def _configuration(shard: Shard, run: Run) -> str:
+    """A configuration's label: the shard's names and the run's settings, its seed aside."""
+    settings = {**run.transforms.changes(), **dict(run.policy), **dict(run.machine)}
+    return " ".join([shard.label(), *(f"{k}={v}" for k, v in settings.items())])
+
+
+def _stored(results: str | os.PathLike[str], key: str,
+            metric: str) -> tuple[float | None] | None:
+    """The metric of the run `key` as its cache entry holds it (null, or NaN, as None),
+    read and verified; None where the entry is missing or damaged (the sweep simulates
+    it again)."""
+    try:
+        table = read_verified(cache_path(results, key), SUMMARY_SCHEMA, key)
+    except (FileNotFoundError, IntegrityError):
+        return None
+    value = table.column(metric)[0].as_py()
+    return (None if value is None or not math.isfinite(value) else float(value),)
 
 
 def summarize_plan(configfile: str | os.PathLike[str],
                    results: str | os.PathLike[str]) -> dict[str, Any]:
     """Shards and runs of the configuration in `configfile`, how many runs have a cache
-    entry under `results` (`count_cached`), and the planning's warnings (`notes`)."""
+    entry under `results` (`count_cached`), where each two-stage plan stands (`stages`)
+    and the planning's warnings (`notes`)."""
     notes: list[str] = []
-    shards = load_plan(configfile, notes)
-    return {**count_cached(shards, definitions_of(shards), results), "notes": notes}
+    config = read_config(configfile)
+    validate(config, SCHEMA)
+    shards, stages = staged_plan(config, load_catalogue(config["traces"]["catalogue"]),
+                                 results, notes)
+    return {**count_cached(shards, definitions_of(shards), results),
+            "stages": [stage.to_dict() for stage in stages], "notes": notes}
+
+
+def run_keys(shard: Shard, definition: str, results: str | os.PathLike[str],
+              digests: dict[str, str | None]) -> Iterator[tuple[Run, str | None]]:
+    """Each run of `shard` with its key, None where its workload file does not exist yet,
+    or is not the one the shard reads (the key depends on its content). `digests` keeps
+    the workload files' digests between calls."""
+    for run in shard.runs:
+        path = str(Path(results) / shard.source.path(run.seed))
+        if path not in digests:
+            try:
+                digests[path] = recorded_digest(
+                    read_workload(path, shard.source.provenance(run.seed)))
+            except (FileNotFoundError, IntegrityError):
+                digests[path] = None
+        yield run, (None if digests[path] is None
+                    else shard.run_key(run, digests[path], definition))
 
 
 def count_cached(shards: Sequence[Shard], definitions: Sequence[str],
@@ -51,19 +197,12 @@ def count_cached(shards: Sequence[Shard], definitions: Sequence[str],
     for shard, definition in zip(shards, definitions, strict=True):
         row = experiments.setdefault(shard.experiment, {"shards": 0, "runs": 0, "cached": 0})
         row["shards"] += 1
-        for run in shard.runs:
-            path = Path(results) / shard.source.path(run.seed)
-            if str(path) not in digests:
-                try:
-                    digests[str(path)] = recorded_digest(
-                        read_workload(path, shard.source.provenance(run.seed)))
-                except (FileNotFoundError, IntegrityError):
-                    digests[str(path)] = None
+        for _, key in run_keys(shard, definition, results, digests):
             row["runs"] += 1
             totals["runs"] += 1
-            if digests[str(path)] is None:
+            if key is None:
                 totals["unknown"] += 1
-            elif cache_path(results, shard.run_key(run, digests[str(path)], definition)).exists():
+            elif cache_path(results, key).exists():
                 row["cached"] += 1
                 totals["cached"] += 1
     return {"dataset": shards[0].dataset, "shards": len(shards), **totals,

@@ -56,7 +56,7 @@ def resimulate(configfile: str | os.PathLike[str], results: str | os.PathLike[st
     shards again, which simulates those runs and rewrites the shard files; returns how many
     runs were simulated. Selections combine: experiments (any of), policies (any of) and
     every condition of `where`."""
-    shards = load_plan(configfile)
+    shards = load_plan(configfile, results=results)
     for name, known in (("experiment", {s.experiment for s in shards}),
                         ("policy", {s.policy for s in shards})):
         chosen = experiments if name == "experiment" else policies

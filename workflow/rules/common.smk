@@ -14,9 +14,8 @@ from simcore.base import patterns
 from simcore.base.caches import closure_digests
 from simcore.sweep.config import check_same_reading, read_config, validate
 from simcore.base.errors import SimcoreError
-from simcore.sweep.experiments import plan
 from simcore.sweep.identity import definitions_of
-from simcore.sweep.planning import count_cached, describe_counts
+from simcore.sweep.planning import count_cached, describe_counts, staged_plan
 from simcore.sweep.runner import engines_digest, engines_status, useful_workers
 from simcore.sweep.store import damaged_shards
 from simcore.sweep.timing import shard_request
@@ -48,7 +47,10 @@ try:  # bad input is a one-line message naming the key, not a traceback
     validate(OURS, workflow.source_path("../schemas/config.schema.yaml"))
     CATALOGUE = load_catalogue(config["traces"]["catalogue"])
     NOTES = []
-    SHARDS = {shard.label(): shard for shard in plan(config, CATALOGUE, NOTES)}
+    # a two-stage plan of seeds holds its pilot until the run cache has every pilot run,
+    # then the seeds the pilot fixed: the run after the pilot's runs the second stage
+    PLANNED, STAGES = staged_plan(config, CATALOGUE, patterns.RESULTS, NOTES)
+    SHARDS = {shard.label(): shard for shard in PLANNED}
 except SimcoreError as exc:
     raise WorkflowError(f"configuration: {exc}") from None
 for note in NOTES:
@@ -246,6 +248,9 @@ def announce_plan():
     silent otherwise)."""
     counts = count_cached(list(SHARDS.values()), list(DEFINITIONS.values()), patterns.RESULTS)
     print(f"plan: {describe_counts(counts)}{processes_note()}", file=sys.stderr)
+    for stage in STAGES:
+        for line in stage.describe():
+            print(f"plan: {stage.experiment}, {line}", file=sys.stderr)
     print(engines_status(ENGINE_PAIRS), file=sys.stderr, flush=True)
 
 
@@ -264,3 +269,19 @@ if workflow.is_main_process:
     remove_damaged_shards()
     remove_incomplete_samples()
     announce_plan()
+
+
+def second_stages_due():
+    """After a run: the two-stage plans whose pilot this run completed, each a line saying
+    that the next run runs their second stage."""
+    _, now = staged_plan(config, CATALOGUE, patterns.RESULTS)
+    undecided = {stage.experiment for stage in STAGES if stage.decision is None}
+    return [
+        f"{stage.experiment}: the pilot is done and fixed n = {stage.decision.n}; run "
+        "snakemake again to run the second stage"
+        for stage in now
+        if stage.experiment in undecided
+        and stage.decision is not None
+        and stage.decision.n > stage.two_stage.pilot
+    ]
+
