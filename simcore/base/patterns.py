@@ -64,9 +64,6 @@ TABLES = "{dataset}/tables"
 FIGURES = "{dataset}/figures"
 ARCHIVE = "{dataset}/archive/{dataset}.tar.xz"
 REPRODUCTION = "{dataset}/reproduction.md"
-#: The report's verdict table beside it (`simcore.report.reproduction.verdict_paths`).
-REPRODUCTION_VERDICTS = ("{dataset}/reproduction-verdicts.csv",
-                         "{dataset}/reproduction-verdicts.parquet")
 
 #: Names of datasets, workloads, machines, policies and experiments: directory names.
 #: NAME_REGEX is unanchored for the workflow's wildcards; NAME matches a whole name.

@@ -42,8 +42,9 @@ import yaml
 from simcore.base.atomic import atomic_path
 from simcore.base.checksums import recorded_digest, table_digest
 from simcore.base.errors import ArchiveError, IntegrityError
-from simcore.base.patterns import NAME_RULE, REPRODUCTION, REPRODUCTION_VERDICTS, is_name
+from simcore.base.patterns import NAME_RULE, REPRODUCTION, is_name
 from simcore.base.stamps import made_files, stamp_path, stamp_problems
+from simcore.report.reproduction import verdict_paths
 from simcore.sweep.store import (
     PARTITIONS,
     RESULT_SCHEMA_VERSION,
@@ -96,8 +97,8 @@ _ABOUT = {
     "reproduction-verdicts.parquet": "the same, as Parquet",
 }
 #: The files and directories the workflow makes beside the store, as the archive holds them.
-_MADE = ("tables", "figures", *(PurePosixPath(p).name
-                                 for p in (REPRODUCTION, *REPRODUCTION_VERDICTS)))
+_MADE = ("tables", "figures", PurePosixPath(REPRODUCTION).name,
+         *(path.name for path in verdict_paths(REPRODUCTION)))
 _PWA_PAPER = {
     "type": "article",
     "title": "Experience with using the Parallel Workloads Archive",

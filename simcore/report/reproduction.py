@@ -388,7 +388,7 @@ def verdict_paths(out: str | os.PathLike[str]) -> tuple[Path, Path]:
     `<stem>-verdicts.csv` and `<stem>-verdicts.parquet` (Parquet with the store's
     checksums)."""
     out = Path(out)
-    return tuple(out.with_name(f"{out.stem}-verdicts.{ext}") for ext in ("csv", "parquet"))
+    return out.with_name(f"{out.stem}-verdicts.csv"), out.with_name(f"{out.stem}-verdicts.parquet")
 
 
 def _sentence(text: str) -> str:

@@ -1,6 +1,7 @@
 # Tables and figures over the dataset's shards, and the dataset archive.
 
 from simcore.report.plots import captions as figure_captions
+from simcore.report.reproduction import verdict_paths
 from simcore.report.tables import TABLE_DEFINITIONS
 
 
@@ -68,7 +69,7 @@ rule reproduction:
             caption="../report/reproduction.rst",
             category="Reproduction",
         ),
-        verdicts=[R(p) for p in patterns.REPRODUCTION_VERDICTS],
+        verdicts=[str(path) for path in verdict_paths(R(patterns.REPRODUCTION))],
     log:
         "logs/reproduction/{dataset}.log",
     benchmark:
