@@ -38,6 +38,7 @@ rule all:
         dataset_file(patterns.TABLES),
         dataset_file(patterns.FIGURES),
         dataset_file(patterns.REPRODUCTION),
+        [str(path) for path in verdict_paths(dataset_file(patterns.REPRODUCTION))],
         shard_outputs(),
         schedule_outputs(),
         workload_files(),
