@@ -114,24 +114,20 @@ def load_published(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def _check_statements(seeds: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
-    """Refuse a statement scored by two rows, or shared by two studies: the rows of one
-    published statement are one scored row and rows shown beside it."""
-    owner: dict[str, tuple[str, int | None]] = {}
+    """Refuse a statement scored by two rows: the rows of one published statement (in one
+    section or several) are one scored row and rows shown beside it."""
+    scored: dict[str, str] = {}
     for name, seed in seeds.items():
         for i, claim in enumerate(seed["claims"]):
-            if "extension" in claim:
+            if "extension" in claim or _labelled(claim):
                 continue
-            at = f"{path}: seeds.{name}.claims[{i}].statement"
-            statement, scored = claim["statement"], not _labelled(claim)
-            study, row = owner.get(statement, (name, None))
-            if study != name:
-                raise ConfigError(f"{at}: {statement!r} is a statement of {study}; expected "
-                                  "an id of this study's own")
-            if scored and row is not None:
-                raise ConfigError(f"{at}: {statement!r} is scored by claims[{row}] already; "
-                                  "expected one scored row per statement (mark this one "
-                                  "'shown: another row of the statement ...')")
-            owner[statement] = (name, i if scored else row)
+            at = f"seeds.{name}.claims[{i}]"
+            first = scored.setdefault(claim["statement"], at)
+            if first != at:
+                raise ConfigError(f"{path}: {at}.statement: {claim['statement']!r} is scored "
+                                  f"by {first} already; expected one scored row per "
+                                  "statement (mark this one 'shown: another row of the "
+                                  "statement ...')")
 
 
 def _labelled(claim: Mapping[str, Any]) -> bool:
@@ -302,20 +298,21 @@ def _judged(seed: Mapping[str, Any], runs: pl.DataFrame, present: set[str]
 
 
 def _counts(published: Mapping[str, Any], judged: Mapping[str, list[Any]]) -> list[str]:
-    """The verdicts counted per seed, and in all, with each study's distinct statements."""
+    """The verdicts counted per seed, and in all, with the distinct statements they score
+    (a statement repeated in two sections counts once in all)."""
     head = ["study", "statements", "scored", *VERDICTS]
     lines = [f"| {' | '.join(head)} |", f"|{'---|' * len(head)}"]
     total = dict.fromkeys(VERDICTS, 0)
-    statements = 0
+    statements: set[str] = set()
     for name, seed in published.items():
         counts = dict.fromkeys(VERDICTS, 0)
         for *_, verdict in judged[name]:
             counts[verdict.name] += 1
             total[verdict.name] += 1
-        distinct = len({c["statement"] for c in seed["claims"] if "extension" not in c})
-        statements += distinct
-        lines.append(_count_row(seed["title"], distinct, counts))
-    lines.append(_count_row("**all**", statements, total))
+        distinct = {c["statement"] for c in seed["claims"] if "extension" not in c}
+        statements |= distinct
+        lines.append(_count_row(seed["title"], len(distinct), counts))
+    lines.append(_count_row("**all**", len(statements), total))
     return lines
 
 
