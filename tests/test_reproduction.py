@@ -272,6 +272,9 @@ def test_departures_are_sentences(tmp_path):
     ("krevat2003-scale", 1, {"paper": "-44%"}, "paper", "an extension has no published"),
     ("krevat2003", 7, {"direction": "lower"}, "direction", "contradicts the paper's '+15%'"),
     ("aridor2005", 6, {"tolerance": "five points"}, "tolerance", "expected a number >= 0"),
+    ("krevat2003", 0, {"kind": None}, "kind", "expected one of figure, table, measured, text"),
+    ("chu1995", 3, {"statement": None}, "statement", "naming the published statement"),
+    ("krevat2003", 2, {"tolerance": 0.1}, "tolerance_why", "only with a sentence saying why"),
 ])
 def test_a_claim_without_what_its_verdict_needs_names_file_seed_claim_and_key(
         tmp_path, seed, index, change, key, message):
