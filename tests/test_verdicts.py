@@ -231,18 +231,26 @@ def test_a_claim_is_never_reproduced_through_an_interval_wider_than_its_toleranc
         "ours outside, but the interval reaches the tolerance"
     assert verdict("63%", 0.64, LEVEL, seeds(0.64, 0.003)) == "near miss"
     assert verdict("78%", 0.9, LEVEL, seeds(0.9, 0.27)) == "inconclusive"
+    assert verdict("< -48%", -0.52, CHANGE, seeds(-0.52, 0.01)) == "reproduced", \
+        "the whole interval beyond the bound: decided however wide"
+    assert verdict("< -48%", -0.48, CHANGE, seeds(-0.48, 0.01)) == "inconclusive"
+    assert verdict("< 0.5", 0.48, LEVEL, seeds(0.48, 0.001), tolerance=0,
+                   tolerance_why="a setting") == "reproduced"
     assert verdict("78%", 0.9, LEVEL, seeds(0.9, 0.05)) == "not reproduced"
     assert judge(claim("63%"), 0.64, seeds(0.64, 0.004)).half_width == pytest.approx(0.004)
 
 
 @given(st.floats(-1, 1), st.floats(0, 0.5), st.sampled_from(KINDS),
        st.sampled_from(["63%", "+15%", "about 80%", "-27% to -18%", "> 84%", "2x"]))
-def test_reproduced_only_inside_and_with_an_interval_within_the_tolerance(ours, half, kind,
+def test_reproduced_only_inside_and_never_through_a_wide_interval(ours, half, kind,
                                                                          paper):
     facts = judge(claim(paper, CHANGE, kind=kind), ours, seeds(ours, half))
     if facts.name == "reproduced":
-        assert facts.half_width <= facts.tolerance + 1e-12
-        assert facts.low - facts.tolerance <= ours <= facts.high + facts.tolerance
+        admissible = (facts.low - facts.tolerance, facts.high + facts.tolerance)
+        assert admissible[0] <= ours <= admissible[1]
+        assert facts.half_width <= facts.tolerance + 1e-12 or (
+            admissible[0] <= ours - facts.half_width and ours + facts.half_width
+            <= admissible[1]), "never through an interval that is wide and reaches outside"
     assert facts.name in ("reproduced", "near miss", "not reproduced", "inconclusive")
 
 

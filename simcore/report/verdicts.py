@@ -35,16 +35,17 @@ of fewer seeds has no interval (n = 1: one run). The admissible interval is the 
 widened on each side by the tolerance. The rule:
 
 - *reproduced*: ours lies in the admissible interval and our half-width is at most the
-  tolerance (never reproduced through an interval wider than the tolerance); a claim with
-  only a direction: our interval excludes zero on that side (one run: ours is beyond the
+  tolerance, or our whole interval lies in the admissible one (a bound or a range): never
+  through an interval wider than the tolerance that reaches outside; a claim with only a
+  direction: our interval excludes zero on that side (one run: ours is beyond the
   tolerance of zero on that side);
 - *near miss*: our interval (ours, with one run) lies outside the admissible interval,
   but ours is within twice the tolerance, or within 10%, of the nearest printed value;
 - *not reproduced*: our interval lies outside the admissible interval, farther than a near
   miss, or a direction claim's interval excludes zero on the other side, or ours is
   undefined on the runs;
-- *inconclusive*: the runs cannot decide: our interval overlaps the admissible interval but
-  is wider than the tolerance or does not put ours inside it, or a direction claim's
+- *inconclusive*: the runs cannot decide: our interval overlaps the admissible interval and
+  reaches outside it, wider than the tolerance or with ours outside, or a direction claim's
   interval holds zero (one run: ours within the tolerance of zero);
 - *outside the model*: the claim declares `outside_model:` (what the model cannot
   express): counted among the scored claims, never reproduced;
@@ -107,15 +108,15 @@ RULE_READING = (
     "The admissible interval is the printed one widened by the tolerance. Then:")
 RULE = (
     ("reproduced", "ours in the admissible interval and our half-width within the "
-                   "tolerance; a direction: our interval excludes zero on its side (one "
-                   "run: beyond the tolerance)"),
+                   "tolerance, or our whole interval in the admissible one; a direction: our "
+                   "interval excludes zero on its side (one run: beyond the tolerance)"),
     ("near miss", "our interval outside the admissible one, ours within twice the "
                   "tolerance or 10% of the printed value"),
     ("not reproduced", "our interval outside the admissible one and farther, a direction "
                        "whose interval excludes zero on the other side, or ours undefined"),
-    ("inconclusive", "the runs cannot decide: our interval overlaps the admissible one but "
-                     "is wider than the tolerance or leaves ours outside, or a direction's "
-                     "holds zero (one run: within the tolerance of zero)"),
+    ("inconclusive", "the runs cannot decide: our interval overlaps the admissible one and "
+                     "reaches outside it, wider than the tolerance or with ours outside, or a "
+                     "direction's holds zero (one run: within the tolerance of zero)"),
     ("outside the model", "what the model cannot express: scored, never reproduced"),
     ("calibrated", "the value is fitted to, or fixed by construction from, the paper's: "
                    "shown, never scored"),
@@ -414,6 +415,7 @@ def judge(claim: Mapping[str, Any], ours: float | None, values: Sequence[float] 
         gap = abs(ours - nearest)
         near = gap <= 2 * tolerance or gap <= NEAR * abs(nearest)
         return Verdict("near miss" if near else "not reproduced", **facts)
-    if low - tolerance <= ours <= high + tolerance and spread <= tolerance:
+    inside = low - tolerance <= ours - spread and ours + spread <= high + tolerance
+    if inside or (low - tolerance <= ours <= high + tolerance and spread <= tolerance):
         return Verdict("reproduced", **facts)
     return Verdict("inconclusive", **facts)
