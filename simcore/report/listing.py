@@ -143,6 +143,24 @@ COMMAND_JSON = {
         ("experiments", None, "one object per experiment: `experiment`, `shards`, `runs`, "
          "`cached`"),
         ("experiment", None, "in `experiments`: the experiment's name"),
+        ("stages", None, "one object per experiment whose seeds are planned in two stages "
+         "(`seeds: {pilot, max, target}`), with the fields below"),
+        ("pilot_seeds", None, "in `stages`: the pilot's seeds"),
+        ("pilot_runs", "runs", "in `stages`: the pilot's runs"),
+        ("pilot_done", "runs", "in `stages`: the pilot's runs in the run cache"),
+        ("metric", None, "in `stages`: the summary column whose spread fixes n"),
+        ("relative_half_width", "fraction", "in `stages`: the target half-width over the "
+         "mean"),
+        ("level", "fraction", "in `stages`: the confidence level of the half-width"),
+        ("max", "seeds", "in `stages`: the most seeds the plan may give"),
+        ("n", "seeds", "in `stages`: the seeds fixed from the pilot's spread; null until "
+         "every pilot run is cached"),
+        ("widest", None, "in `stages`: the configuration whose spread set n"),
+        ("widest_relative", "fraction", "in `stages`: its relative half-width over the "
+         "pilot"),
+        ("second_runs", "runs", "in `stages`: the second stage's runs"),
+        ("second_cached", "runs", "in `stages`: those in the run cache"),
+        ("lines", None, "in `stages`: what `simcore plan` prints of the stage"),
         ("notes", None, "the planning's warnings, a line each (e.g. seeds that cannot "
          "differ on a workload where nothing is random)")),
     "simcore bgl links --json": _fields(
