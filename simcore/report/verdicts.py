@@ -65,7 +65,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from simcore.base.confidence import half_width as confidence_half_width
@@ -388,34 +388,36 @@ def judge(claim: Mapping[str, Any], ours: float | None, values: Sequence[float] 
     direction = claim.get("direction")
     if direction is None and low is not None and high is not None and "change" in claim["query"]:
         direction = "higher" if low > 0 else "lower" if high < 0 else None
-    stated = claim.get("tolerance")
-    if stated is not None:
-        tolerance: float | None = float(stated)
+    if claim.get("tolerance") is not None:
+        tolerance: float | None = float(claim["tolerance"])
     elif printed is not None:
-        tolerance = default_tolerance(printed, claim.get("kind", "text"))
+        tolerance = default_tolerance(printed, claim["kind"])
     else:
         tolerance = FIGURE_POINTS if direction is not None else None
-    facts = {"printed": printed, "low": low, "high": high, "tolerance": tolerance,
-             "direction": direction, "half_width": half_width(values), "n": len(values)}
+    facts = Verdict("", printed, low, high, tolerance, half_width(values), len(values),
+                    direction)
     if label is not None:
-        return Verdict(label, **facts)
-    if not ran:
-        return Verdict("not run", **facts)
-    if ours is None or math.isnan(ours) or tolerance is None:
-        return Verdict("not reproduced", **facts)
-    spread = facts["half_width"] or 0.0
-    if low is None or high is None:  # a direction alone: which side of zero
-        signed = ours if direction == "higher" else -ours
-        margin = tolerance if facts["half_width"] is None else spread
-        name = ("reproduced" if signed - margin > 0 else "not reproduced"
+        return replace(facts, name=label)
+    return replace(facts, name=_decide(facts, ours) if ran else "not run")
+
+
+def _decide(facts: Verdict, ours: float | None) -> str:
+    """The rule (the module's docstring) on our value and the facts it is judged on."""
+    if ours is None or math.isnan(ours) or facts.tolerance is None:
+        return "not reproduced"
+    tolerance, spread = facts.tolerance, facts.half_width or 0.0
+    if facts.low is None or facts.high is None:  # a direction alone: which side of zero
+        signed = ours if facts.direction == "higher" else -ours
+        margin = tolerance if facts.half_width is None else spread
+        return ("reproduced" if signed - margin > 0 else "not reproduced"
                 if signed + margin < 0 else "inconclusive")
-        return Verdict(name, **facts)
-    if ours + spread < low - tolerance or ours - spread > high + tolerance:
-        nearest = low if ours < low else high
+    low, high = facts.low - tolerance, facts.high + tolerance
+    if ours + spread < low or ours - spread > high:
+        nearest = facts.low if ours < facts.low else facts.high
         gap = abs(ours - nearest)
-        near = gap <= 2 * tolerance or gap <= NEAR * abs(nearest)
-        return Verdict("near miss" if near else "not reproduced", **facts)
-    inside = low - tolerance <= ours - spread and ours + spread <= high + tolerance
-    if inside or (low - tolerance <= ours <= high + tolerance and spread <= tolerance):
-        return Verdict("reproduced", **facts)
-    return Verdict("inconclusive", **facts)
+        return "near miss" if gap <= 2 * tolerance or gap <= NEAR * abs(nearest) \
+            else "not reproduced"
+    if (low <= ours - spread and ours + spread <= high) or (
+            low <= ours <= high and spread <= tolerance):
+        return "reproduced"
+    return "inconclusive"
