@@ -191,7 +191,10 @@ def test_the_verdict_table_holds_the_rows_beside_the_report(tmp_path):
               {"what": "sage", "source": "p. 3", "paper": "54%", "kind": "text",
                "statement": "sage", "why": "No code.", "outside_model": "not a workload"}]
     published["seeds"] = {"x": {"title": "A study", "did": "d", "ours": "o",
-                                "experiments": ["krevat"], "claims": claims}}
+                                "experiments": ["krevat"], "claims": claims},
+                          "y": {"title": "Not run here", "did": "d", "ours": "o",
+                                "experiments": ["later"],
+                                "claims": [{**claims[0], "statement": "later"}]}}
     path = tmp_path / "p.yaml"
     path.write_text(yaml.safe_dump(published))
     out = tmp_path / "out/reproduction.md"
@@ -204,7 +207,7 @@ def test_the_verdict_table_holds_the_rows_beside_the_report(tmp_path):
     assert table.columns == ["study", "statement", "kind", "what", "source", "paper", "n",
                              "ours", "half_width", "tolerance", "low", "high", "verdict",
                              "condition", "why"]
-    gain, sage = table.rows(named=True)
+    gain, sage = table.rows(named=True)  # none of y's: its experiment has no runs
     assert (gain["statement"], gain["kind"], gain["n"], gain["verdict"]) == (
         "gain", "figure", 3, "not reproduced")
     assert gain["ours"] == pytest.approx(0.12533, abs=1e-5)

@@ -355,14 +355,16 @@ def _extension_row(claim: Mapping[str, Any], ours: float | None, verdict: Verdic
 
 
 def verdict_table(published: Mapping[str, Any],
-                  judged: Mapping[str, list[tuple[Mapping[str, Any], float | None, Verdict]]]
-                  ) -> pl.DataFrame:
-    """The report's rows as data, one per claim (store units: fractions for percentages,
-    seconds for times): study, statement, kind, what, source, paper (as printed), n,
-    ours, half_width, tolerance, the printed interval (low, high), verdict, condition and
-    why."""
+                  judged: Mapping[str, list[tuple[Mapping[str, Any], float | None, Verdict]]],
+                  present: set[str]) -> pl.DataFrame:
+    """The report's rows as data, one per claim of each study whose experiments are all
+    `present` (store units: fractions for percentages, seconds for times): study,
+    statement, kind, what, source, paper (as printed), n, ours, half_width, tolerance, the
+    printed interval (low, high), verdict, condition and why."""
     rows = []
-    for name in published:
+    for name, seed in published.items():
+        if _missing(seed, present):
+            continue
         for claim, ours, verdict in judged[name]:
             rows.append({
                 "study": name, "statement": claim.get("statement"), "kind": claim.get("kind"),
@@ -504,10 +506,10 @@ def write_report(published: str | os.PathLike[str], store: str | os.PathLike[str
     numbers = load_published(published)
     runs = read_summaries(store, summaries)
     judged = _judge_all(numbers, runs)
+    present = set(runs["experiment"].to_list())
     if copy_from:
-        present = set(runs["experiment"].to_list())
         copy_figures(numbers, present, copy_from, Path(out).parent / figures)
-    table = verdict_table(numbers, judged)
+    table = verdict_table(numbers, judged, present)
     csv, parquet = verdict_paths(out)
     write_table(table.to_arrow(), parquet, {"table": "reproduction-verdicts"})
     atomic_write_bytes(csv, table.write_csv().encode())
