@@ -92,9 +92,9 @@ _ABOUT = {
     "config": "the configuration files the workflow was given, as written (the resolved "
               "configuration is above)",
     "reproduction.md": "the seed studies' published numbers beside this dataset's",
-    "reproduction-verdicts.csv": "reproduction.md's rows as data: statement, kind, n, ours, "
-                                 "half-width, tolerance, verdict, why",
-    "reproduction-verdicts.parquet": "the same, as Parquet",
+    verdict_paths(REPRODUCTION)[0].name: "reproduction.md's rows as data: statement, kind, "
+                                         "n, ours, half-width, tolerance, verdict, why",
+    verdict_paths(REPRODUCTION)[1].name: "the same, as Parquet",
 }
 #: The files and directories the workflow makes beside the store, as the archive holds them.
 _MADE = ("tables", "figures", PurePosixPath(REPRODUCTION).name,

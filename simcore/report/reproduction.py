@@ -62,6 +62,7 @@ from simcore.report.verdicts import (
     Printed,
     Verdict,
     check_claim,
+    compared,
     judge,
 )
 from simcore.sweep.store import read_summaries, write_table
@@ -94,11 +95,11 @@ def load_published(path: str | os.PathLike[str]) -> dict[str, Any]:
         for i, claim in enumerate(seed["claims"]):
             at = f"{where}.claims[{i}]"
             _mapping(claim, at)
-            unrun = "outside_model" in claim or "not_applicable" in claim
-            for key in ("what", "source", "paper", "why", *(() if unrun else ("query",))):
+            for key in ("what", "source", "paper", "why", *(("query",) if compared(claim)
+                                                             else ())):
                 if key not in claim:
                     raise ConfigError(f"{at}: missing '{key}'")
-            if unrun and "query" not in claim:
+            if "query" not in claim:
                 check_claim(claim, at)
                 continue
             _mapping(claim["query"], f"{at}.query")
@@ -511,7 +512,7 @@ def write_report(published: str | os.PathLike[str], store: str | os.PathLike[str
         copy_figures(numbers, present, copy_from, Path(out).parent / figures)
     table = verdict_table(numbers, judged, present)
     csv, parquet = verdict_paths(out)
-    write_table(table.to_arrow(), parquet, {"table": "reproduction-verdicts"})
+    write_table(table.to_arrow(), parquet, {"table": parquet.stem})
     atomic_write_bytes(csv, table.write_csv().encode())
     atomic_write_bytes(out, _report(numbers, runs, judged, figures).encode())
     for path in (csv, parquet, out):

@@ -81,6 +81,8 @@ SCORED = ("reproduced", "near miss", "not reproduced", "inconclusive", "outside 
 #: A claim's labels (its key and the verdict it gives), each with a sentence saying why.
 LABELS = {"outside_model": "outside the model", "calibrated": "calibrated",
           "shown": "shown", "not_applicable": "not applicable", "extension": "extension"}
+#: The labels of claims not compared with ours, which need no query.
+UNCOMPARED = ("outside_model", "not_applicable")
 #: Where a claim's number comes from (the default tolerance depends on it).
 KINDS = ("figure", "table", "measured", "text")
 DIRECTIONS = ("higher", "lower")
@@ -292,6 +294,12 @@ def _sentence_or_fail(claim: Mapping[str, Any], key: str, at: str, expected: str
         raise ConfigError(f"{at}.{key}: {value!r}; expected {expected}")
 
 
+def compared(claim: Mapping[str, Any]) -> bool:
+    """Whether a claim is compared with ours (and so needs a query): not one labelled
+    outside the model or not applicable."""
+    return not any(key in claim for key in UNCOMPARED)
+
+
 def check_claim(claim: Mapping[str, Any], at: str) -> None:
     """Refuse a claim without what its verdict needs, naming the key (`at` names the
     file, seed and claim)."""
@@ -326,8 +334,8 @@ def check_claim(claim: Mapping[str, Any], at: str) -> None:
     if not (isinstance(statement, str) and re.fullmatch(r"[a-z0-9][a-z0-9.-]*", statement)):
         raise ConfigError(f"{at}.statement: {statement!r}; expected an id of lowercase "
                           "letters, digits, '-' and '.' naming the published statement")
-    if "outside_model" in claim or "not_applicable" in claim:
-        return  # not compared with ours: the printed value is shown as printed
+    if not compared(claim):
+        return  # the printed value is shown as printed
     tolerance = claim.get("tolerance")
     if tolerance is not None:
         if (isinstance(tolerance, bool) or not isinstance(tolerance, int | float)
@@ -381,7 +389,7 @@ def judge(claim: Mapping[str, Any], ours: float | None, values: Sequence[float] 
     when undefined), the query's per-seed values (its interval's) and whether the store
     has runs for the query at all."""
     label = next((LABELS[key] for key in LABELS if key in claim), None)
-    if label in ("outside the model", "not applicable"):
+    if not compared(claim):
         return Verdict(label)
     printed = None if claim.get("paper") is None else read_printed(claim["paper"])
     low, high = (None, None) if printed is None else _in_query_terms(printed, claim["query"])

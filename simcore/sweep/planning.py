@@ -85,12 +85,17 @@ def load_plan(configfile: str | os.PathLike[str], notes: list[str] | None = None
     """The shards of the configuration in `configfile`, validated (what it may not mean as
     written appended to `notes`); with `results`, two-stage plans as the run cache under
     it decides them (`staged_plan`), else their pilots."""
-    config = read_config(configfile)
-    validate(config, SCHEMA)
-    catalogue = load_catalogue(config["traces"]["catalogue"])
+    config, catalogue = _read(configfile)
     if results is None:
         return plan(config, catalogue, notes)
     return staged_plan(config, catalogue, results, notes)[0]
+
+
+def _read(configfile: str | os.PathLike[str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The configuration in `configfile`, validated, and the trace catalogue it names."""
+    config = read_config(configfile)
+    validate(config, SCHEMA)
+    return config, load_catalogue(config["traces"]["catalogue"])
 
 
 def staged_plan(config: Mapping[str, Any], traces: Mapping[str, Any] | None,
@@ -160,16 +165,13 @@ def summarize_plan(configfile: str | os.PathLike[str],
     entry under `results` (`count_cached`), where each two-stage plan stands (`stages`)
     and the planning's warnings (`notes`)."""
     notes: list[str] = []
-    config = read_config(configfile)
-    validate(config, SCHEMA)
-    shards, stages = staged_plan(config, load_catalogue(config["traces"]["catalogue"]),
-                                 results, notes)
+    shards, stages = staged_plan(*_read(configfile), results, notes)
     return {**count_cached(shards, definitions_of(shards), results),
             "stages": [stage.to_dict() for stage in stages], "notes": notes}
 
 
 def run_keys(shard: Shard, definition: str, results: str | os.PathLike[str],
-              digests: dict[str, str | None]) -> Iterator[tuple[Run, str | None]]:
+             digests: dict[str, str | None]) -> Iterator[tuple[Run, str | None]]:
     """Each run of `shard` with its key, None where its workload file does not exist yet,
     or is not the one the shard reads (the key depends on its content). `digests` keeps
     the workload files' digests between calls."""
