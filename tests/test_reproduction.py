@@ -214,6 +214,12 @@ def test_the_verdict_table_holds_the_rows_beside_the_report(tmp_path):
     assert gain["tolerance"] == pytest.approx(0.02) and gain["low"] == gain["high"] == 0.2
     assert (sage["verdict"], sage["n"], sage["ours"]) == ("outside the model", 0, None)
     assert all(not stamp_problems(p) for p in (out, csv, parquet))
+    blocked = tmp_path / "blocked/reproduction.md"
+    verdict_paths(blocked)[1].mkdir(parents=True)
+    with pytest.raises(IsADirectoryError):
+        write_report(path, store, None, blocked)
+    assert sorted(p.name for p in blocked.parent.iterdir()) == [
+        "reproduction-verdicts.parquet"], "all three files or none"
     claims.append({**claims[0], "what": "gain again"})
     path.write_text(yaml.safe_dump(published))
     with pytest.raises(ConfigError, match=r"seeds.x.claims\[2\].statement: .gain. is scored "

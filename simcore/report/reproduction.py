@@ -48,7 +48,7 @@ from typing import Any
 
 import polars as pl
 
-from simcore.base.atomic import atomic_write_bytes
+from simcore.base.atomic import atomic_path
 from simcore.base.errors import ConfigError
 from simcore.base.stamps import write_stamp
 from simcore.base.yamlfiles import read_yaml
@@ -512,9 +512,10 @@ def write_report(published: str | os.PathLike[str], store: str | os.PathLike[str
         copy_figures(numbers, present, copy_from, Path(out).parent / figures)
     table = verdict_table(numbers, judged, present)
     csv, parquet = verdict_paths(out)
-    write_table(table.to_arrow(), parquet, {"table": parquet.stem})
-    atomic_write_bytes(csv, table.write_csv().encode())
-    atomic_write_bytes(out, _report(numbers, runs, judged, figures).encode())
+    with atomic_path(out) as page, atomic_path(csv) as rows:  # all three, or none
+        page.write_bytes(_report(numbers, runs, judged, figures).encode())
+        table.write_csv(rows)
+        write_table(table.to_arrow(), parquet, {"table": parquet.stem})
     for path in (csv, parquet, out):
         write_stamp(path, [path])
 
