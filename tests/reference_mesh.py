@@ -266,7 +266,27 @@ def bdi_value(busy, W, H, x, y, w, h, distance="line") -> float:
     return sum(1.0 / hops(busy, W, H, *walk) for walk in walks)
 
 
-def bdi(running, W, H, w, h, rotation="on-failure", distance="line"):
+def bdi_candidates(running, W, H, w, h, candidates="regions"):
+    """The bases BDI scores for J(w, h): the corners of the free regions, Best Fit's
+    corners of the coverage array, or the busy list's (the free mesh corners, then every
+    free position along each listed submesh's east, north, west and south side)."""
+    busy = nodes(running)
+    if candidates == "regions":
+        return [(x, y) for x1, y1, x2, y2 in regions(running, W, H, w, h)
+                for x, y in ((x1, y1), (x2, y1), (x1, y2), (x2, y2))]
+    if candidates == "best-fit":
+        return [(x, y) for x, y, *_ in _corners(busy, W, H, w, h)]
+    around = [(0, 0), (W - w, 0), (0, H - h), (W - w, H - h)]
+    for x1, y1, bw, bh, *_ in running:
+        x2, y2 = x1 + bw - 1, y1 + bh - 1
+        around += [(x2 + 1, y) for y in range(y1 - h + 1, y2 + 1)] \
+            + [(x, y2 + 1) for x in range(x1 - w + 1, x2 + 1)] \
+            + [(x1 - w, y) for y in range(y1 - h + 1, y2 + 1)] \
+            + [(x, y1 - h) for x in range(x1 - w + 1, x2 + 1)]
+    return [(x, y) for x, y in around if free(busy, W, H, x, y, w, h)]
+
+
+def bdi(running, W, H, w, h, rotation="on-failure", distance="line", candidates="regions"):
     busy = nodes(running)
     if not running and w <= W and h <= H:
         return 0, 0, w, h
@@ -274,11 +294,10 @@ def bdi(running, W, H, w, h, rotation="on-failure", distance="line"):
     for cw, ch in turns(w, h, True):
         if best is not None and rotation == "on-failure":
             break
-        for x1, y1, x2, y2 in regions(running, W, H, cw, ch):
-            for x, y in ((x1, y1), (x2, y1), (x1, y2), (x2, y2)):
-                v = bdi_value(busy, W, H, x, y, cw, ch, distance)
-                if v > value:
-                    best, value = (x, y, cw, ch), v
+        for x, y in bdi_candidates(running, W, H, cw, ch, candidates):
+            v = bdi_value(busy, W, H, x, y, cw, ch, distance)
+            if v > value:
+                best, value = (x, y, cw, ch), v
     return best
 
 

@@ -179,6 +179,40 @@ def test_bdi_readings_of_rotation_and_distance():
         (0, 0, 1, 2)
 
 
+def test_bdi_scores_the_free_regions_corners_best_fits_or_the_busy_lists_candidates():
+    """Section 8.3's check: BDI over other candidate sets. 8x8 with B1 = <5,3,5,4> and B2 =
+    <7,6,7,7> busy, J(2,2). Free regions (B1's coverage <4,2,5,4> split left, right, below,
+    above, then B2's <6,5,7,7> cut from the right one): <0,0,3,6>, <6,0,6,4>, <4,0,5,1>,
+    <4,5,5,6>, whose corners are 12 bases. Best Fit's corners of the coverage array: <0,6>,
+    <0,0>, <5,6>, <5,5>, <6,4>, <6,0>. The busy list's: the free mesh corners <0,0>, <6,0>,
+    <0,6>, then the free positions along B1's east side <6,2..4>, north <4..5,5>, west
+    <3,2..4>, south <4..5,1>, and B2's west side <5,5..6> (north and east leave the mesh;
+    south: <6,4>).
+    Regions and Best Fit both take <5,6>: BDI = 1/2 (LLS, B1 two rows down) + 1/6 + 1/7
+    + 1 (B2) + 1 + 1/6 + 1 + 1 (B2) = 4.98. The busy list's <6,3>, between B1 and the east
+    edge, no region's corner, has 1/4 + 1 + 1/4 + 1 + 1/4 + 1 + 1/2 (B2 two rows up) + 1 =
+    5.25, the highest of any free base, and wins."""
+    running = [(5, 3, 1, 2, 5.0), (7, 6, 1, 2, 5.0)]
+    assert set(ref.bdi_candidates(running, 8, 8, 2, 2)) == {
+        (0, 0), (3, 0), (0, 6), (3, 6), (6, 0), (6, 4), (4, 0), (5, 0), (4, 1), (5, 1),
+        (4, 5), (5, 5), (4, 6), (5, 6)}
+    assert ref.bdi_candidates(running, 8, 8, 2, 2, "best-fit") == [
+        (0, 6), (0, 0), (5, 6), (5, 5), (6, 4), (6, 0)]
+    assert ref.bdi_candidates(running, 8, 8, 2, 2, "busy-list") == [
+        (0, 0), (6, 0), (0, 6), (6, 2), (6, 3), (6, 4), (4, 5), (5, 5), (3, 2), (3, 3),
+        (3, 4), (4, 1), (5, 1), (5, 5), (5, 6), (6, 4)]
+    busy = ref.nodes(running)
+    assert round(ref.bdi_value(busy, 8, 8, 5, 6, 2, 2), 2) == 4.98
+    assert ref.bdi_value(busy, 8, 8, 6, 3, 2, 2) == 5.25
+    assert ref.bdi_value(busy, 8, 8, 6, 3, 2, 2) == max(
+        ref.bdi_value(busy, 8, 8, x, y, 2, 2) for x, y in ref.bases(busy, 8, 8, 2, 2))
+    assert probe("bdi", "mesh:8x8", running, (2, 2)) == (5, 6, 2, 2)
+    assert probe("bdi", "mesh:8x8", running, (2, 2), options={"candidates": "best-fit"}) == \
+        (5, 6, 2, 2)
+    assert probe("bdi", "mesh:8x8", running, (2, 2), options={"candidates": "busy-list"}) \
+        == (6, 3, 2, 2)
+
+
 def test_lookahead_policies_pick_regions_by_base_area_and_the_largest_waiting_job():
     """5x5 with a wall <1,0,1,4>. J(1,2)'s free regions: <0,0,0,3> (area 4) and <2,0,4,3>
     (area 12): first fit and best fit take the left one, worst fit the right. A waiting
@@ -328,6 +362,9 @@ READINGS = [
      lambda *a: ref.busy_list_anywhere(*a, edges=False)),
     ("bdi", {"rotation": "both"}, lambda *a: ref.bdi(*a, rotation="both")),
     ("bdi", {"distance": "half-plane"}, lambda *a: ref.bdi(*a, distance="half-plane")),
+    ("bdi", {"candidates": "busy-list"}, lambda *a: ref.bdi(*a, candidates="busy-list")),
+    ("bdi", {"candidates": "best-fit", "rotation": "both"},
+     lambda *a: ref.bdi(*a, candidates="best-fit", rotation="both")),
 ]
 
 

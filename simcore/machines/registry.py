@@ -179,6 +179,11 @@ _BDI_OPTIONS = (
               "column ('line'), or to the nearest busy node of the half-plane that way "
               "('half-plane'); the boundary counts as busy just outside the mesh either way",
               choices=("line", "half-plane")),
+    Parameter("candidates", str, "regions", "the candidates scored: the four corners of "
+              "every free region (Fig. 8.3), the busy list's ('busy-list': the mesh corners "
+              "and every free position along the busy submeshes' sides) or Best Fit's "
+              "corners of the coverage array ('best-fit')",
+              choices=("regions", "busy-list", "best-fit")),
 )
 #: Options of the 2D-mesh rows that read the thesis in more than one way (docs/chu.md).
 _MESH2D_OPTIONS = {"bl": _BUSY_LIST_OPTIONS, "bl-mod": _BL_MOD_OPTIONS, "bdi": _BDI_OPTIONS}

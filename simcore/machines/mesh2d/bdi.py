@@ -19,6 +19,15 @@ there are none and w != h, the same for J(h, w); else the job waits. Ties go to 
 candidate (regions in list order, corners LL, LR, UL, UR) [Inf: the thesis gives no
 tie-break]. O(N_A^2).
 
+Option `candidates` scores other candidate sets, as the thesis's section 8.3 did before
+it chose the free regions' corners (BDI over Best Fit's and the busy list's candidates
+"performs similarly"; docs/chu.md measures it): `busy-list`, the mesh's corners, then every
+free position touching a side of a listed submesh (list order; east, north, west, south;
+along each side from its lower or left end), the modified busy list's candidates, whose
+positions EET-SB shares (`simcore.machines.mesh2d.busy_list`); `best-fit`, Best Fit's
+corners of the coverage array (`simcore.machines.mesh2d.zhu`), in First Fit's order. The
+rotation rule and the ties are as for the regions.
+
 Two options read the chapter otherwise (docs/chu.md measures both): `rotation: both`
 scores the corners of the free regions of J(w, h) and then of J(h, w) together, as BL does
 (the thesis says BF was made to rotate "as in the BL and BDI strategies"), instead of
@@ -42,8 +51,13 @@ from simcore.machines.mesh2d.grid import (
     assign,
     build_struct,
     busy_list,
+    corners,
+    coverage,
+    fill_grid,
     free_regions,
+    inside,
     memory_bytes,
+    overlapping,
     register,
 )
 
@@ -60,12 +74,18 @@ class BDIMachine(NamedTuple):
     mesh: Mesh
     both: bool  # rotation: both orientations scored together
     halfplane: bool  # distance: nearest busy node of the half-plane
+    candidates: int  # REGIONS, BUSY_LIST or BEST_FIT
+
+
+REGIONS, BUSY_LIST, BEST_FIT = 0, 1, 2
+CANDIDATES = {"regions": REGIONS, "busy-list": BUSY_LIST, "best-fit": BEST_FIT}
 
 
 def build(spec: MachineSpec, jobs: Jobs) -> tuple[BDIMachine, np.ndarray, np.ndarray]:
     """The struct, each job's units (w x h) and its placement class (its shape)."""
     return build_struct(BDIMachine, spec, jobs, True, spec.option("rotation") == "both",
-                        spec.option("distance") == "half-plane")
+                        spec.option("distance") == "half-plane",
+                        CANDIDATES[spec.option("candidates")])
 
 
 @implements(place, BDIMachine)
@@ -77,26 +97,72 @@ def place_bdi(m, st, j, units, busy, growth, forbidden, out):
     n = busy_list(mesh, st, busy, forbidden)
     if n == 0 and w <= mesh.width and h <= mesh.height:
         return assign(mesh, j, 0, 0, w, h, out)
-    best, bx, by, bw = -1.0, -1, -1, w
+    best = (-1.0, -1, -1, w)  # BDI, x, y, width
+    if m.candidates == BEST_FIT:
+        fill_grid(mesh, busy, forbidden)
     for turn in range(1 if w == h else 2):
-        if bx >= 0 and not m.both:
-            break  # Fig. 8.3: J(h, w) only when J(w, h) has no free region
+        if best[1] >= 0 and not m.both:
+            break  # Fig. 8.3: J(h, w) only when J(w, h) has no candidate
         cw, ch = (w, h) if turn == 0 else (h, w)
-        buf, count = free_regions(mesh, n, cw, ch)
-        regions = mesh.regions
-        for r in range(count):
-            for corner in range(4):
-                x = regions[buf, r, 0] if corner % 2 == 0 else regions[buf, r, 2]
-                y = regions[buf, r, 1] if corner < 2 else regions[buf, r, 3]
-                if m.halfplane:
-                    value = plane_distances(mesh, n, x, y, x + cw - 1, y + ch - 1)
-                else:
-                    value = inverse_distances(mesh, n, x, y, x + cw - 1, y + ch - 1)
-                if value > best:
-                    best, bx, by, bw = value, x, y, cw
-    if bx >= 0:
-        return assign(mesh, j, bx, by, bw, w * h // bw, out)
+        if m.candidates == REGIONS:
+            buf, count = free_regions(mesh, n, cw, ch)
+            regions = mesh.regions
+            for r in range(count):
+                for corner in range(4):
+                    x = regions[buf, r, 0] if corner % 2 == 0 else regions[buf, r, 2]
+                    y = regions[buf, r, 1] if corner < 2 else regions[buf, r, 3]
+                    best = _better(m, mesh, n, best, x, y, cw, ch)
+        elif m.candidates == BEST_FIT:
+            if cw <= mesh.width and ch <= mesh.height:
+                coverage(mesh, cw, ch)
+                for k in range(corners(mesh, cw, ch)):
+                    best = _better(m, mesh, n, best, mesh.cand[k, 0], mesh.cand[k, 1], cw, ch)
+        else:
+            best = _along_sides(m, mesh, n, best, cw, ch)
+    if best[1] >= 0:
+        return assign(mesh, j, best[1], best[2], best[3], w * h // best[3], out)
     return -1
+
+
+@kernel
+def _along_sides(m, mesh, n, best, cw, ch):
+    """The busy list's candidates of J(cw, ch): the mesh's corners, then each free position
+    touching a side of a listed submesh (see the module docstring)."""
+    for corner in range(4):
+        x = 0 if corner % 2 == 0 else mesh.width - cw
+        y = 0 if corner < 2 else mesh.height - ch
+        best = _free_better(m, mesh, n, best, x, y, cw, ch)
+    blist = mesh.blist
+    for k in range(n):
+        x1, y1, x2, y2 = blist[k, 0], blist[k, 1], blist[k, 2], blist[k, 3]
+        for side in range(4):  # east, north, west, south
+            along_y = side % 2 == 0
+            first, last = (y1 - ch + 1, y2) if along_y else (x1 - cw + 1, x2)
+            fixed = (x2 + 1, y2 + 1, x1 - cw, y1 - ch)[side]
+            for s in range(first, last + 1):
+                x, y = (fixed, s) if along_y else (s, fixed)
+                best = _free_better(m, mesh, n, best, x, y, cw, ch)
+    return best
+
+
+@kernel
+def _free_better(m, mesh, n, best, x, y, cw, ch):
+    """`_better` for a position that may overlap a busy submesh or leave the mesh."""
+    if not inside(mesh, x, y, cw, ch) or \
+            overlapping(mesh.blist, n, x, y, x + cw - 1, y + ch - 1) >= 0:
+        return best
+    return _better(m, mesh, n, best, x, y, cw, ch)
+
+
+@kernel
+def _better(m, mesh, n, best, x, y, cw, ch):
+    """The free candidate <x, y> of J(cw, ch) against `best` (BDI, x, y, width): the
+    larger BDI wins, the first on ties."""
+    if m.halfplane:
+        value = plane_distances(mesh, n, x, y, x + cw - 1, y + ch - 1)
+    else:
+        value = inverse_distances(mesh, n, x, y, x + cw - 1, y + ch - 1)
+    return (value, x, y, cw) if value > best[0] else best
 
 
 @kernel
