@@ -10,6 +10,7 @@ import yaml
 
 from simcore.base.errors import ConfigError
 from simcore.base.stamps import stamp_problems
+from simcore.report.allocated import ALLOCATED, with_allocated_utilization
 from simcore.report.reproduction import (
     copy_figures,
     evaluate,
@@ -92,6 +93,27 @@ def test_knee_queries_and_list_selections():
         "the first experiment alone stops before the knee"
     assert evaluate(rows, {"metric": "utilization", "where": both}) == pytest.approx(
         sum(rows["utilization"]) / 8)
+
+
+def test_utilization_over_allocated_units_from_hand_made_job_rows(tmp_path):
+    """Run a on a 2x2x2 torus (8 units) over 100 s: a job of 3 units placed on 4 for 50 s
+    and one of 2 on 2 for 100 s. Requested: (3 x 50 + 2 x 100) / 800 = 0.4375, its stored
+    utilization; allocated: (4 x 50 + 2 x 100) / 800 = 0.5. Run b has no job rows."""
+    jobs = tmp_path / "jobs.parquet"
+    pl.DataFrame({"run_key": ["a", "a"], "size": [3, 2], "alloc_size": [4, 2],
+                  "run_s": [50.0, 100.0]}).write_parquet(jobs)
+    runs = pl.DataFrame({"run_key": ["a", "b"], "experiment": ["e", "f"], "seed": [1, 1],
+                         "machine_spec": ["torus:2x2x2", "flat:4"],
+                         "makespan_s": [100.0, 10.0], "utilization": [0.4375, 0.5]})
+    derived = with_allocated_utilization(runs, [jobs])
+    assert derived[ALLOCATED].to_list() == [0.5, None]
+    assert evaluate(derived, {"metric": ALLOCATED, "where": {"experiment": "e"}}) == 0.5
+    with pytest.raises(ConfigError, match=r"1 selected run.*experiment.*f have no per-job"):
+        evaluate(derived, {"metric": ALLOCATED, "where": {"experiment": "f"}})
+    with pytest.raises(ConfigError, match=r"rows give a utilization of 0.4375 .* not its "
+                                          r"stored 0.4"):
+        with_allocated_utilization(runs.with_columns(pl.lit(0.4).alias("utilization")),
+                                   [jobs])
 
 
 def test_a_query_has_runs_only_if_every_selection_has(runs):
