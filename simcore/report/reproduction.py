@@ -29,7 +29,9 @@ averaging over seeds first:
   stops rising with Krevat's runtime scale c.
 
 A `where` value may be a list: any of its values (e.g. two experiments sweeping one
-policy over two ranges of c).
+policy over two ranges of c). A query's metric is a store column, or
+`utilization_allocated`: capacity utilized over the units each job was allocated,
+derived from the per-job rows of experiments that keep them (`simcore.report.allocated`).
 
 `evaluate_seeds` gives the same query on each seed's runs alone: our interval is over
 these per-seed values (a change's: paired, seed by seed). A claim with `outside_model:` or
