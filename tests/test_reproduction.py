@@ -301,7 +301,7 @@ def test_departures_are_sentences(tmp_path):
     ("chu1995", 22, {"direction": None}, "paper", "no published value and no 'direction'"),
     ("frachtenberg2003", 2, {"calibrated": " "}, "calibrated", "a sentence naming"),
     ("krevat2003-scale", 1, {"paper": "-44%"}, "paper", "an extension has no published"),
-    ("krevat2003", 7, {"direction": "lower"}, "direction", "contradicts the paper's '+15%'"),
+    ("krevat2003", 12, {"direction": "lower"}, "direction", "contradicts the paper's '+15%'"),
     ("aridor2005", 6, {"tolerance": "five points"}, "tolerance", "expected a number >= 0"),
     ("krevat2003", 0, {"kind": None}, "kind", "expected one of figure, table, measured, text"),
     ("chu1995", 3, {"statement": None}, "statement", "naming the published statement"),
