@@ -17,14 +17,21 @@ from simcore.report.reproduction import (
     evaluate_seeds,
     has_runs,
     load_published,
+    read_runs,
     report,
     verdict_paths,
     write_report,
 )
 from simcore.report.verdicts import VERDICTS
-from simcore.sweep.store import read_summaries, read_verified
+from simcore.sweep.store import (
+    read_summaries,
+    read_verified,
+    shard_dir,
+    summary_table,
+    write_table,
+)
 from tests.conftest import ROOT
-from tests.test_tables import build_store
+from tests.test_tables import build_store, store_rows
 
 TORUS = {"experiment": "krevat", "workload": "nasa", "machine": "torus"}
 
@@ -114,6 +121,34 @@ def test_utilization_over_allocated_units_from_hand_made_job_rows(tmp_path):
                                           r"stored 0.4"):
         with_allocated_utilization(runs.with_columns(pl.lit(0.4).alias("utilization")),
                                    [jobs])
+
+
+def test_the_report_reads_the_job_rows_beside_the_summaries_when_a_query_needs_them(
+        tmp_path):
+    """The smoke shards' FCFS run gets a makespan of 100 s on torus:4x4x8 (128 units) and
+    one job row of 1 unit, run for its whole utilized capacity, placed on 2: its allocated
+    utilization is twice its utilization. The migration run has no job rows."""
+    store = build_store(tmp_path, experiments=("smoke",))
+    names = {"experiment": "smoke", "workload": "nasa", "machine": "torus", "policy": "fcfs"}
+    [row] = store_rows()[tuple(names.values())]
+    row["makespan_s"] = 100.0
+    assert row["machine_spec"] == "torus:4x4x8"
+    summary = shard_dir(tmp_path, "test", names) / "summary.parquet"
+    write_table(summary_table([row]), summary, {"shard": {"dataset": "test", **names}})
+    pl.DataFrame({"run_key": [row["run_key"]], "size": [1], "alloc_size": [2],
+                  "run_s": [row["utilization"] * 100.0 * 128]}).write_parquet(
+        summary.with_name("jobs.parquet"))
+    claim = {"what": "w", "source": "s", "paper": None, "extension": True, "why": "y",
+             "query": {"metric": ALLOCATED, "where": names}}
+    published = {"smoke": {"claims": [claim]}}
+    for runs in (read_runs(published, store), read_runs(published, None, [str(summary)])):
+        fcfs = runs.filter(pl.col("policy") == "fcfs")
+        assert fcfs[ALLOCATED].to_list() == pytest.approx([2 * row["utilization"]])
+    assert ALLOCATED not in read_runs({"smoke": {"claims": []}}, store).columns
+    bare = {**claim, "query": {"metric": ALLOCATED, "where": {**names, "policy": "migration"}}}
+    with pytest.raises(ConfigError, match=r"experiment.*smoke have no per-job rows"):
+        report({"smoke": {"title": "t", "did": "d", "ours": "o", "experiments": ["smoke"],
+                          "claims": [bare]}}, store)
 
 
 def test_a_query_has_runs_only_if_every_selection_has(runs):
