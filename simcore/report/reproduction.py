@@ -29,7 +29,9 @@ averaging over seeds first:
   stops rising with Krevat's runtime scale c.
 
 A `where` value may be a list: any of its values (e.g. two experiments sweeping one
-policy over two ranges of c).
+policy over two ranges of c). A query's metric is a store column, or
+`utilization_allocated`: capacity utilized over the units each job was allocated,
+derived from the per-job rows of experiments that keep them (`simcore.report.allocated`).
 
 `evaluate_seeds` gives the same query on each seed's runs alone: our interval is over
 these per-seed values (a change's: paired, seed by seed). A claim with `outside_model:` or
@@ -52,6 +54,7 @@ from simcore.base.atomic import atomic_path
 from simcore.base.errors import ConfigError
 from simcore.base.stamps import write_stamp
 from simcore.base.yamlfiles import read_yaml
+from simcore.report.allocated import ALLOCATED, check_allocated, with_allocated_utilization
 from simcore.report.tables import CONFIG_KEYS, bend, saturation
 from simcore.report.verdicts import (
     LABELS,
@@ -162,6 +165,8 @@ def evaluate(runs: pl.DataFrame, query: Mapping[str, Any]) -> float | None:
     selected = _select(runs, query.get("where", {}))
     if not selected.height:
         return None
+    for metric in _metrics(query):
+        check_allocated(selected, metric)
     if "metric" in query:
         return float(selected[query["metric"]].mean())
     if "max" in query:
@@ -189,6 +194,27 @@ def evaluate(runs: pl.DataFrame, query: Mapping[str, Any]) -> float | None:
     return float(of[metric].mean()) / base - 1.0 if base else None
 
 
+def _metrics(query: Mapping[str, Any]) -> list[str]:
+    """The metrics a query reduces."""
+    if "ratio" in query:
+        return list(query["ratio"])
+    return [query[k] for k in ("metric", "max", "change", "knee") if k in query]
+
+
+def read_runs(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
+              summaries: list[str] | None = None) -> pl.DataFrame:
+    """The store's summary rows (`read_summaries`), with `utilization_allocated`
+    (`simcore.report.allocated`) derived from the per-job rows beside them when a claim's
+    query names it."""
+    runs = read_summaries(store, summaries)
+    if not any(ALLOCATED in _metrics(claim["query"]) for seed in published.values()
+               for claim in seed["claims"] if "query" in claim):
+        return runs
+    files = (Path(store).glob("**/jobs.parquet") if summaries is None
+             else (Path(f).with_name("jobs.parquet") for f in summaries))
+    return with_allocated_utilization(runs, sorted(str(f) for f in files if f.is_file()))
+
+
 def evaluate_seeds(runs: pl.DataFrame, query: Mapping[str, Any]) -> list[float]:
     """The query's value on each seed's runs alone, for the seeds of its selected runs
     (those where it is defined), in seed order."""
@@ -214,7 +240,7 @@ def report(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
            summaries: list[str] | None = None, figures: str = "figures") -> str:
     """The report as Markdown, from the published numbers and the dataset's store (or the
     given shard files); figure links are relative to `figures`."""
-    runs = read_summaries(store, summaries)
+    runs = read_runs(published, store, summaries)
     return _report(published, runs, _judge_all(published, runs), figures)
 
 
@@ -505,7 +531,7 @@ def write_report(published: str | os.PathLike[str], store: str | os.PathLike[str
     dataset's figure directory, the figures it links are copied to `figures` beside it
     first (`copy_figures`). Each file is stamped (`simcore.base.stamps`)."""
     numbers = load_published(published)
-    runs = read_summaries(store, summaries)
+    runs = read_runs(numbers, store, summaries)
     judged = _judge_all(numbers, runs)
     present = set(runs["experiment"].to_list())
     if copy_from:
