@@ -21,7 +21,7 @@ from simcore.report.reproduction import (
     write_report,
 )
 from simcore.report.verdicts import VERDICTS
-from simcore.sweep.store import read_summaries, read_verified
+from simcore.sweep.store import read_summaries, read_verified, shard_dir, summary_table, write_table
 from tests.conftest import ROOT
 from tests.test_tables import build_store
 
@@ -92,6 +92,53 @@ def test_knee_queries_and_list_selections():
         "the first experiment alone stops before the knee"
     assert evaluate(rows, {"metric": "utilization", "where": both}) == pytest.approx(
         sum(rows["utilization"]) / 8)
+
+
+def test_a_change_of_saturation_points_compares_two_sweeps_seed_by_seed(tmp_path):
+    """Carried load min(load, k) + 0.1 max(load - k, 0): EASY bends at k = 0.8 and FCS at
+    0.88 + 0.01 (seed - 2), so FCS saturates 10% later on seed 2, and the change is taken
+    per seed as any change is."""
+    loads = [0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2]
+    rows = []
+    for policy in ("easy", "fcs"):
+        for seed in (1, 2, 3):
+            k = 0.8 if policy == "easy" else 0.88 + 0.01 * (seed - 2)
+            for load in loads:
+                rows.append({"seed": seed, "machine_spec": "flat:32", "scheduler": policy,
+                             "offered_load": load, "run_key": f"{policy}-{seed}-{load}",
+                             "accepted_load": min(load, k) + 0.1 * max(load - k, 0.0)})
+    names = {"experiment": "fcs", "workload": "lublin", "machine": "flat"}
+    for policy in ("easy", "fcs"):
+        write_table(summary_table([r for r in rows if r["scheduler"] == policy]),
+                    shard_dir(tmp_path, "test", {**names, "policy": policy})
+                    / "summary.parquet", {"shard": {"dataset": "test", **names,
+                                                    "policy": policy}})
+    store = read_summaries(tmp_path / "test" / "store")
+    query = {"change": {"saturation": "at_offered_load"}, "of": {"policy": "fcs"},
+             "over": {"policy": "easy"}, "where": names}
+    assert evaluate_seeds(store, query) == pytest.approx(
+        [(0.88 + d) / 0.8 - 1 for d in (-0.01, 0.0, 0.01)], abs=1e-3)
+    assert evaluate(store, query) == pytest.approx(0.1, abs=1e-3)
+    assert evaluate(store, {**query, "of": {"policy": "gang"}}) is None
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"change": "utilization"}, r"query.change: expected exactly one of \('metric', 'max', "
+                                r"'ratio', 'saturation', 'knee'\)"),
+    ({"knee": "utilization"}, r"query.change.along: missing"),
+    ("at_offered_load", None),
+])
+def test_a_change_of_a_query_holds_one_query_of_another_kind(tmp_path, change, message):
+    published = yaml.safe_load((ROOT / "config/published.yaml").read_text())
+    claim = published["seeds"]["aridor2005"]["claims"][0]
+    claim["query"]["change"] = change
+    path = Path(tmp_path) / "p.yaml"
+    path.write_text(yaml.safe_dump(published))
+    if message is None:
+        load_published(path)  # a column name, as before
+        return
+    with pytest.raises(ConfigError, match=rf"seeds.aridor2005.claims\[0\].{message}"):
+        load_published(path)
 
 
 def test_a_query_has_runs_only_if_every_selection_has(runs):

@@ -19,7 +19,9 @@ averaging over seeds first:
 - `{max: M}`: the largest mean of M over the selected configurations (e.g. the
   saturation utilization: the highest utilization over the load axis);
 - `{change: M, of: {...}, over: {...}}`: relative change of M from the `over` selection to
-  the `of` selection (both inside `where`), e.g. migration over FCFS;
+  the `of` selection (both inside `where`), e.g. migration over FCFS; M may also be a
+  query of another kind, whose value on each selection is compared (e.g.
+  `{saturation: at_offered_load}`: how much later one scheduler saturates than another);
 - `{ratio: [A, B]}`: mean of A over mean of B (e.g. successful / attempted migrations);
 - `{saturation: C}`: column C (`saturation_load` or `at_offered_load`) of the saturation
   table (`simcore.report.tables`) of the selected runs, which must be one configuration swept
@@ -102,16 +104,26 @@ def load_published(path: str | os.PathLike[str]) -> dict[str, Any]:
             if "query" not in claim:
                 check_claim(claim, at)
                 continue
-            _mapping(claim["query"], f"{at}.query")
-            kinds = [k for k in QUERY_KINDS if k in claim["query"]]
-            if len(kinds) != 1:
-                raise ConfigError(f"{at}.query: expected exactly one of {QUERY_KINDS}")
-            if kinds == ["knee"] and "along" not in claim["query"]:
-                raise ConfigError(f"{at}.query.along: missing; a knee query names the column "
-                                  "its metric bends along (e.g. runtime_scale)")
+            _check_query(claim["query"], f"{at}.query")
             check_claim(claim, at)
     _check_statements(seeds, path)
     return dict(seeds)
+
+
+def _check_query(query: Mapping[str, Any], at: str,
+                 kinds: tuple[str, ...] = QUERY_KINDS) -> None:
+    """Refuse a query that is not one of `kinds` with what it needs; a change of a query
+    (`{change: {...}}`) holds a query of any other kind."""
+    _mapping(query, at)
+    found = [k for k in kinds if k in query]
+    if len(found) != 1:
+        raise ConfigError(f"{at}: expected exactly one of {kinds}")
+    if found == ["knee"] and "along" not in query:
+        raise ConfigError(f"{at}.along: missing; a knee query names the column its metric "
+                          "bends along (e.g. runtime_scale)")
+    if found == ["change"] and isinstance(query["change"], Mapping):
+        _check_query(query["change"], f"{at}.change",
+                     tuple(k for k in QUERY_KINDS if k != "change"))
 
 
 def _check_statements(seeds: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
@@ -181,12 +193,12 @@ def evaluate(runs: pl.DataFrame, query: Mapping[str, Any]) -> float | None:
             query["along"])
         found = bend(curve[query["along"]].to_list(), curve[query["knee"]].to_list())
         return None if found is None else found[1]
-    metric = query["change"]
-    of, over = _select(selected, query["of"]), _select(selected, query["over"])
-    if not of.height or not over.height:
-        return None
-    base = float(over[metric].mean())
-    return float(of[metric].mean()) / base - 1.0 if base else None
+    measure = query["change"]
+    if not isinstance(measure, Mapping):
+        measure = {"metric": measure}
+    top = evaluate(_select(selected, query["of"]), measure)
+    base = evaluate(_select(selected, query["over"]), measure)
+    return top / base - 1.0 if top is not None and base else None
 
 
 def evaluate_seeds(runs: pl.DataFrame, query: Mapping[str, Any]) -> list[float]:
