@@ -350,7 +350,7 @@ def test_rows_fixed_by_their_input_or_fitted_to_the_paper_are_not_scored():
     node-level rows of the scale section have no published value."""
     seeds = load_published(ROOT / "config/published.yaml")
     for claim in seeds["frachtenberg2003"]["claims"]:
-        where = claim["query"].get("where", {})
+        where = claim.get("query", {}).get("where", {})  # none: outside the model
         if where.get("experiment") != "frachtenberg2003-scenarios":
             continue
         fitted = where.get("policy") == "batch" or (where.get("workload"),
