@@ -122,6 +122,37 @@ def test_a_change_of_saturation_points_compares_two_sweeps_seed_by_seed(tmp_path
     assert evaluate(store, {**query, "of": {"policy": "gang"}}) is None
 
 
+def test_runs_that_kept_per_job_rows_get_their_shorter_and_longer_half(tmp_path):
+    """Run a: jobs of 1-4 s responding in 10-40 s, so 15 s and 35 s; run b: three jobs,
+    the shorter half is the 1 s job alone (5 s ties go by job number); run c kept no
+    per-job rows."""
+    import pyarrow as pa
+
+    from simcore.report.job_halves import with_job_halves
+    from simcore.sweep.store import JOBS_SCHEMA
+
+    jobs = {"run_key": ["a"] * 4 + ["b"] * 3, "job_id": [1, 2, 3, 4, 2, 1, 3],
+            "run_s": [4.0, 2.0, 3.0, 1.0, 5.0, 5.0, 1.0],
+            "response_s": [40.0, 20.0, 30.0, 10.0, 100.0, 200.0, 300.0]}
+    table = pa.table({f.name: pa.array(jobs.get(f.name, [None] * 7), f.type)
+                      for f in JOBS_SCHEMA})
+    for policy, keys, rows in (("fcs", ["a", "b"], table), ("easy", ["c"], table.slice(0, 0))):
+        names = {"experiment": "fcs", "workload": "lublin", "machine": "flat",
+                 "policy": policy}
+        where = shard_dir(tmp_path, "test", names)
+        meta = {"shard": {"dataset": "test", **names}}
+        write_table(summary_table([{"run_key": k, "seed": 1} for k in keys]),
+                    where / "summary.parquet", meta)
+        write_table(rows, where / "jobs.parquet", meta)
+    store = tmp_path / "test" / "store"
+    runs = with_job_halves(read_summaries(store), store).sort("run_key")
+    assert runs["mean_response_s_short_half"].to_list() == [15.0, 300.0, None]
+    assert runs["mean_response_s_long_half"].to_list() == [35.0, 150.0, None]
+    files = [str(where / "summary.parquet")]  # the easy shard alone, as the workflow names
+    assert with_job_halves(read_summaries(None, files), None, files)[
+        "mean_response_s_short_half"].to_list() == [None]
+
+
 @pytest.mark.parametrize(("change", "message"), [
     ({"change": "utilization"}, r"query.change: expected exactly one of \('metric', 'max', "
                                 r"'ratio', 'saturation', 'knee'\)"),

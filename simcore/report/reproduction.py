@@ -13,7 +13,8 @@ experiments. A seed whose experiments are not in the store says so. Editing a pu
 number and running again changes only the report.
 
 A query selects store rows by column values (`where`) and reduces a metric over them,
-averaging over seeds first:
+averaging over seeds first (a metric: a summary column, or one `simcore.report.job_halves`
+adds from the per-job rows a shard kept):
 
 - `{metric: M}`: the mean of M over the selected runs;
 - `{max: M}`: the largest mean of M over the selected configurations (e.g. the
@@ -54,6 +55,7 @@ from simcore.base.atomic import atomic_path
 from simcore.base.errors import ConfigError
 from simcore.base.stamps import write_stamp
 from simcore.base.yamlfiles import read_yaml
+from simcore.report.job_halves import with_job_halves
 from simcore.report.tables import CONFIG_KEYS, bend, saturation
 from simcore.report.verdicts import (
     LABELS,
@@ -226,7 +228,7 @@ def report(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
            summaries: list[str] | None = None, figures: str = "figures") -> str:
     """The report as Markdown, from the published numbers and the dataset's store (or the
     given shard files); figure links are relative to `figures`."""
-    runs = read_summaries(store, summaries)
+    runs = with_job_halves(read_summaries(store, summaries), store, summaries)
     return _report(published, runs, _judge_all(published, runs), figures)
 
 
@@ -517,7 +519,7 @@ def write_report(published: str | os.PathLike[str], store: str | os.PathLike[str
     dataset's figure directory, the figures it links are copied to `figures` beside it
     first (`copy_figures`). Each file is stamped (`simcore.base.stamps`)."""
     numbers = load_published(published)
-    runs = read_summaries(store, summaries)
+    runs = with_job_halves(read_summaries(store, summaries), store, summaries)
     judged = _judge_all(numbers, runs)
     present = set(runs["experiment"].to_list())
     if copy_from:
