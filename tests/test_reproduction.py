@@ -10,28 +10,20 @@ import yaml
 
 from simcore.base.errors import ConfigError
 from simcore.base.stamps import stamp_problems
-from simcore.report.allocated import ALLOCATED, with_allocated_utilization
 from simcore.report.reproduction import (
     copy_figures,
     evaluate,
     evaluate_seeds,
     has_runs,
     load_published,
-    read_runs,
     report,
     verdict_paths,
     write_report,
 )
 from simcore.report.verdicts import VERDICTS
-from simcore.sweep.store import (
-    read_summaries,
-    read_verified,
-    shard_dir,
-    summary_table,
-    write_table,
-)
+from simcore.sweep.store import read_summaries, read_verified, shard_dir, summary_table, write_table
 from tests.conftest import ROOT
-from tests.test_tables import build_store, store_rows
+from tests.test_tables import build_store
 
 TORUS = {"experiment": "krevat", "workload": "nasa", "machine": "torus"}
 
@@ -102,53 +94,113 @@ def test_knee_queries_and_list_selections():
         sum(rows["utilization"]) / 8)
 
 
-def test_utilization_over_allocated_units_from_hand_made_job_rows(tmp_path):
+def test_a_change_of_saturation_points_compares_two_sweeps_seed_by_seed(tmp_path):
+    """Carried load min(load, k) + 0.1 max(load - k, 0): EASY bends at k = 0.8 and FCS at
+    0.88 + 0.01 (seed - 2), so FCS saturates 10% later on seed 2, and the change is taken
+    per seed as any change is."""
+    loads = [0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2]
+    rows = []
+    for policy in ("easy", "fcs"):
+        for seed in (1, 2, 3):
+            k = 0.8 if policy == "easy" else 0.88 + 0.01 * (seed - 2)
+            for load in loads:
+                rows.append({"seed": seed, "machine_spec": "flat:32", "scheduler": policy,
+                             "offered_load": load, "run_key": f"{policy}-{seed}-{load}",
+                             "accepted_load": min(load, k) + 0.1 * max(load - k, 0.0)})
+    names = {"experiment": "fcs", "workload": "lublin", "machine": "flat"}
+    for policy in ("easy", "fcs"):
+        write_table(summary_table([r for r in rows if r["scheduler"] == policy]),
+                    shard_dir(tmp_path, "test", {**names, "policy": policy})
+                    / "summary.parquet", {"shard": {"dataset": "test", **names,
+                                                    "policy": policy}})
+    store = read_summaries(tmp_path / "test" / "store")
+    query = {"change": {"saturation": "at_offered_load"}, "of": {"policy": "fcs"},
+             "over": {"policy": "easy"}, "where": names}
+    assert evaluate_seeds(store, query) == pytest.approx(
+        [(0.88 + d) / 0.8 - 1 for d in (-0.01, 0.0, 0.01)], abs=1e-3)
+    assert evaluate(store, query) == pytest.approx(0.1, abs=1e-3)
+    assert evaluate(store, {**query, "of": {"policy": "gang"}}) is None
+
+
+def _job_store(tmp_path, runs, jobs):
+    """A store of one shard per policy: (summary rows, job rows as column lists)."""
+    import pyarrow as pa
+
+    from simcore.sweep.store import JOBS_SCHEMA
+
+    for policy in runs:
+        names = {"experiment": "e", "workload": "w", "machine": "m", "policy": policy}
+        where = shard_dir(tmp_path, "test", names)
+        meta = {"shard": {"dataset": "test", **names}}
+        write_table(summary_table(runs[policy]), where / "summary.parquet", meta)
+        n = len(jobs[policy]["run_key"])
+        write_table(pa.table({f.name: pa.array(jobs[policy].get(f.name, [None] * n), f.type)
+                              for f in JOBS_SCHEMA}), where / "jobs.parquet", meta)
+    return tmp_path / "test" / "store"
+
+
+def test_runs_that_kept_per_job_rows_get_the_metrics_derived_from_them(tmp_path):
     """Run a on a 2x2x2 torus (8 units) over 100 s: a job of 3 units placed on 4 for 50 s
     and one of 2 on 2 for 100 s. Requested: (3 x 50 + 2 x 100) / 800 = 0.4375, its stored
-    utilization; allocated: (4 x 50 + 2 x 100) / 800 = 0.5. Run b has no job rows."""
-    jobs = tmp_path / "jobs.parquet"
-    pl.DataFrame({"run_key": ["a", "a"], "size": [3, 2], "alloc_size": [4, 2],
-                  "run_s": [50.0, 100.0]}).write_parquet(jobs)
-    runs = pl.DataFrame({"run_key": ["a", "b"], "experiment": ["e", "f"], "seed": [1, 1],
-                         "machine_spec": ["torus:2x2x2", "flat:4"],
-                         "makespan_s": [100.0, 10.0], "utilization": [0.4375, 0.5]})
-    derived = with_allocated_utilization(runs, [jobs])
-    assert derived[ALLOCATED].to_list() == [0.5, None]
-    assert evaluate(derived, {"metric": ALLOCATED, "where": {"experiment": "e"}}) == 0.5
-    with pytest.raises(ConfigError, match=r"1 selected run.*experiment.*f have no per-job"):
-        evaluate(derived, {"metric": ALLOCATED, "where": {"experiment": "f"}})
-    with pytest.raises(ConfigError, match=r"rows give a utilization of 0.4375 .* not its "
-                                          r"stored 0.4"):
-        with_allocated_utilization(runs.with_columns(pl.lit(0.4).alias("utilization")),
-                                   [jobs])
+    utilization; allocated: (4 x 50 + 2 x 100) / 800 = 0.5. Its halves by run time: the
+    50 s job alone (response 60 s), the other (150 s). Run b: three jobs, the shorter half
+    is the 1 s job alone (5 s ties go by job number). Run c kept no per-job rows."""
+    from simcore.report.job_metrics import ALLOCATED, HALVES, with_job_metrics
+
+    spec = {"machine_spec": "torus:2x2x2", "makespan_s": 100.0}
+    runs = {"x": [{"run_key": "a", "seed": 1, "utilization": 0.4375, **spec},
+                  {"run_key": "b", "seed": 2, "utilization": 0.1, **spec}],
+            "y": [{"run_key": "c", "seed": 1, "utilization": 0.5, **spec}]}
+    jobs = {"x": {"run_key": ["a", "a", "b", "b", "b"], "job_id": [1, 2, 2, 1, 3],
+                  "size": [3, 2, 1, 1, 1], "alloc_size": [4, 2, 1, 1, 1],
+                  "run_s": [50.0, 100.0, 5.0, 5.0, 1.0],
+                  "response_s": [60.0, 150.0, 100.0, 200.0, 300.0]},
+            "y": {"run_key": []}}
+    store = _job_store(tmp_path, runs, jobs)
+    derived = with_job_metrics(read_summaries(store), store).sort("run_key")
+    assert derived[ALLOCATED].to_list() == [0.5, pytest.approx(11 / 800), None]
+    assert derived[HALVES[0]].to_list() == [60.0, 300.0, None]
+    assert derived[HALVES[1]].to_list() == [150.0, 150.0, None]
+    files = [str(store / "experiment=e/workload=w/machine=m/policy=y/summary.parquet")]
+    assert with_job_metrics(read_summaries(None, files), None, files)[
+        HALVES[0]].to_list() == [None]
+    assert evaluate(derived, {"metric": ALLOCATED, "where": {"run_key": "a"}}) == 0.5
+    with pytest.raises(ConfigError, match=r"1 selected run.*experiment.*e have no per-job"):
+        evaluate(derived, {"metric": HALVES[0], "where": {"policy": "y"}})
+    with pytest.raises(ConfigError, match=r"rows give a utilization of 0.01375 .* not its "
+                                          r"stored 0.1"):
+        evaluate(derived, {"metric": ALLOCATED, "where": {"run_key": "b"}})
 
 
-def test_the_report_reads_the_job_rows_beside_the_summaries_when_a_query_needs_them(
-        tmp_path):
-    """The smoke shards' FCFS run gets a makespan of 100 s on torus:4x4x8 (128 units) and
-    one job row of 1 unit, run for its whole utilized capacity, placed on 2: its allocated
-    utilization is twice its utilization. The migration run has no job rows."""
-    store = build_store(tmp_path, experiments=("smoke",))
-    names = {"experiment": "smoke", "workload": "nasa", "machine": "torus", "policy": "fcfs"}
-    [row] = store_rows()[tuple(names.values())]
-    row["makespan_s"] = 100.0
-    assert row["machine_spec"] == "torus:4x4x8"
-    summary = shard_dir(tmp_path, "test", names) / "summary.parquet"
-    write_table(summary_table([row]), summary, {"shard": {"dataset": "test", **names}})
-    pl.DataFrame({"run_key": [row["run_key"]], "size": [1], "alloc_size": [2],
-                  "run_s": [row["utilization"] * 100.0 * 128]}).write_parquet(
-        summary.with_name("jobs.parquet"))
-    claim = {"what": "w", "source": "s", "paper": None, "extension": True, "why": "y",
-             "query": {"metric": ALLOCATED, "where": names}}
-    published = {"smoke": {"claims": [claim]}}
-    for runs in (read_runs(published, store), read_runs(published, None, [str(summary)])):
-        fcfs = runs.filter(pl.col("policy") == "fcfs")
-        assert fcfs[ALLOCATED].to_list() == pytest.approx([2 * row["utilization"]])
-    assert ALLOCATED not in read_runs({"smoke": {"claims": []}}, store).columns
-    bare = {**claim, "query": {"metric": ALLOCATED, "where": {**names, "policy": "migration"}}}
-    with pytest.raises(ConfigError, match=r"experiment.*smoke have no per-job rows"):
-        report({"smoke": {"title": "t", "did": "d", "ours": "o", "experiments": ["smoke"],
-                          "claims": [bare]}}, store)
+def test_the_report_reads_the_job_rows_beside_the_summaries(tmp_path):
+    """A claim on `utilization_allocated` through the whole report: run a's 0.5 is ours."""
+    from simcore.report.job_metrics import ALLOCATED
+
+    runs = {"x": [{"run_key": "a", "seed": 1, "utilization": 0.4375,
+                   "machine_spec": "torus:2x2x2", "makespan_s": 100.0}]}
+    jobs = {"x": {"run_key": ["a", "a"], "job_id": [1, 2], "size": [3, 2],
+                  "alloc_size": [4, 2], "run_s": [50.0, 100.0], "response_s": [1.0, 1.0]}}
+    store = _job_store(tmp_path, runs, jobs)
+    claim = {"what": "allocated", "source": "s", "paper": None, "extension": "ours",
+             "why": "y", "query": {"metric": ALLOCATED, "where": {"experiment": "e"}}}
+    text = report({"e": {"title": "t", "did": "d", "ours": "o", "experiments": ["e"],
+                         "claims": [claim]}}, store)
+    assert "| allocated | 0.500 |" in text
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"change": "utilization"}, r"query.change: expected exactly one of \('metric', 'max', "
+                                r"'ratio', 'saturation', 'knee'\)"),
+    ({"knee": "utilization"}, r"query.change.along: missing"),
+])
+def test_a_change_of_a_query_holds_one_query_of_another_kind(tmp_path, change, message):
+    published = yaml.safe_load((ROOT / "config/published.yaml").read_text())
+    claim = published["seeds"]["aridor2005"]["claims"][0]
+    claim["query"]["change"] = change
+    path = Path(tmp_path) / "p.yaml"
+    path.write_text(yaml.safe_dump(published))
+    with pytest.raises(ConfigError, match=rf"seeds.aridor2005.claims\[0\].{message}"):
+        load_published(path)
 
 
 def test_a_query_has_runs_only_if_every_selection_has(runs):
@@ -360,7 +412,7 @@ def test_rows_fixed_by_their_input_or_fitted_to_the_paper_are_not_scored():
     node-level rows of the scale section have no published value."""
     seeds = load_published(ROOT / "config/published.yaml")
     for claim in seeds["frachtenberg2003"]["claims"]:
-        where = claim["query"].get("where", {})
+        where = claim.get("query", {}).get("where", {})  # none: outside the model
         if where.get("experiment") != "frachtenberg2003-scenarios":
             continue
         fitted = where.get("policy") == "batch" or (where.get("workload"),
@@ -369,51 +421,3 @@ def test_rows_fixed_by_their_input_or_fitted_to_the_paper_are_not_scored():
             ("fcs-scenario3", "spin-block")}
         assert ("calibrated" in claim) == fitted, claim["what"]
     assert all("extension" in c for c in seeds["krevat2003-scale"]["claims"])
-
-
-def _selections(query):
-    """Each selection a query reduces: its `where`, joined with `of` and `over` if any."""
-    where = query.get("where", {})
-    return [{**where, **query[side]} for side in ("of", "over") if side in query] or [where]
-
-
-def test_every_query_selects_runs_an_experiment_of_the_papers_makes():
-    """A query naming an experiment, workload, machine or policy that config/papers.yaml
-    does not run would stay "not run" for good."""
-    experiments = yaml.safe_load((ROOT / "config/papers.yaml").read_text())["experiments"]
-    keys = {"workload": "workloads", "machine": "machines", "policy": "policies"}
-    for seed, entry in load_published(ROOT / "config/published.yaml").items():
-        for claim in entry["claims"]:
-            for selection in _selections(claim.get("query", {})):
-                named = selection.get("experiment", list(experiments))
-                for name in [named] if isinstance(named, str) else named:
-                    assert name in experiments, (seed, claim["what"])
-                assert any(
-                    all(value in experiments[name][plural]
-                        for key, plural in keys.items() if key in selection
-                        for value in ([selection[key]] if isinstance(selection[key], str)
-                                      else selection[key]))
-                    for name in ([named] if isinstance(named, str) else named)), (
-                    seed, claim["what"])
-
-
-def test_chu_claims_without_a_row_before_have_one():
-    """Section 6.3.1's ScanUp and ScanDown, Figure 6.15's waiting-time limits of MQ,
-    Figure 7.8 and chapter 5's scheduling against allocation are scored; the original Scan
-    of Figure 6.2, which no scheduler of ours is, is outside the model and has no query."""
-    claims = load_published(ROOT / "config/published.yaml")["chu1995"]["claims"]
-    scored = {c["statement"]: c for c in claims
-              if "statement" in c and not {"shown", "calibrated", "extension"} & set(c)}
-    for statement in ("chu1995-scheduling-matters-more-than-allocation",
-                      "chu1995-mq-scan-down-over-scan-up-as-queues-increase",
-                      "chu1995-mq-scan-down-more-queues-lower-response",
-                      "chu1995-mq-wtl-300-over-no-limit-response-load-05-uniform",
-                      "chu1995-mq-wtl-600-over-no-limit-response-load-05-uniform",
-                      "chu1995-mq-shorter-wtl-greater-response",
-                      "chu1995-mq-shorter-wtl-longer-queue",
-                      "chu1995-eet-sc-over-bf-rotation-fcfs-response-load-05-decreasing-c-0",
-                      "chu1995-eet-sc-over-eet-sb-fcfs-response-load-05-decreasing-c-0"):
-        assert "query" in scored[statement], statement
-    original = [c for s, c in scored.items() if s.startswith("chu1995-original-scan-")]
-    assert len(original) == 3
-    assert all("outside_model" in c and "query" not in c for c in original)

@@ -13,13 +13,16 @@ experiments. A seed whose experiments are not in the store says so. Editing a pu
 number and running again changes only the report.
 
 A query selects store rows by column values (`where`) and reduces a metric over them,
-averaging over seeds first:
+averaging over seeds first (a metric: a summary column, or one `simcore.report.job_metrics`
+derives from the per-job rows a shard kept, e.g. `utilization_allocated`):
 
 - `{metric: M}`: the mean of M over the selected runs;
 - `{max: M}`: the largest mean of M over the selected configurations (e.g. the
   saturation utilization: the highest utilization over the load axis);
 - `{change: M, of: {...}, over: {...}}`: relative change of M from the `over` selection to
-  the `of` selection (both inside `where`), e.g. migration over FCFS;
+  the `of` selection (both inside `where`), e.g. migration over FCFS; M may also be a
+  query of another kind, whose value on each selection is compared (e.g.
+  `{saturation: at_offered_load}`: how much later one scheduler saturates than another);
 - `{ratio: [A, B]}`: mean of A over mean of B (e.g. successful / attempted migrations);
 - `{saturation: C}`: column C (`saturation_load` or `at_offered_load`) of the saturation
   table (`simcore.report.tables`) of the selected runs, which must be one configuration swept
@@ -29,9 +32,7 @@ averaging over seeds first:
   stops rising with Krevat's runtime scale c.
 
 A `where` value may be a list: any of its values (e.g. two experiments sweeping one
-policy over two ranges of c). A query's metric is a store column, or
-`utilization_allocated`: capacity utilized over the units each job was allocated,
-derived from the per-job rows of experiments that keep them (`simcore.report.allocated`).
+policy over two ranges of c).
 
 `evaluate_seeds` gives the same query on each seed's runs alone: our interval is over
 these per-seed values (a change's: paired, seed by seed). A claim with `outside_model:` or
@@ -54,7 +55,7 @@ from simcore.base.atomic import atomic_path
 from simcore.base.errors import ConfigError
 from simcore.base.stamps import write_stamp
 from simcore.base.yamlfiles import read_yaml
-from simcore.report.allocated import ALLOCATED, check_allocated, with_allocated_utilization
+from simcore.report.job_metrics import check_job_metric, with_job_metrics
 from simcore.report.tables import CONFIG_KEYS, bend, saturation
 from simcore.report.verdicts import (
     LABELS,
@@ -105,16 +106,26 @@ def load_published(path: str | os.PathLike[str]) -> dict[str, Any]:
             if "query" not in claim:
                 check_claim(claim, at)
                 continue
-            _mapping(claim["query"], f"{at}.query")
-            kinds = [k for k in QUERY_KINDS if k in claim["query"]]
-            if len(kinds) != 1:
-                raise ConfigError(f"{at}.query: expected exactly one of {QUERY_KINDS}")
-            if kinds == ["knee"] and "along" not in claim["query"]:
-                raise ConfigError(f"{at}.query.along: missing; a knee query names the column "
-                                  "its metric bends along (e.g. runtime_scale)")
+            _check_query(claim["query"], f"{at}.query")
             check_claim(claim, at)
     _check_statements(seeds, path)
     return dict(seeds)
+
+
+def _check_query(query: Mapping[str, Any], at: str,
+                 kinds: tuple[str, ...] = QUERY_KINDS) -> None:
+    """Refuse a query that is not one of `kinds` with what it needs; a change of a query
+    (`{change: {...}}`) holds a query of any other kind."""
+    _mapping(query, at)
+    found = [k for k in kinds if k in query]
+    if len(found) != 1:
+        raise ConfigError(f"{at}: expected exactly one of {kinds}")
+    if found == ["knee"] and "along" not in query:
+        raise ConfigError(f"{at}.along: missing; a knee query names the column its metric "
+                          "bends along (e.g. runtime_scale)")
+    if found == ["change"] and isinstance(query["change"], Mapping):
+        _check_query(query["change"], f"{at}.change",
+                     tuple(k for k in QUERY_KINDS if k != "change"))
 
 
 def _check_statements(seeds: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
@@ -166,7 +177,7 @@ def evaluate(runs: pl.DataFrame, query: Mapping[str, Any]) -> float | None:
     if not selected.height:
         return None
     for metric in _metrics(query):
-        check_allocated(selected, metric)
+        check_job_metric(selected, metric)
     if "metric" in query:
         return float(selected[query["metric"]].mean())
     if "max" in query:
@@ -186,33 +197,21 @@ def evaluate(runs: pl.DataFrame, query: Mapping[str, Any]) -> float | None:
             query["along"])
         found = bend(curve[query["along"]].to_list(), curve[query["knee"]].to_list())
         return None if found is None else found[1]
-    metric = query["change"]
-    of, over = _select(selected, query["of"]), _select(selected, query["over"])
-    if not of.height or not over.height:
-        return None
-    base = float(over[metric].mean())
-    return float(of[metric].mean()) / base - 1.0 if base else None
+    measure = query["change"]
+    if not isinstance(measure, Mapping):
+        measure = {"metric": measure}
+    top = evaluate(_select(selected, query["of"]), measure)
+    base = evaluate(_select(selected, query["over"]), measure)
+    return top / base - 1.0 if top is not None and base else None
 
 
 def _metrics(query: Mapping[str, Any]) -> list[str]:
-    """The metrics a query reduces."""
+    """The metrics a query reduces (a change of a query: that query's)."""
     if "ratio" in query:
         return list(query["ratio"])
+    if isinstance(query.get("change"), Mapping):
+        return _metrics(query["change"])
     return [query[k] for k in ("metric", "max", "change", "knee") if k in query]
-
-
-def read_runs(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
-              summaries: list[str] | None = None) -> pl.DataFrame:
-    """The store's summary rows (`read_summaries`), with `utilization_allocated`
-    (`simcore.report.allocated`) derived from the per-job rows beside them when a claim's
-    query names it."""
-    runs = read_summaries(store, summaries)
-    if not any(ALLOCATED in _metrics(claim["query"]) for seed in published.values()
-               for claim in seed["claims"] if "query" in claim):
-        return runs
-    files = (Path(store).glob("**/jobs.parquet") if summaries is None
-             else (Path(f).with_name("jobs.parquet") for f in summaries))
-    return with_allocated_utilization(runs, sorted(str(f) for f in files if f.is_file()))
 
 
 def evaluate_seeds(runs: pl.DataFrame, query: Mapping[str, Any]) -> list[float]:
@@ -240,7 +239,7 @@ def report(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
            summaries: list[str] | None = None, figures: str = "figures") -> str:
     """The report as Markdown, from the published numbers and the dataset's store (or the
     given shard files); figure links are relative to `figures`."""
-    runs = read_runs(published, store, summaries)
+    runs = with_job_metrics(read_summaries(store, summaries), store, summaries)
     return _report(published, runs, _judge_all(published, runs), figures)
 
 
@@ -531,7 +530,7 @@ def write_report(published: str | os.PathLike[str], store: str | os.PathLike[str
     dataset's figure directory, the figures it links are copied to `figures` beside it
     first (`copy_figures`). Each file is stamped (`simcore.base.stamps`)."""
     numbers = load_published(published)
-    runs = read_runs(numbers, store, summaries)
+    runs = with_job_metrics(read_summaries(store, summaries), store, summaries)
     judged = _judge_all(numbers, runs)
     present = set(runs["experiment"].to_list())
     if copy_from:
