@@ -111,12 +111,13 @@ def place_bdi(m, st, j, units, busy, growth, forbidden, out):
                 for corner in range(4):
                     x = regions[buf, r, 0] if corner % 2 == 0 else regions[buf, r, 2]
                     y = regions[buf, r, 1] if corner < 2 else regions[buf, r, 3]
-                    best = _better(m, mesh, n, best, x, y, cw, ch)
+                    best = _better(m, mesh, n, best, x, y, cw, ch, False)
         elif m.candidates == BEST_FIT:
             if cw <= mesh.width and ch <= mesh.height:
                 coverage(mesh, cw, ch)
                 for k in range(corners(mesh, cw, ch)):
-                    best = _better(m, mesh, n, best, mesh.cand[k, 0], mesh.cand[k, 1], cw, ch)
+                    best = _better(m, mesh, n, best, mesh.cand[k, 0], mesh.cand[k, 1], cw, ch,
+                                   False)
         else:
             best = _along_sides(m, mesh, n, best, cw, ch)
     if best[1] >= 0:
@@ -131,7 +132,7 @@ def _along_sides(m, mesh, n, best, cw, ch):
     for corner in range(4):
         x = 0 if corner % 2 == 0 else mesh.width - cw
         y = 0 if corner < 2 else mesh.height - ch
-        best = _free_better(m, mesh, n, best, x, y, cw, ch)
+        best = _better(m, mesh, n, best, x, y, cw, ch, True)
     blist = mesh.blist
     for k in range(n):
         x1, y1, x2, y2 = blist[k, 0], blist[k, 1], blist[k, 2], blist[k, 3]
@@ -141,23 +142,17 @@ def _along_sides(m, mesh, n, best, cw, ch):
             fixed = (x2 + 1, y2 + 1, x1 - cw, y1 - ch)[side]
             for s in range(first, last + 1):
                 x, y = (fixed, s) if along_y else (s, fixed)
-                best = _free_better(m, mesh, n, best, x, y, cw, ch)
+                best = _better(m, mesh, n, best, x, y, cw, ch, True)
     return best
 
 
 @kernel
-def _free_better(m, mesh, n, best, x, y, cw, ch):
-    """`_better` for a position that may overlap a busy submesh or leave the mesh."""
-    if not inside(mesh, x, y, cw, ch) or \
-            overlapping(mesh.blist, n, x, y, x + cw - 1, y + ch - 1) >= 0:
+def _better(m, mesh, n, best, x, y, cw, ch, check):
+    """The candidate <x, y> of J(cw, ch) against `best` (BDI, x, y, width): the larger
+    BDI wins, the first on ties; with `check`, only if it is inside the mesh and free."""
+    if check and (not inside(mesh, x, y, cw, ch)
+                  or overlapping(mesh.blist, n, x, y, x + cw - 1, y + ch - 1) >= 0):
         return best
-    return _better(m, mesh, n, best, x, y, cw, ch)
-
-
-@kernel
-def _better(m, mesh, n, best, x, y, cw, ch):
-    """The free candidate <x, y> of J(cw, ch) against `best` (BDI, x, y, width): the
-    larger BDI wins, the first on ties."""
     if m.halfplane:
         value = plane_distances(mesh, n, x, y, x + cw - 1, y + ch - 1)
     else:
