@@ -385,7 +385,7 @@ def test_departures_are_sentences(tmp_path):
 @pytest.mark.parametrize(("seed", "index", "change", "key", "message"), [
     ("krevat2003", 0, {"paper": "sixty-three"}, "paper", "cannot read 'sixty-three'"),
     ("krevat2003", 0, {"paper": float("nan")}, "paper", "not a printed value"),
-    ("chu1995", 27, {"direction": None}, "paper", "no published value and no 'direction'"),
+    ("chu1995", 28, {"direction": None}, "paper", "no published value and no 'direction'"),
     ("frachtenberg2003", 2, {"calibrated": " "}, "calibrated", "a sentence naming"),
     ("krevat2003-scale", 1, {"paper": "-44%"}, "paper", "an extension has no published"),
     ("krevat2003", 12, {"direction": "lower"}, "direction", "contradicts the paper's '+15%'"),
