@@ -173,8 +173,8 @@ CHECKS: dict[str, Check] = {
     "--param queues=32 --param scan=down [--json]": HELP,
     "simcore run --workload chu:uniform --jobs 50000 --offered-load 0.5 --warmup-jobs 1000 "
     "--machine mesh:32x32 --allocator as --scheduler scan-all --param wtl=500 --json": HELP,
-    "simcore run --workload chu:DIST --jobs 20000 --seed S --offered-load 0.5 "
-    "--warmup-jobs 1000 --machine mesh:32x32 --allocator A [--machine-param K=V ...] "
+    "simcore run --workload chu:decreasing --jobs 20000 --seed S --offered-load 0.5 "
+    "--warmup-jobs 1000 --machine mesh:32x32 --allocator A --machine-param K=V "
     "--scheduler fcfs --json": HELP,
     "simcore bench --mesh --repeat 3": HELP,
     # docs/configuration.md
