@@ -44,11 +44,12 @@ def with_job_metrics(runs: pl.DataFrame, store: str | os.PathLike[str] | None,
     files = Path(store).glob("**/summary.parquet") if summaries is None else summaries
     kept = [path for path in (Path(f).with_name("jobs.parquet") for f in files)
             if path.is_file()]
-    tables = [pl.from_arrow(read_shard(path).select(list(_COLUMNS))) for path in sorted(kept)]
-    rows = [t for t in tables if isinstance(t, pl.DataFrame) and t.height]
-    per_run = _per_run(pl.concat(rows)) if rows else pl.DataFrame(schema={
-        "run_key": pl.String, "requested": pl.Float64, "allocated": pl.Float64,
-        **{h: pl.Float64 for h in HALVES}})
+    per_run = pl.DataFrame(schema={"run_key": pl.String, "requested": pl.Float64,
+                                   "allocated": pl.Float64, **{h: pl.Float64 for h in HALVES}})
+    for path in sorted(kept):  # one shard's rows at a time: memory of the largest shard
+        rows = pl.from_arrow(read_shard(path).select(list(_COLUMNS)))
+        if isinstance(rows, pl.DataFrame) and rows.height:
+            per_run = pl.concat([per_run, _per_run(rows)])
     joined = runs.join(per_run, on="run_key", how="left")
     specs = joined.filter(pl.col("allocated").is_not_null())["machine_spec"].unique()
     units = {spec: float(MachineSpec.parse(spec.split()[0]).units) for spec in specs}
