@@ -20,8 +20,8 @@ candidate (regions in list order, corners LL, LR, UL, UR) [Inf: the thesis gives
 tie-break]. O(N_A^2).
 
 Option `candidates` scores other candidate sets, as the thesis's section 8.3 did before
-it chose the free regions' corners (BDI over Best Fit's and the busy list's candidates
-"performs similarly"; docs/chu.md measures it): `busy-list`, the mesh's corners, then every
+it chose the free regions' corners (BDI with Best Fit's and the busy list's candidates
+"offer similar performance"; docs/chu.md measures it): `busy-list`, the mesh's corners, then every
 free position touching a side of a listed submesh (list order; east, north, west, south;
 along each side from its lower or left end), the modified busy list's candidates, whose
 positions EET-SB shares (`simcore.machines.mesh2d.busy_list`); `best-fit`, Best Fit's
