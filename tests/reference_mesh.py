@@ -145,6 +145,15 @@ def busy_list_anywhere(running, W, H, w, h, edges=True):
                                  for x, y in bases(busy, W, H, cw, ch)], edges)
 
 
+def _along_sides(x1, y1, x2, y2, w, h):
+    """The bases of w x h positions touching <x1, y1, x2, y2>'s east, north, west and
+    south side, each side from its lower or left end (in or out of the mesh)."""
+    return [(x2 + 1, y) for y in range(y1 - h + 1, y2 + 1)] \
+        + [(x, y2 + 1) for x in range(x1 - w + 1, x2 + 1)] \
+        + [(x1 - w, y) for y in range(y1 - h + 1, y2 + 1)] \
+        + [(x, y1 - h) for x in range(x1 - w + 1, x2 + 1)]
+
+
 def busy_list_modified(running, W, H, w, h, edges=True, corners_last=False):
     """BL-mod: the mesh corners, then every free position touching a listed submesh's
     east, north, west and south side, in list order."""
@@ -153,11 +162,8 @@ def busy_list_modified(running, W, H, w, h, edges=True, corners_last=False):
     for x1, y1, bw, bh, *_ in running:
         x2, y2 = x1 + bw - 1, y1 + bh - 1
         for cw, ch in turns(w, h, True):
-            around = [(x2 + 1, y) for y in range(y1 - ch + 1, y2 + 1)] \
-                + [(x, y2 + 1) for x in range(x1 - cw + 1, x2 + 1)] \
-                + [(x1 - cw, y) for y in range(y1 - ch + 1, y2 + 1)] \
-                + [(x, y1 - ch) for x in range(x1 - cw + 1, x2 + 1)]
-            candidates += [(x, y, cw, ch) for x, y in around if free(busy, W, H, x, y, cw, ch)]
+            candidates += [(x, y, cw, ch) for x, y in _along_sides(x1, y1, x2, y2, cw, ch)
+                           if free(busy, W, H, x, y, cw, ch)]
     corners = _mesh_corners(busy, W, H, w, h)
     order = candidates + corners if corners_last else corners + candidates
     return _highest(busy, W, H, order, edges)
@@ -278,11 +284,7 @@ def bdi_candidates(running, W, H, w, h, candidates="regions"):
         return [(x, y) for x, y, *_ in _corners(busy, W, H, w, h)]
     around = [(0, 0), (W - w, 0), (0, H - h), (W - w, H - h)]
     for x1, y1, bw, bh, *_ in running:
-        x2, y2 = x1 + bw - 1, y1 + bh - 1
-        around += [(x2 + 1, y) for y in range(y1 - h + 1, y2 + 1)] \
-            + [(x, y2 + 1) for x in range(x1 - w + 1, x2 + 1)] \
-            + [(x1 - w, y) for y in range(y1 - h + 1, y2 + 1)] \
-            + [(x, y1 - h) for x in range(x1 - w + 1, x2 + 1)]
+        around += _along_sides(x1, y1, x1 + bw - 1, y1 + bh - 1, w, h)
     return [(x, y) for x, y in around if free(busy, W, H, x, y, w, h)]
 
 

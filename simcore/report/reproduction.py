@@ -239,8 +239,15 @@ def report(published: Mapping[str, Any], store: str | os.PathLike[str] | None,
            summaries: list[str] | None = None, figures: str = "figures") -> str:
     """The report as Markdown, from the published numbers and the dataset's store (or the
     given shard files); figure links are relative to `figures`."""
-    runs = with_job_metrics(read_summaries(store, summaries), store, summaries)
+    runs = _read_runs(store, summaries)
     return _report(published, runs, _judge_all(published, runs), figures)
+
+
+def _read_runs(store: str | os.PathLike[str] | None, summaries: list[str] | None
+               ) -> pl.DataFrame:
+    """The store's (or the shard files') summary rows with the metrics derived from the
+    per-job rows beside them (`simcore.report.job_metrics`)."""
+    return with_job_metrics(read_summaries(store, summaries), store, summaries)
 
 
 def _judge_all(published: Mapping[str, Any], runs: pl.DataFrame
@@ -530,7 +537,7 @@ def write_report(published: str | os.PathLike[str], store: str | os.PathLike[str
     dataset's figure directory, the figures it links are copied to `figures` beside it
     first (`copy_figures`). Each file is stamped (`simcore.base.stamps`)."""
     numbers = load_published(published)
-    runs = with_job_metrics(read_summaries(store, summaries), store, summaries)
+    runs = _read_runs(store, summaries)
     judged = _judge_all(numbers, runs)
     present = set(runs["experiment"].to_list())
     if copy_from:
