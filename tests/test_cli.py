@@ -158,6 +158,27 @@ def test_parsing_a_command_line_loads_no_heavy_library():
     assert result.stdout == "[]\n"
 
 
+def test_each_group_adds_the_commands_the_table_names():
+    """`simcore CMD` imports CMD's group alone, found by the table GROUPS: each group adds
+    exactly the commands the table names for it, and `simcore --help` lists them all."""
+    from simcore.cli.main import GROUPS, _parser
+
+    def commands(parser):
+        return list(next(a for a in parser._actions if a.dest == "command").choices)
+
+    for group, names in GROUPS.items():
+        assert commands(_parser([names[0]])) == list(names), group
+    assert commands(_parser(["--help"])) == [n for names in GROUPS.values() for n in names]
+
+
+def test_a_command_imports_its_own_group_alone():
+    code = ("import sys; from simcore.cli.main import _parser; _parser(['sweep-shard']); "
+            "print(sorted(m for m in sys.modules if m.startswith('simcore.cli.')))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout == "['simcore.cli.common', 'simcore.cli.main', 'simcore.cli.sweep']\n"
+
+
 @pytest.mark.parametrize("flag", ["--machine-fit", "--oversize"])
 def test_run_reads_the_machine_fit_transform_under_either_name(flag):
     """`--oversize`, the transform's former name, is still read, as machine_fit."""
