@@ -65,3 +65,20 @@ def pytest_terminal_summary(terminalreporter) -> None:
             terminalreporter.write_line(f"These {how}:")
             for nodeid in sorted(nodeids):
                 terminalreporter.write_line(f"  {nodeid}")
+
+
+def write_samples_of(root: Path, *shards) -> None:
+    """The sample files of the synthetic workloads the shards read, as the workflow makes
+    them under the results `root` (a workload's directory made again whole where it lacks
+    a seed, with the seeds it had)."""
+    from simcore.sweep.samples import listed, write_samples
+
+    seeds: dict[Path, tuple] = {}
+    for shard in shards:
+        directory = (root / shard.source.path(shard.runs[0].seed)).parent
+        spec, known = seeds.get(directory, (shard.source.synthetic, set()))
+        seeds[directory] = (spec, known | {run.seed for run in shard.runs})
+    for directory, (spec, known) in seeds.items():
+        had = {seed for file in directory.glob("*.parquet") for seed in listed(file)}
+        if not known <= had:
+            write_samples(spec, known | had, directory)

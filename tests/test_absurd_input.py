@@ -26,6 +26,7 @@ from simcore.sweep import limits
 from simcore.sweep.config import read_config, validate
 from simcore.sweep.experiments import plan
 from simcore.sweep.planning import SCHEMA
+from simcore.workload.synthetic import SyntheticSpec
 from simcore.workload.traces import load_catalogue
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,6 +123,36 @@ def test_synthesize_refuses_seeds_without_one_file_each(tmp_path, capsys, seeds,
                   "--out", str(tmp_path / out))
     assert expected in err
     assert not any(tmp_path.iterdir()), "nothing is written"
+
+
+@pytest.mark.parametrize(("flags", "expected"), [
+    (["--seeds", "3-1"], "--seeds '3-1': '3-1': expected SEED or FIRST-LAST with 0 <= FIRST"),
+    (["--seeds", "1-x"], "--seeds '1-x': '1-x': expected SEED or FIRST-LAST"),
+    (["--seeds", str(2**63)], f"--seeds '{2**63}': seed={2**63}; expected an integer >= 0"),
+    (["--seeds", "1-2", "--seed", "3"], "expected --seed with --out, or --seeds with --samples"),
+    (["--seeds", "1-2", "--out", "w.parquet"],
+     "expected --seed with --out, or --seeds with --samples"),
+    (["--seeds", "1-2", "--samples", "w.parquet"], "is a file; expected a directory"),
+])
+def test_synthesize_refuses_bad_seed_ranges(tmp_path, capsys, flags, expected):
+    (tmp_path / "w.parquet").write_bytes(b"not a directory")
+    flags = [str(tmp_path / f) if f.endswith("parquet") else f for f in flags]
+    if "--samples" not in flags and "--out" not in flags:
+        flags += ["--samples", str(tmp_path / "samples")]
+    err = refused(capsys, "synthesize", "lublin:64", "--jobs", "10", *flags)
+    assert expected in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["w.parquet"], "nothing is written"
+
+
+def test_synthesize_writes_seed_ranges_to_sample_files(tmp_path):
+    from simcore.sweep.samples import listed, sample_name
+
+    spec = SyntheticSpec.create("lublin", {"max_procs": 64, "jobs": 10})
+    assert main(["synthesize", "lublin:64", "--jobs", "10", "--seeds", "1-3,100000",
+                 "--samples", str(tmp_path)]) == 0
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == sorted({sample_name(spec, s) for s in (1, 100_000)})
+    assert sorted(listed(tmp_path / sample_name(spec, 1))) == [1, 2, 3]
 
 
 def test_synthesize_writes_one_file_per_seed(tmp_path):

@@ -127,6 +127,7 @@ CHECKS: dict[str, Check] = {
         Check("study", writes="docs/reproduction.md"),
     "simcore list transforms": Check("run", prints="runtime_scale"),
     "simcore resimulate": HELP,
+    "simcore store compact --configfile C [--configfile C2 ...]": HELP,
     "simcore export": HELP,
     "simcore swf-info TRACE.swf.gz [--json]": Check("run", prints='"jobs"'),
     "simcore fidelity TRACE.swf.gz --machine flat:128 --scheduler backfill [--json] "

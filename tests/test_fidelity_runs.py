@@ -22,12 +22,11 @@ from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 from simcore.report.tables import aggregate
 from simcore.schedules.stored import find_run, stored_schedule
-from simcore.sweep.experiments import Run, plan
-from simcore.sweep.runner import Task, run_shard, simulate_task
+from simcore.sweep.cache import find, read_entries
+from simcore.sweep.experiments import Run, Source, plan
+from simcore.sweep.runner import Batch, Task, run_shard, simulate_batch
 from simcore.sweep.store import (
-    cache_path,
     read_summaries,
-    read_verified,
     shard_dir,
     summary_table,
     write_table,
@@ -45,13 +44,16 @@ def stored_run(root, table: pa.Table, policy: PolicySpec = FCFS,
                **transforms) -> tuple[dict, pa.Table]:
     """The summary row and the schedule the runner stores for `table` on flat:4 under
     `policy` with these transforms."""
-    path = root / "log.parquet"
+    source = Source("hand", trace="T")
+    path = root / source.path(1)
+    path.parent.mkdir(parents=True, exist_ok=True)
     write_workload(table, path)
     key = hashlib.sha256(f"{policy.key()} {transforms}".encode()).hexdigest()
-    simulate_task(Task(key, str(path), Run(WorkloadSpec(**transforms), 1),
-                       MachineSpec.parse("flat:4"), policy, True, str(root)))
-    return (read_verified(cache_path(root, key)).to_pylist()[0],
-            read_verified(cache_path(root, key, per_job=True)))
+    task = Task(key, source, Run(WorkloadSpec(**transforms), 1), MachineSpec.parse("flat:4"),
+                policy)
+    simulate_batch(Batch(str(root), "definitions", True, (task,)))
+    rows, jobs = read_entries(find(root, "definitions", [key], per_job=True), per_job=True)
+    return rows[key].to_pylist()[0], jobs[key]
 
 
 @pytest.mark.parametrize("transforms", [{}, {"first_jobs": 5, "runtime_scale": 2.0},

@@ -172,8 +172,7 @@ from pathlib import Path
 import pytest
 from simcore.sweep.experiments import plan
 from simcore.sweep.runner import run_shard
-from simcore.workload.io import write_workload
-from simcore.workload.synthetic import synthesize
+from simcore.sweep.samples import write_samples
 
 config = yaml.safe_load(Path(sys.argv[1]).read_text())
 config["experiments"] = {"e": {"workloads": ["lublin16"], "machines": ["flat"],
@@ -181,10 +180,8 @@ config["experiments"] = {"e": {"workloads": ["lublin16"], "machines": ["flat"],
                                "seeds": [1, 2]}}
 shard = plan(config)[0]
 root = Path(sys.argv[2])
-for run in shard.runs:
-    path = root / shard.source.path(run.seed)
-    if not path.exists():
-        write_workload(synthesize(shard.source.synthetic, run.seed), path)
+write_samples(shard.source.synthetic, [run.seed for run in shard.runs],
+              (root / shard.source.path(1)).parent)
 report = run_shard(shard, root, log=io.StringIO())
 print(report.simulated)
 """

@@ -18,6 +18,7 @@ import threading
 import time
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -25,8 +26,9 @@ from simcore.base.atomic import atomic_write_bytes, remove_stale_temporaries
 from simcore.base.checksums import file_digest
 from simcore.base.errors import IntegrityError, SWFValueError, TraceError
 from simcore.jobs.swf import parse_swf
+from simcore.sweep.cache import legacy_path
 from simcore.sweep.runner import run_shard
-from simcore.sweep.store import cache_path
+from simcore.sweep.store import write_table
 from simcore.workload.io import convert_trace, read_workload, write_workload
 from simcore.workload.synthetic import synthesize
 from simcore.workload.traces import TraceEntry, acquire
@@ -58,17 +60,15 @@ def test_mirror_paths_are_arguments_not_shell(tmp_path, trace_excerpt):
 
 @pytest.fixture
 def cached_shard(tmp_path):
-    """A shard of four runs, run once: its cache entries and clean results."""
+    """A shard of four runs, run once: its cache part and clean results."""
     shard = heavy_shard(jobs=200, loads=(0.6, 0.8), seeds=(1, 2))
     workloads(tmp_path, shard)
     run_shard(shard, tmp_path, log=io.StringIO())
     return shard, summary(tmp_path, shard)
 
 
-def entries(root: Path, shard) -> list[Path]:
-    keys = pq.read_table(root / "torus-sweep-test/store/experiment=heavy/workload=lublin16"
-                         "/machine=torus/policy=bm/summary.parquet").column("run_key")
-    return [cache_path(root, k) for k in keys.to_pylist()]
+def parts(root: Path) -> list[Path]:
+    return sorted((root / "cache" / "batches").rglob("*.parquet"))
 
 
 def flip_a_data_bit(path: Path, column: str | None = None) -> None:
@@ -88,27 +88,62 @@ def flip_a_data_bit(path: Path, column: str | None = None) -> None:
     path.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("damage", ["truncate", "foreign", "flip", "delete", "garbage"])
-def test_damaged_cache_entries_are_reported_and_recomputed(tmp_path, cached_shard, damage):
+def relist(path: Path, keys: list[str]) -> None:
+    """Rewrite a part's listing of run keys, its seal left as it was (an edit)."""
+    table = pq.read_table(path)
+    meta = {**table.schema.metadata, b"run_keys": "\n".join(keys).encode()}
+    pq.write_table(table.replace_schema_metadata(meta), path)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "relisted", "flip", "delete", "garbage"])
+def test_a_damaged_cache_part_is_refused_and_its_runs_simulated_again(tmp_path, cached_shard,
+                                                                        damage):
     shard, clean = cached_shard
-    first, second = entries(tmp_path, shard)[:2]
+    (part,) = parts(tmp_path)
     if damage == "truncate":
-        first.write_bytes(first.read_bytes()[:-200])
-    elif damage == "foreign":
-        shutil.copy(second, first)  # another run's whole, valid entry
+        part.write_bytes(part.read_bytes()[:-200])
+    elif damage == "relisted":  # a listing that no longer names the runs of its rows
+        relist(part, list(reversed(pq.read_schema(part).metadata[b"run_keys"].decode()
+                                   .split("\n"))))
     elif damage == "flip":
-        flip_a_data_bit(first, "utilization")
+        flip_a_data_bit(part)
     elif damage == "delete":
-        first.unlink()
+        part.unlink()
     else:
-        first.write_bytes(b"not parquet at all")
+        part.write_bytes(b"not parquet at all")
     log = io.StringIO()
     report = run_shard(shard, tmp_path, log=log)
-    assert report.simulated == 1 and report.cached == len(shard.runs) - 1
+    assert report.simulated == len(shard.runs) and report.cached == 0
     if damage != "delete":
-        assert f"cache entry {first}:" in log.getvalue()
-        assert "simulating the run again" in log.getvalue()
+        assert f"cache: {part}:" in log.getvalue()
+        assert "removed: its runs are simulated again" in log.getvalue()
+    assert parts(tmp_path) == [part], "written again whole, under its batch's name"
     assert summary(tmp_path, shard).equals(clean), "repaired results equal a clean run's"
+
+
+@pytest.mark.parametrize("damage", [None, "flip", "foreign"])
+def test_a_run_cached_in_a_file_of_its_own_is_read(tmp_path, cached_shard, damage):
+    """A store of an older simcore kept each run in a file of its own: such files are read
+    (verified, for their own run only), never written."""
+    shard, clean = cached_shard
+    (part,) = parts(tmp_path)
+    rows = pq.read_table(part)
+    for key, row in zip(rows.column("run_key").to_pylist(), rows.to_batches(1), strict=True):
+        write_table(pa.Table.from_batches([row]), legacy_path(tmp_path, key),
+                    {"run_key": key})
+    part.unlink()
+    first, second = (legacy_path(tmp_path, k) for k in rows.column("run_key").to_pylist()[:2])
+    if damage == "flip":
+        flip_a_data_bit(first, "utilization")
+    elif damage == "foreign":
+        shutil.copy(second, first)  # another run's whole, valid entry
+    log = io.StringIO()
+    report = run_shard(shard, tmp_path, log=log)
+    assert report.simulated == (damage is not None)
+    if damage:
+        assert f"cache entry {first}:" in log.getvalue()
+    assert summary(tmp_path, shard).equals(clean)
+    assert len(parts(tmp_path)) == (damage is not None), "new runs go to parts alone"
 
 
 def test_stale_temporary_files_of_killed_writers_are_removed(tmp_path):

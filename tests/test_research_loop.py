@@ -20,9 +20,7 @@ from simcore.sweep.config import read_config
 from simcore.sweep.identity import code_files
 from simcore.sweep.planning import load_plan
 from simcore.sweep.runner import run_shard
-from simcore.workload.io import write_workload
-from simcore.workload.synthetic import synthesize
-from tests.conftest import ROOT
+from tests.conftest import ROOT, write_samples_of
 
 SMALL = ROOT / "config/test/small.yaml"
 
@@ -35,13 +33,18 @@ from pathlib import Path
 from simcore.base.caches import engine_directory
 from simcore.simulate import engine_modules
 from simcore.sweep.planning import load_plan, summarize_plan
-from simcore.sweep.runner import _entry_problem, shard_tasks
+from simcore.sweep.cache import find, read_entries
+from simcore.sweep.identity import definitions
+from simcore.sweep.runner import shard_tasks
 
 results = Path(sys.argv[1])
 report = summarize_plan("config/test/small.yaml", results)
 shards = load_plan("config/test/small.yaml")
-valid = sum(_entry_problem(task) is None for shard in shards
-            for task in shard_tasks(shard, results))
+valid = 0
+for shard in shards:
+    keys = [task.key for task in shard_tasks(shard, results)]
+    valid += len(read_entries(find(results, definitions(shard), keys, shard.per_job),
+                              shard.per_job)[0])
 engines = sorted({engine_directory(engine_modules(s.machine_spec.allocator_row,
                                                   s.policy_spec.row))[0].name for s in shards})
 print(json.dumps({"runs": report["runs"], "to_simulate": report["to_simulate"],
@@ -53,11 +56,9 @@ print(json.dumps({"runs": report["runs"], "to_simulate": report["to_simulate"],
 def store(tmp_path_factory) -> Path:
     """The results root of small.yaml, every run simulated."""
     root = tmp_path_factory.mktemp("small") / "results"
-    for shard in load_plan(SMALL):
-        for run in shard.runs:
-            path = root / shard.source.path(run.seed)
-            if not path.exists():
-                write_workload(synthesize(shard.source.synthetic, run.seed), path)
+    shards = load_plan(SMALL)
+    write_samples_of(root, *shards)
+    for shard in shards:
         run_shard(shard, root, log=io.StringIO())
     return root
 
@@ -246,11 +247,8 @@ def test_policy_parameters_are_grid_axes(tmp_path):
     assert {shards["knobs/lublin16/flat/backfill"].policy_of(r).max_growth
             for r in shards["knobs/lublin16/flat/backfill"].runs} == {0}
     root = tmp_path / "results"
+    write_samples_of(root, *shards.values())
     for shard in shards.values():
-        for run in shard.runs:
-            path = root / shard.source.path(run.seed)
-            if not path.exists():
-                write_workload(synthesize(shard.source.synthetic, run.seed), path)
         run_shard(shard, root, log=io.StringIO())
     rows = read_summaries(root / "torus-sweep-test" / "store")
     assert rows.height == 22

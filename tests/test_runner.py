@@ -16,13 +16,15 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from simcore.sweep import samples
+from simcore.sweep.cache import parts_index
 from simcore.sweep.experiments import plan
 from simcore.sweep.runner import run_shard
-from simcore.sweep.store import shard_dir
+from simcore.sweep.store import read_verified, shard_dir
 from simcore.sweep.timing import PHASES
-from simcore.workload.io import with_source, write_workload
+from simcore.workload.io import with_source
 from simcore.workload.synthetic import synthesize
-from tests.conftest import ROOT
+from tests.conftest import ROOT, write_samples_of
 
 CONFIG = yaml.safe_load((ROOT / "config/test/small.yaml").read_text())
 
@@ -38,11 +40,7 @@ def heavy_shard(jobs: int = 1500, loads=(0.5, 0.6, 0.7, 0.8, 0.9), seeds=(1, 2, 
 
 
 def workloads(root: Path, shard) -> None:
-    spec = shard.source.synthetic
-    for run in shard.runs:
-        path = root / shard.source.path(run.seed)
-        if not path.exists():
-            write_workload(synthesize(spec, run.seed), path)
+    write_samples_of(root, shard)
 
 
 def summary(root: Path, shard):
@@ -50,7 +48,9 @@ def summary(root: Path, shard):
 
 
 def cached(root: Path) -> int:
-    return sum(1 for _ in (root / "cache").rglob("*.parquet")) if (root / "cache").exists() else 0
+    """Runs the parts of the run cache hold (their metadata read as a search reads it)."""
+    batches = root / "cache" / "batches"
+    return sum(len(parts_index(d)) for d in batches.iterdir()) if batches.exists() else 0
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +63,15 @@ def reference(tmp_path_factory):
     report = run_shard(shard, root, workers=1, log=log)
     assert report.simulated == report.runs == 20
     return summary(root, shard)
+
+
+def test_a_shard_of_short_runs_starts_no_workers(tmp_path):
+    """Measured runs that would end before workers start keep the shard in one process."""
+    shard = heavy_shard(jobs=50, loads=(0.6,), seeds=tuple(range(1, 21)))
+    workloads(tmp_path, shard)
+    report = run_shard(shard, tmp_path, workers=2, log=io.StringIO(),
+                       dask={"backend": "local", "probe_s": 1e-9})
+    assert (report.simulated, report.processes) == (20, 1)
 
 
 def test_second_run_reads_everything_from_cache(tmp_path):
@@ -87,16 +96,19 @@ def test_second_run_reads_everything_from_cache(tmp_path):
 def test_two_workers_give_identical_results(tmp_path, reference):
     shard = heavy_shard()
     workloads(tmp_path, shard)
-    report = run_shard(shard, tmp_path, workers=2, log=io.StringIO())
-    assert report.simulated == 20
+    report = run_shard(shard, tmp_path, workers=2, log=io.StringIO(),
+                       dask={"backend": "local", "probe_s": 0})
+    assert (report.simulated, report.processes) == (20, 2)
     assert report.phases["in_simulate_s"] > 0  # the seconds travel back from the workers
     assert summary(tmp_path, shard).equals(reference)
 
 
 def start_shard(root: Path, shard, workers: int) -> subprocess.Popen:
+    """The shard's command, its workers started at once (no runs measured first)."""
     return subprocess.Popen(
         [sys.executable, "-m", "simcore", "sweep-shard", "--spec", shard.to_json(),
-         "--results", str(root), "--workers", str(workers)],
+         "--results", str(root), "--workers", str(workers),
+         "--dask", '{"backend": "local", "probe_s": 0}'],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
 
@@ -135,8 +147,8 @@ def test_interrupted_shard_resumes_without_redoing_runs(tmp_path, reference):
     done = cached(tmp_path)
     assert 5 <= done < 20
     assert not shard_dir(tmp_path, shard.dataset, shard.names).exists(), "no partial shard file"
-    for entry in (tmp_path / "cache").rglob("*.parquet"):  # a killed write leaves only a
-        assert pq.read_table(entry).num_rows == 1         # hidden .tmp, never a bad entry
+    for part in (tmp_path / "cache" / "batches").rglob("*.parquet"):  # a killed write
+        read_verified(part)  # leaves only a hidden .tmp, never a damaged part
     log = io.StringIO()
     report = run_shard(shard, tmp_path, workers=1, log=log)
     assert report.cached >= done and report.simulated == 20 - report.cached
@@ -154,19 +166,19 @@ def test_per_job_rows_added_to_runs_cached_without_them(tmp_path):
     assert jobs.num_rows == 200
 
 
-def test_rewritten_workload_file_is_read_again(tmp_path):
+def test_rewritten_workload_file_is_read_again(tmp_path, monkeypatch):
     """Keys hash the file's content; the in-process table cache must not serve old jobs."""
     shard = heavy_shard(jobs=300, loads=(0.6,), seeds=(1,))
     workloads(tmp_path, shard)
     run_shard(shard, tmp_path, log=io.StringIO())
-    path = tmp_path / shard.source.path(1)
+    directory = (tmp_path / shard.source.path(1)).parent
     # other jobs recorded as made by the same source (as by an edited model)
-    other = with_source(synthesize(shard.source.synthetic, 99), shard.source.provenance(1))
-    write_workload(other, path)
+    monkeypatch.setattr(samples, "synthesize", lambda spec, seed: with_source(
+        synthesize(spec, 99), shard.source.provenance(seed)))
+    samples.write_samples(shard.source.synthetic, [1], directory)
     run_shard(shard, tmp_path, log=io.StringIO())
     fresh = tmp_path / "fresh"
-    (fresh / path.relative_to(tmp_path)).parent.mkdir(parents=True)
-    write_workload(other, fresh / path.relative_to(tmp_path))
+    samples.write_samples(shard.source.synthetic, [1], fresh / directory.relative_to(tmp_path))
     run_shard(shard, fresh, log=io.StringIO())
     assert summary(tmp_path, shard).equals(summary(fresh, shard))
 

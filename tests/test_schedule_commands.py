@@ -21,9 +21,7 @@ from simcore.schedules.export import FILES
 from simcore.schedules.stored import find_run, stored_schedule
 from simcore.sweep.experiments import plan
 from simcore.sweep.runner import run_shard
-from simcore.workload.io import write_workload
-from simcore.workload.synthetic import synthesize
-from tests.conftest import ROOT
+from tests.conftest import ROOT, write_samples_of
 from tests.workflow import scratch_workflow, small_config, snakemake
 
 STORE = "torus-sweep-test/store"
@@ -40,9 +38,7 @@ def made_store(root, per_job: bool, experiment: str = "heavy"):
                                        "policies": ["bm"], "grid": {"offered_load": [0.6, 0.8]},
                                        "seeds": [1, 2], "per_job": per_job}}
     shard = plan(config)[0]
-    for run in shard.runs:
-        write_workload(synthesize(shard.source.synthetic, run.seed),
-                       root / shard.source.path(run.seed))
+    write_samples_of(root, shard)
     run_shard(shard, root, log=io.StringIO())
     return root / STORE
 

@@ -23,9 +23,11 @@ from simcore.base.errors import IntegrityError
 from simcore.jobs.cleaning import CleaningOptions
 from simcore.policy import PolicySpec
 from simcore.sweep import store
+from simcore.sweep.cache import legacy_path
 from simcore.sweep.experiments import Source, plan
 from simcore.sweep.planning import summarize_plan
 from simcore.sweep.runner import run_shard
+from simcore.sweep.samples import write_samples
 from simcore.sweep.store import SEAL_KEY, damaged_shards, read_shard, read_summaries, shard_dir
 from simcore.workload.io import convert_trace, read_workload
 from tests.conftest import ROOT
@@ -205,14 +207,18 @@ def test_a_shard_file_of_an_older_simcore_is_rebuilt_not_trusted(two_shards):
 
 # -- workload files: what made them, and whose they are ------------------------------------
 
-def test_a_workload_file_of_another_seed_is_refused(tmp_path):
+@pytest.mark.parametrize("made", ["other seeds", "another source"])
+def test_a_sample_file_without_the_runs_sample_is_refused(tmp_path, made):
     shard = heavy_shard(jobs=60, loads=(0.6,), seeds=(1, 2))
-    workloads(tmp_path, shard)
-    first, second = (tmp_path / shard.source.path(seed) for seed in (1, 2))
-    shutil.copyfile(second, first)
+    path = tmp_path / shard.source.path(1)
+    spec = shard.source.synthetic
+    if made == "another source":  # same seeds, other parameters (a file copied in)
+        spec = dataclasses.replace(spec, params=tuple(
+            (k, 61 if k == "jobs" else v) for k, v in spec.params))
+    write_samples(spec, (2, 3) if made == "other seeds" else (1, 2), path.parent)
     with pytest.raises(IntegrityError, match=re.escape(
-            f"{first}: made from another source: seed 2 (expected 1); remove it and run "
-            "snakemake again to rebuild it")):
+            f"{path}: holds no sample of lublin16 with seed 1; remove it and run snakemake "
+            "again to make the workload's samples again")):
         run_shard(shard, tmp_path, log=io.StringIO())
 
 
@@ -277,7 +283,7 @@ def test_a_run_cache_entry_written_before_a_transform_was_renamed_is_read(tmp_pa
     table = store.summary_table([row])
     older = table.rename_columns(["oversize" if n == "machine_fit" else n
                                   for n in table.column_names])
-    path = store.cache_path(tmp_path, "k")
+    path = legacy_path(tmp_path, "k")
     store.write_table(older, path, {"run_key": "k"})
     read = store.read_verified(path, store.SUMMARY_SCHEMA, "k")
     assert read.schema.remove_metadata().equals(store.SUMMARY_SCHEMA)

@@ -46,12 +46,18 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                             "\"jobs\": 1000}'")
     synth.add_argument("--param", action="append", default=[], metavar="K=V",
                        help="other model parameters, e.g. job_type=mixed (repeatable)")
-    synth.add_argument("--seed", required=True, action="append",
+    synth.add_argument("--seed", action="append", default=[],
                        help="seed of the sample (an integer >= 0); repeat it for several "
                             "samples, with '{seed}' in --out")
-    synth.add_argument("--out", required=True,
+    synth.add_argument("--out",
                        help="destination .parquet; with several seeds a pattern holding "
                             "'{seed}', whose directories are made")
+    synth.add_argument("--seeds", metavar="SPANS",
+                       help="instead of --seed and --out: seeds as ranges, e.g. 1-1000,2001, "
+                            "sampled into --samples")
+    synth.add_argument("--samples", metavar="DIR",
+                       help="with --seeds: the directory of sample files, many seeds to a "
+                            "file (the workflow's workloads/<name>/<variant>)")
     memory_flag(synth)
     synth.set_defaults(handler=_synthesize)
 
@@ -374,14 +380,28 @@ def _print_run(s: dict, timing: dict, policy: str,
 
 def _synthesize(args: argparse.Namespace) -> int:
     from simcore.base.params import SEED
+    from simcore.sweep.samples import parse_spans, seed_spans, write_samples
     from simcore.workload.io import write_workload
     from simcore.workload.synthetic import synthesize
 
-    seeds = [flag_value("--seed", SEED, seed) for seed in args.seed]
     if (args.model is None) == (args.spec is None):
         raise SpecError("synthesize: expected exactly one of MODEL (with --jobs) or --spec")
+    if (args.seeds is None) == (not args.seed) or (args.seeds is None) != (args.samples is None) \
+            or (args.seeds is None) == (args.out is None):
+        raise SpecError("synthesize: expected --seed with --out, or --seeds with --samples")
     spec = _synthetic_spec(args)
     check_memory(args, dict(spec.params).get(JOBS.name))
+    if args.seeds is not None:
+        try:
+            seeds = [SEED.convert(seed) for seed in parse_spans(args.seeds)]
+        except (ValueError, SpecError) as exc:
+            raise SpecError(f"--seeds {args.seeds!r}: {exc}") from None
+        if Path(args.samples).exists() and not Path(args.samples).is_dir():
+            raise SpecError(f"--samples {args.samples}: is a file; expected a directory")
+        for path, group in write_samples(spec, seeds, args.samples).items():
+            print(f"{path}: seeds {seed_spans(group)} ({spec})")
+        return 0
+    seeds = [flag_value("--seed", SEED, seed) for seed in args.seed]
     outputs = _sample_paths(args.out, seeds)
     for seed, out in outputs.items():
         table = synthesize(spec, seed)

@@ -53,6 +53,17 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                             "allocator option or seed (repeatable: all of them)")
     again.add_argument("--workers", type=int, default=1, help="local Dask worker processes")
     again.set_defaults(handler=_resimulate)
+
+    store = commands.add_parser("store", help="maintain the run cache")
+    store_commands = store.add_subparsers(dest="store_command", required=True)
+    compact = store_commands.add_parser(
+        "compact", help="keep in the run cache only the runs the configurations use, in as "
+                        "few files as their rows allow (run it while no sweep runs)")
+    compact.add_argument("--configfile", action="append", required=True,
+                         help="a configuration whose runs are kept (repeatable: every "
+                              "configuration whose results share the cache)")
+    compact.add_argument("--results", default=RESULTS, help="results root (run cache)")
+    compact.set_defaults(handler=_compact)
     _add_results(commands)
     _add_archive(commands)
 
@@ -163,6 +174,18 @@ def _resimulate(args: argparse.Namespace) -> int:
                       args.workers)
     print(f"{done} runs simulated again; `snakemake --cores N --configfile {args.configfile}` "
           "renews the tables and figures from them", file=sys.stderr)
+    return 0
+
+
+def _compact(args: argparse.Namespace) -> int:
+    from simcore.sweep.cache import compact
+    from simcore.sweep.planning import used_keys
+
+    used = used_keys(args.configfile, args.results)
+    counts = compact(args.results, used)
+    print(f"{args.results}: run cache compacted: {counts['files_before']} files before, "
+          f"{counts['files_after']} after, holding {counts['runs_kept']} of the "
+          f"{sum(len(k) for k in used.values())} runs the configurations use")
     return 0
 
 

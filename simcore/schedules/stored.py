@@ -166,15 +166,17 @@ def stored_schedule(stored: StoredRun, store: str | Path) -> Schedule:
 
 
 def _workload(stored: StoredRun, store: str | Path, run: Run) -> pa.Table:
-    """The job table the run simulated (its workload file), before the run's transforms."""
-    from simcore.workload.io import read_workload
+    """The job table the run simulated (from its workload file), before the run's
+    transforms."""
+    from simcore.sweep.samples import run_table
 
     shard = stored.shard
-    path = Path(store).resolve().parent.parent / shard.source.path(run.seed)
+    root = Path(store).resolve().parent.parent
+    path = root / shard.source.path(run.seed)
     if not path.is_file():
         raise SpecError(f"run {stored.key[:12]}: its workload file {path} is missing; expected "
                         "the results root the store sits in (<root>/<dataset>/store)")
-    return read_workload(path, shard.source.provenance(run.seed))
+    return run_table(root, shard.source, run.seed)
 
 
 def _kept(stored: StoredRun, rows: Path, jobs: Jobs) -> SimulationResult:

@@ -34,7 +34,7 @@ import hashlib
 import itertools
 import json
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -47,6 +47,7 @@ from simcore.machines.registry import ALLOCATORS, all_options, check_compatible
 from simcore.machines.spec import MachineSpec
 from simcore.policy import SCHEDULERS, PolicySpec, all_parameters
 from simcore.sweep.limits import Limits, check_plan, experiment_runs
+from simcore.sweep.samples import parse_spans, sample_name, seed_spans
 from simcore.sweep.stages import METRICS, TwoStage
 from simcore.sweep.store import RESULT_SCHEMA_VERSION
 from simcore.workload.spec import FIXED, GRID, WorkloadSpec, current_names, transforms
@@ -99,12 +100,13 @@ class Source:
         return hashlib.sha256(json.dumps(made, sort_keys=True).encode()).hexdigest()[:12]
 
     def path(self, seed: int) -> str:
-        """The converted job table (relative to the results root) a run with `seed` reads,
-        in a directory named by the source's variant."""
+        """The file (relative to the results root) of the job table a run with `seed`
+        reads: the converted trace, or the sample file holding the seed's sample
+        (`simcore.sweep.samples`), in a directory named by the source's variant."""
         if self.trace is not None:
             return patterns.TRACE_WORKLOAD.format(trace=self.trace, variant=self.variant)
-        return patterns.SYNTHETIC_WORKLOAD.format(workload=self.name, variant=self.variant,
-                                                  seed=seed)
+        directory = patterns.SYNTHETIC_SAMPLES.format(workload=self.name, variant=self.variant)
+        return f"{directory}/{sample_name(self.synthetic, seed)}"
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "trace": self.trace,
@@ -198,19 +200,35 @@ class Shard:
         """Identity of one run: the hash of everything that determines its result, where
         `definitions` is the digest of the rows it uses and the code it executes
         (`simcore.sweep.identity.definitions`)."""
-        machine = self.machine_of(run)
-        identity = {
-            "workload": workload_hash,
-            "transforms": run.transforms.identity(),
-            "seed": run.seed,
-            "machine": machine.key(),
-            "machine_options": dict(machine.options),
-            "policy": json.loads(self.policy_of(run).key()),
-            "definitions": definitions,
-            "result_schema": RESULT_SCHEMA_VERSION,
-        }
-        text = json.dumps(identity, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()
+        return self.run_keys([workload_hash], definitions, [run])[0]
+
+    def run_keys(self, workload_hashes: Sequence[str], definitions: str,
+                 runs: Sequence[Run] | None = None) -> list[str]:
+        """`run_key` of each of `runs` (default: the shard's), with its workload's hash:
+        the sha256 of the canonical JSON (sorted keys) of the workload hash, the
+        transforms' identity, the seed, the machine and its options, the policy with every
+        parameter, `definitions` and the result schema's version. The JSON of what runs
+        share is written once, so a million keys take seconds."""
+        def dump(value: object) -> str:
+            return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+        settings: dict[tuple, tuple[str, str]] = {}
+        keys = []
+        for run, workload in zip(self.runs if runs is None else runs, workload_hashes,
+                                 strict=True):
+            setting = (run.transforms, run.policy, run.machine)
+            if setting not in settings:
+                machine = self.machine_of(run)
+                settings[setting] = (
+                    f'{{"definitions":{dump(definitions)},"machine":{dump(machine.key())},'
+                    f'"machine_options":{dump(dict(machine.options))},'
+                    f'"policy":{dump(json.loads(self.policy_of(run).key()))},'
+                    f'"result_schema":{dump(RESULT_SCHEMA_VERSION)},"seed":',
+                    f',"transforms":{dump(run.transforms.identity())},"workload":')
+            head, middle = settings[setting]
+            text = f"{head}{dump(run.seed)}{middle}{dump(workload)}}}"
+            keys.append(hashlib.sha256(text.encode()).hexdigest())
+        return keys
 
     def to_json(self) -> str:
         """Canonical JSON of the shard."""
@@ -218,7 +236,7 @@ class Shard:
             "dataset": self.dataset, **self.names, "source": self.source.to_dict(),
             "machine_spec": self.machine_spec.to_config(),
             "policy_spec": json.loads(self.policy_spec.key()), "per_job": self.per_job,
-            "runs": [run.to_dict() for run in self.runs],
+            "runs": _grouped(self.runs),
         }, sort_keys=True, separators=(",", ":"))
 
     @classmethod
@@ -234,7 +252,7 @@ class Shard:
                 values["machine"], values["policy"], Source.from_dict(values["source"]),
                 MachineSpec.from_config(values["machine_spec"]),
                 PolicySpec.from_params(policy.pop("scheduler"), policy),
-                tuple(Run.from_dict(r) for r in values["runs"]),
+                tuple(_expanded(values["runs"])),
                 values["per_job"])
             shard._check()
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
@@ -276,6 +294,30 @@ class Shard:
 
     def label(self) -> str:
         return "/".join(self.names.values())
+
+
+def _grouped(runs: Sequence[Run]) -> list[dict[str, Any]]:
+    """Runs as `Run.to_dict` writes them, consecutive runs that differ only by consecutive
+    seeds written once with their seeds as ranges (`seeds`: `1-1000`), so that a shard of
+    a million seeds is a few words."""
+    groups: list[tuple[dict[str, Any], list[int]]] = []
+    for run in runs:
+        values = run.to_dict()
+        seed = values.pop("seed")
+        if groups and groups[-1][0] == values and groups[-1][1][-1] + 1 == seed:
+            groups[-1][1].append(seed)
+        else:
+            groups.append((values, [seed]))
+    return [{**values, "seeds": seed_spans(seeds)} for values, seeds in groups]
+
+
+def _expanded(groups: Sequence[Mapping[str, Any]]) -> Iterator[Run]:
+    """The runs `_grouped` wrote (or a run per entry, with its `seed`)."""
+    for group in groups:
+        values = dict(group)
+        seeds = parse_spans(values.pop("seeds")) if "seeds" in values else [values["seed"]]
+        for seed in seeds:
+            yield Run.from_dict({**values, "seed": seed})
 
 
 def plan(config: Mapping[str, Any], traces: Mapping[str, Any] | None = None,

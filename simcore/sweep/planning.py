@@ -7,20 +7,18 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
-from simcore.base.checksums import recorded_digest
 from simcore.base.errors import IntegrityError
 from simcore.base.patterns import REPOSITORY
+from simcore.sweep.cache import find, read_entries
 from simcore.sweep.config import read_config, validate
 from simcore.sweep.experiments import Run, Shard, plan
 from simcore.sweep.identity import definitions_of
+from simcore.sweep.samples import workload_digest
 from simcore.sweep.stages import Decision, TwoStage, decide
-from simcore.sweep.store import SUMMARY_SCHEMA, cache_path, read_verified
-from simcore.workload.io import read_workload
 from simcore.workload.traces import load_catalogue
 
 SCHEMA = REPOSITORY / "workflow" / "schemas" / "config.schema.yaml"
@@ -108,16 +106,18 @@ def staged_plan(config: Mapping[str, Any], traces: Mapping[str, Any] | None,
     staged = [s for s in pilot if s.two_stage is not None]
     values: dict[str, dict[str, list[float | None]]] = {}
     counts: dict[str, list[int]] = {}
-    digests: dict[str, str | None] = {}
+    listings: dict[str, object] = {}
     for shard, definition in zip(staged, definitions_of(staged), strict=True):
         configurations = values.setdefault(shard.experiment, {})
         count = counts.setdefault(shard.experiment, [0, 0])
-        for run, key in run_keys(shard, definition, results, digests):
+        keyed = list(run_keys(shard, definition, results, listings))
+        stored = _stored(results, definition, [key for _, key in keyed if key],
+                         shard.two_stage.metric)
+        for run, key in keyed:
             count[0] += 1
-            stored = None if key is None else _stored(results, key, shard.two_stage.metric)
-            if stored is not None:
+            if key in stored:
                 count[1] += 1
-                configurations.setdefault(_configuration(shard, run), []).append(stored[0])
+                configurations.setdefault(_configuration(shard, run), []).append(stored[key])
     stages = {name: Stages(name, next(s.two_stage for s in staged if s.experiment == name),
                            runs, done) for name, (runs, done) in counts.items()}
     for name, stage in stages.items():
@@ -130,13 +130,13 @@ def staged_plan(config: Mapping[str, Any], traces: Mapping[str, Any] | None,
     second = [s for s in shards if s.experiment in decided]
     for shard, definition in zip(second, definitions_of(second), strict=True):
         later = shard.two_stage.first + shard.two_stage.pilot
-        keys = [key for run, key in run_keys(shard, definition, results, digests)
+        keys = [key for run, key in run_keys(shard, definition, results, listings)
                 if run.seed >= later]
         stage = stages[shard.experiment]
         stages[shard.experiment] = replace(
             stage, second_runs=stage.second_runs + len(keys),
-            second_cached=stage.second_cached + sum(
-                key is not None and cache_path(results, key).exists() for key in keys))
+            second_cached=stage.second_cached + len(
+                find(results, definition, [key for key in keys if key])))
     return shards, list(stages.values())
 
 
@@ -146,17 +146,17 @@ def _configuration(shard: Shard, run: Run) -> str:
     return " ".join([shard.label(), *(f"{k}={v}" for k, v in settings.items())])
 
 
-def _stored(results: str | os.PathLike[str], key: str,
-            metric: str) -> tuple[float | None] | None:
-    """The metric of the run `key` as its cache entry holds it (null, or NaN, as None),
-    read and verified; None where the entry is missing or damaged (the sweep simulates
-    it again)."""
-    try:
-        table = read_verified(cache_path(results, key), SUMMARY_SCHEMA, key)
-    except (FileNotFoundError, IntegrityError):
-        return None
-    value = table.column(metric)[0].as_py()
-    return (None if value is None or not math.isfinite(value) else float(value),)
+def _stored(results: str | os.PathLike[str], definition: str, keys: Sequence[str],
+            metric: str) -> dict[str, float | None]:
+    """The metric of each run of `keys` whose cache entry exists, read and verified (null,
+    or NaN, as None); a run whose entry is damaged is left out (the sweep simulates it
+    again)."""
+    rows, _ = read_entries(find(results, definition, keys))
+    values = {}
+    for key, row in rows.items():
+        value = row.column(metric)[0].as_py()
+        values[key] = None if value is None or not math.isfinite(value) else float(value)
+    return values
 
 
 def summarize_plan(configfile: str | os.PathLike[str],
@@ -171,20 +171,36 @@ def summarize_plan(configfile: str | os.PathLike[str],
 
 
 def run_keys(shard: Shard, definition: str, results: str | os.PathLike[str],
-             digests: dict[str, str | None]) -> Iterator[tuple[Run, str | None]]:
+             listings: dict[str, object]) -> list[tuple[Run, str | None]]:
     """Each run of `shard` with its key, None where its workload file does not exist yet,
-    or is not the one the shard reads (the key depends on its content). `digests` keeps
-    the workload files' digests between calls."""
+    or is not the one the shard reads (the key depends on its content). `listings` keeps
+    what was read of the workload files between calls."""
+    digests: list[str | None] = []
     for run in shard.runs:
-        path = str(Path(results) / shard.source.path(run.seed))
-        if path not in digests:
-            try:
-                digests[path] = recorded_digest(
-                    read_workload(path, shard.source.provenance(run.seed)))
-            except (FileNotFoundError, IntegrityError):
-                digests[path] = None
-        yield run, (None if digests[path] is None
-                    else shard.run_key(run, digests[path], definition))
+        try:
+            digests.append(workload_digest(results, shard.source, run.seed, listings))
+        except (FileNotFoundError, IntegrityError):
+            digests.append(None)
+    known = [(run, digest) for run, digest in zip(shard.runs, digests, strict=True) if digest]
+    keys = iter(shard.run_keys([d for _, d in known], definition, [r for r, _ in known]))
+    return [(run, None if digest is None else next(keys))
+            for run, digest in zip(shard.runs, digests, strict=True)]
+
+
+def used_keys(configfiles: Sequence[str | os.PathLike[str]],
+              results: str | os.PathLike[str]) -> dict[str, set[str]]:
+    """The keys of every run the configurations hold (two-stage plans as the run cache
+    decides them), by the definitions of their shards: what `simcore store compact`
+    keeps. Runs whose workload file is not made yet have no key, and nothing is kept for
+    them."""
+    used: dict[str, set[str]] = {}
+    listings: dict[str, object] = {}
+    for configfile in configfiles:
+        shards = load_plan(configfile, results=results)
+        for shard, definition in zip(shards, definitions_of(shards), strict=True):
+            used.setdefault(definition, set()).update(
+                key for _, key in run_keys(shard, definition, results, listings) if key)
+    return used
 
 
 def count_cached(shards: Sequence[Shard], definitions: Sequence[str],
@@ -193,20 +209,20 @@ def count_cached(shards: Sequence[Shard], definitions: Sequence[str],
     workload file does not exist yet, or is not the one the shard reads, are `unknown`:
     their keys depend on its content), in all and per experiment. `definitions` are the
     shards' (`simcore.sweep.identity.definitions_of`)."""
-    digests: dict[str, str | None] = {}
+    listings: dict[str, object] = {}
     experiments: dict[str, dict[str, int]] = {}
     totals = {"runs": 0, "cached": 0, "unknown": 0}
     for shard, definition in zip(shards, definitions, strict=True):
         row = experiments.setdefault(shard.experiment, {"shards": 0, "runs": 0, "cached": 0})
         row["shards"] += 1
-        for _, key in run_keys(shard, definition, results, digests):
-            row["runs"] += 1
-            totals["runs"] += 1
-            if key is None:
-                totals["unknown"] += 1
-            elif cache_path(results, key).exists():
-                row["cached"] += 1
-                totals["cached"] += 1
+        keys = [key for _, key in run_keys(shard, definition, results, listings)]
+        known = [key for key in keys if key is not None]
+        cached = len(find(results, definition, known, shard.per_job))
+        row["runs"] += len(keys)
+        row["cached"] += cached
+        totals["runs"] += len(keys)
+        totals["unknown"] += len(keys) - len(known)
+        totals["cached"] += cached
     return {"dataset": shards[0].dataset, "shards": len(shards), **totals,
             "to_simulate": totals["runs"] - totals["cached"],
             "experiments": [{"experiment": k, **v} for k, v in experiments.items()]}

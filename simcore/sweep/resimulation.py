@@ -14,9 +14,11 @@ from simcore.base.errors import SpecError
 from simcore.base.params import SEED, Parameter
 from simcore.machines.registry import all_options
 from simcore.policy import all_parameters
+from simcore.sweep.cache import forget
 from simcore.sweep.experiments import Run, Shard
+from simcore.sweep.identity import definitions
 from simcore.sweep.planning import load_plan
-from simcore.sweep.runner import entry_paths, run_shard, shard_tasks
+from simcore.sweep.runner import run_shard, shard_tasks
 from simcore.workload.spec import transforms
 
 
@@ -70,11 +72,11 @@ def resimulate(configfile: str | os.PathLike[str], results: str | os.PathLike[st
         if (experiments and shard.experiment not in experiments) or \
                 (policies and shard.policy not in policies):
             continue
-        tasks = [t for t in shard_tasks(shard, root) if matches(shard, t.run, where or {})]
+        definition = definitions(shard)
+        tasks = [t for t in shard_tasks(shard, root, definition)
+                 if matches(shard, t.run, where or {})]
         if not tasks:
             continue
-        for task in tasks:
-            for path in entry_paths(task):
-                path.unlink(missing_ok=True)
+        forget(root, definition, [task.key for task in tasks], log)
         simulated += run_shard(shard, root, workers, log=log).simulated
     return simulated

@@ -1,18 +1,23 @@
-"""Running a shard: cached runs are read back, the others simulated on Dask workers.
+"""Running a shard: cached runs are read back, the others simulated, in the shard's own
+process or on Dask workers.
 
-Each simulation writes its own cache entry (`simcore.sweep.store.cache_path`) as soon as it is
-done, atomically, from the worker that ran it. So an interrupted shard, a killed worker or
-a re-run after a policy change only simulates runs whose keys have no entry yet, and the
-shard's result file is assembled from cache entries in the shard's fixed run order, which
-makes it identical whatever the number of workers.
+Runs are simulated in batches, and a batch writes its runs to the run cache
+(`simcore.sweep.cache`) in parts, atomically, from the process that simulated them: a part
+at least every FLUSH_S seconds and at the batch's end. So an interrupted shard, a killed
+worker or a re-run after a policy change only simulates runs whose keys have no entry
+yet (losing at most a part's seconds of work), and the shard's result file is assembled
+from cache entries in the shard's fixed run order, which makes it identical whatever the
+number of workers.
 
 Dask backends (config `sweep.dask`): `local` (default: a LocalCluster of single-threaded
-processes, at most `workers` and at most one per RUNS_PER_WORKER runs to simulate, or no
-cluster at all where that is one: starting a worker costs more than a few runs),
-`address` (an existing scheduler) and `slurm` (dask-jobqueue's SLURMCluster, scaled
-between bounds). Kernels are compiled once before workers start, not by each of them.
-Batches of runs are submitted, never one task per millisecond-scale simulation; a batch
-lost with its worker is recomputed (`retries`) and finds the entries already written.
+processes, at most `workers`), `address` (an existing scheduler) and `slurm`
+(dask-jobqueue's SLURMCluster, scaled between bounds). Locally a shard first simulates in
+its own process for `probe_s` seconds (PROBE_S): workers are started for the rest only
+where the runs measured so far say the rest would take longer than starting them costs
+(WORKER_START_S each), so a shard of short runs never pays for a cluster. Kernels are
+compiled once before workers start, not by each of them. Batches of runs are submitted,
+never one task per millisecond-scale simulation; a batch lost with its worker is
+recomputed (`retries`) and finds the parts it already wrote.
 """
 
 from __future__ import annotations
@@ -24,43 +29,44 @@ import itertools
 import math
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
 import pyarrow as pa
 
-from simcore.base.atomic import remove_stale_temporaries
 from simcore.base.caches import numba_base
-from simcore.base.checksums import recorded_digest
 from simcore.base.errors import ConfigError, IntegrityError, SimcoreError
 from simcore.base.progress import Progress
 from simcore.fidelity.runs import replay_metrics
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
-from simcore.sweep.experiments import Run, Shard
+from simcore.sweep.cache import batch_name, find, read_entries, write_part, written_parts
+from simcore.sweep.experiments import Run, Shard, Source
 from simcore.sweep.identity import definitions as shard_definitions
+from simcore.sweep.samples import run_table, workload_digest
 from simcore.sweep.store import (
     JOBS_SCHEMA,
-    SUMMARY_SCHEMA,
-    cache_path,
     jobs_table,
-    read_verified,
     run_row,
     shard_dir,
-    summary_table,
     write_table,
 )
 from simcore.sweep.timing import PHASES
-from simcore.workload.io import read_workload
 from simcore.workload.transforms import prepare
 
 BACKENDS = ("local", "address", "slurm")
-#: Runs to simulate per local Dask worker, at least: a worker's start (an interpreter,
-#: numba, the shard's kernels) costs about 2 s of a core, as much as a few runs.
-RUNS_PER_WORKER = 8
+#: Seconds a worker's start costs (an interpreter, numba, the shard's kernels), and the
+#: seconds a shard simulates in its own process before deciding whether to start workers.
+WORKER_START_S = 2.0
+PROBE_S = 3.0
+#: Runs the shard's own process simulates at least before deciding (the first one pays
+#: for reading its workload and loading the engine, so the rate is of the others).
+PROBE_RUNS = 3
+#: A batch writes its runs to the cache at least this often (seconds).
+FLUSH_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -68,30 +74,47 @@ class Task:
     """One run as a worker needs it (small, so batches pickle cheaply)."""
 
     key: str
-    workload_path: str
+    source: Source
     run: Run
     machine: MachineSpec
     policy: PolicySpec
-    per_job: bool
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Runs simulated together by one process, which writes them to the run cache under
+    `root` (`definitions`: the digest of the rows and code they use; `per_job`: with their
+    per-job rows)."""
+
     root: str
+    definitions: str
+    per_job: bool
+    tasks: tuple[Task, ...]
+    name: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "name", batch_name([t.key for t in self.tasks], self.per_job))
 
 
 @dataclass(frozen=True)
 class ShardReport:
-    """What a shard did: runs found cached and simulated, the shard's wall time, and the
-    seconds its batches took (`batches_s`) and each of PHASES, summed over runs and
-    workers (what batches spend outside PHASES: checking cache entries)."""
+    """What a shard did: runs found cached and simulated, the processes that simulated
+    them, the shard's wall time, and the seconds its batches took (`batches_s`) and each
+    of PHASES, summed over runs and workers."""
 
     runs: int
     cached: int
     simulated: int
     seconds: float
     phases: Mapping[str, float]
+    processes: int = 1
 
     def timing(self, workers: int) -> dict[str, Any]:
-        """The report as the workflow's timing file holds it (never part of a result)."""
+        """The report as the workflow's timing file holds it (never part of a result):
+        `workers` the shard was given, `processes` that simulated."""
         return {"runs": self.runs, "cached": self.cached, "simulated": self.simulated,
                 "wall_s": round(self.seconds, 3), "workers": workers,
+                "processes": self.processes,
                 **{name: round(self.phases[name], 3)
                    for name in ("batches_s", *PHASES)}}
 
@@ -103,40 +126,40 @@ def run_shard(shard: Shard, root: str | Path, workers: int = 1,
     reported in `log` by path and simulated again, never trusted."""
     began = time.perf_counter()
     root = Path(root).resolve()  # workers may run elsewhere
-    tasks = shard_tasks(shard, root)
-    todo = []
-    for task in tasks:
-        for path in entry_paths(task):
-            remove_stale_temporaries(path)
-        problem = _entry_problem(task)
-        if problem is not None:
-            todo.append(task)
-            if problem != MISSING:
-                print(f"{shard.label()}: {problem}; simulating the run again", file=log)
+    definitions = shard_definitions(shard)
+    tasks = shard_tasks(shard, root, definitions)
+    keys = [task.key for task in tasks]
+    summaries, jobs = read_entries(find(root, definitions, keys, shard.per_job, log),
+                                   shard.per_job, log)
+    todo = [task for task in tasks if task.key not in summaries]
     cached = len(tasks) - len(todo)
-    backend = (dask or {}).get("backend", "local")
-    where = (f"{useful_workers(len(todo), workers)} process(es)" if backend == "local"
-             else f"Dask workers ({backend})")
-    print(f"{shard.label()}: {len(tasks)} runs, {cached} cached, {len(todo)} to simulate"
-          + (f" on {where}" if todo else ""), file=log, flush=True)
+    print(f"{shard.label()}: {len(tasks)} runs, {cached} cached, {len(todo)} to simulate",
+          file=log, flush=True)
     progress = Progress(shard.label(), len(tasks), "runs", log, done=cached)
-    simulated, phases = 0, dict.fromkeys(("batches_s", *PHASES), 0.0)
+    phases = dict.fromkeys(("batches_s", *PHASES), 0.0)
+    processes = 1
     if todo:
-        pair = (shard.machine_spec.allocator, shard.policy_spec.scheduler)
-        with _executor(workers, len(todo), dict(dask or {"backend": "local"}), pair) as execute:
-            for done, seconds in execute(todo):
-                simulated += done
-                for name, value in seconds.items():
-                    phases[name] += value
-                progress.show(cached + simulated, f" ({simulated} simulated)")
-    rows = [_entry(root, t.key, SUMMARY_SCHEMA).to_pylist()[0] for t in tasks]
+        batch = functools.partial(Batch, str(root), definitions, shard.per_job)
+        processes = _simulate(todo, batch, workers, dict(dask or {"backend": "local"}),
+                              (shard.machine_spec.allocator, shard.policy_spec.scheduler),
+                              phases, lambda done: progress.show(
+                                  cached + done, f" ({done} simulated)"), log)
+        more, more_jobs = read_entries(find(root, definitions, [t.key for t in todo],
+                                            shard.per_job, log), shard.per_job, log)
+        summaries.update(more)
+        jobs.update(more_jobs)
+        lost = [key for key in keys if key not in summaries]
+        if lost:
+            raise IntegrityError(f"{shard.label()}: {len(lost)} runs simulated are not in "
+                                 f"the run cache ({lost[0][:12]}...); run the shard again")
     out = shard_dir(root, shard.dataset, shard.names)
     meta = {"shard": shard.to_json(), "runs": len(tasks)}
-    jobs = (pa.concat_tables([_entry(root, t.key, JOBS_SCHEMA, per_job=True) for t in tasks])
-            if shard.per_job else JOBS_SCHEMA.empty_table())
-    write_table(jobs, out / "jobs.parquet", meta)
-    write_table(summary_table(rows), out / "summary.parquet", meta)
-    report = ShardReport(len(tasks), cached, len(todo), time.perf_counter() - began, phases)
+    write_table(pa.concat_tables([jobs[key] for key in keys]) if shard.per_job
+                else JOBS_SCHEMA.empty_table(), out / "jobs.parquet", meta)
+    write_table(pa.concat_tables([summaries[key] for key in keys]).combine_chunks(),
+                out / "summary.parquet", meta)
+    report = ShardReport(len(tasks), cached, len(todo), time.perf_counter() - began, phases,
+                         processes)
     progress.close()
     print(f"{shard.label()}: {report.runs} runs: {report.cached} cached, {report.simulated} "
           f"simulated in {report.seconds:.1f} s "
@@ -144,46 +167,125 @@ def run_shard(shard: Shard, root: str | Path, workers: int = 1,
     return report
 
 
-def shard_tasks(shard: Shard, root: Path) -> list[Task]:
+def shard_tasks(shard: Shard, root: Path, definitions: str | None = None) -> list[Task]:
     """The shard's runs as tasks, in run order, each with its run key."""
-    definitions = shard_definitions(shard)
-    hashes: dict[str, str] = {}
-    tasks = []
-    for run in shard.runs:
-        path = root / shard.source.path(run.seed)
-        if not path.is_file():
-            raise SimcoreError(f"shard {shard.label()}: workload file {path} is missing")
-        if str(path) not in hashes:
-            made = shard.source.provenance(run.seed)  # a file of this source and seed
-            hashes[str(path)] = recorded_digest(read_workload(path, made))
-        key = shard.run_key(run, hashes[str(path)], definitions)
-        tasks.append(Task(key, str(path), run, shard.machine_of(run), shard.policy_of(run),
-                          shard.per_job, str(root)))
-    return tasks
+    listings: dict[str, Any] = {}
+    try:
+        digests = [workload_digest(root, shard.source, run.seed, listings)
+                   for run in shard.runs]
+    except FileNotFoundError as exc:
+        raise SimcoreError(f"shard {shard.label()}: workload file {exc.filename} is "
+                           "missing") from None
+    keys = shard.run_keys(digests, definitions or shard_definitions(shard))
+    return [Task(key, shard.source, run, shard.machine_of(run), shard.policy_of(run))
+            for key, run in zip(keys, shard.runs, strict=True)]
 
 
-def simulate_batch(tasks: Sequence[Task]) -> tuple[int, dict[str, float]]:
-    """Simulate tasks and store each result in the run cache; returns how many ran and
-    their seconds: the batch's own (`batches_s`) and each of PHASES summed over its runs
-    (they travel back from the worker with the batch's result)."""
+def _simulate(todo: Sequence[Task], batch: Callable[[tuple[Task, ...]], Batch],
+              workers: int, dask: dict[str, Any], pair: tuple[str, str],
+              phases: dict[str, float], show: Callable[[int], None], log: TextIO) -> int:
+    """Simulate `todo` into the run cache, adding their seconds to `phases` and showing
+    how many are done; returns the processes that simulated. Locally, with more than one
+    worker, the shard's own process first simulates for PROBE_S (`probe_s`; 0: workers at
+    once) and goes on alone unless the runs left would take longer than starting workers
+    costs."""
+    check_backend(dask)
+    backend = dask.pop("backend", "local")
+    probe_s = float(dask.pop("probe_s", PROBE_S))
+    done = 0
+    if backend == "local" and (workers <= 1 or probe_s > 0):
+        began = time.perf_counter()
+        first = began  # when the first run ended: it alone pays for reading and loading
+
+        def counted(count: int) -> None:
+            nonlocal done, first
+            done = count
+            first = time.perf_counter() if count == 1 else first
+            show(done)
+
+        def probed() -> bool:
+            return workers > 1 and done >= PROBE_RUNS and time.perf_counter() - began >= probe_s
+
+        _add(phases, simulate_batch(batch(tuple(todo)), counted, probed))
+        left = len(todo) - done
+        rate = (time.perf_counter() - first) / max(done - 1, 1)
+        workers = min(workers, left)
+        if workers <= 1 or rate * left < WORKER_START_S * workers * workers / (workers - 1):
+            if left:
+                _add(phases, simulate_batch(batch(tuple(todo[done:])), lambda n: show(done + n)))
+            return 1
+        print(f"simulating the {left} runs left on {workers} processes", file=log, flush=True)
+    with _executor(workers, backend, dask, pair) as (execute, workers):
+        size = _batch_size(len(todo) - done, workers)
+        for count, seconds in execute([batch(tuple(todo[i:i + size]))
+                                       for i in range(done, len(todo), size)]):
+            done += count
+            _add(phases, (count, seconds))
+            show(done)
+    return workers
+
+
+def _add(phases: dict[str, float], outcome: tuple[int, Mapping[str, float]]) -> None:
+    """Add a batch's seconds (`simulate_batch`'s outcome) to `phases`."""
+    for name, value in outcome[1].items():
+        phases[name] += value
+
+
+def simulate_batch(batch: Batch, show: Callable[[int], None] | None = None,
+                   stop: Callable[[], bool] | None = None) -> tuple[int, dict[str, float]]:
+    """Simulate a batch's runs, unless a part of it already holds them (a batch simulated
+    again finds its own work), writing them to the run cache in parts; returns how many
+    were simulated and their seconds: the batch's own (`batches_s`) and each of PHASES
+    summed over its runs (they travel back from a worker with the batch's result). `show`
+    is told the count after each run; `stop`, asked after each run, ends the batch early."""
     began = time.perf_counter()
     seconds = dict.fromkeys(PHASES, 0.0)
-    for task in tasks:
-        for name, value in simulate_task(task).items():
+    done, part = written_parts(batch.root, batch.definitions, batch.name)
+    rows: list[dict[str, object]] = []
+    jobs: list[pa.Table] = []
+    flushed, count = time.perf_counter(), 0
+
+    def flush() -> None:
+        nonlocal part, flushed
+        start = time.perf_counter()
+        write_part(batch.root, batch.definitions, batch.name, part, rows,
+                   jobs if batch.per_job else None)
+        rows.clear()
+        jobs.clear()
+        part += 1
+        flushed = time.perf_counter()
+        seconds["store_s"] += flushed - start
+
+    for task in batch.tasks:
+        if task.key in done:
+            continue
+        row, schedule, spent = simulate_task(task, batch.root)
+        rows.append(row)
+        if batch.per_job:
+            jobs.append(jobs_table(schedule, task.key))
+        for name, value in spent.items():
             seconds[name] += value
-    return len(tasks), {"batches_s": time.perf_counter() - began, **seconds}
+        count += 1
+        if time.perf_counter() - flushed >= FLUSH_S:
+            flush()
+        if show is not None:
+            show(count)
+        if stop is not None and stop():
+            break
+    if rows:
+        flush()
+    return count, {"batches_s": time.perf_counter() - began, **seconds}
 
 
-def simulate_task(task: Task) -> dict[str, float]:
-    """One run, unless it has a valid cache entry (a retried batch finds its own work);
-    the seconds of each of PHASES it went through."""
+def simulate_task(task: Task, root: str | Path) -> tuple[dict[str, object], pa.Table,
+                                                        dict[str, float]]:
+    """One run, its workload read under the results `root`: its summary row, its per-job
+    schedule and the seconds of each of PHASES but `store_s` it went through."""
     from simcore.simulate import simulate
 
-    if _entry_problem(task) is None:
-        return {}
     machine = task.machine
     stamps = [time.perf_counter()]
-    table = _workload(task.workload_path)
+    table = run_table(root, task.source, task.run.seed)
     stamps.append(time.perf_counter())
     try:
         jobs = prepare(table, task.run.transforms, machine, task.run.seed)
@@ -193,61 +295,17 @@ def simulate_task(task: Task) -> dict[str, float]:
         fidelity = replay_metrics(table, task.run.transforms, result.jobs)
         stamps.append(time.perf_counter())
     except SimcoreError as exc:
-        raise SimcoreError(f"run {task.key[:12]} ({task.workload_path}, "
+        raise SimcoreError(f"run {task.key[:12]} ({task.source.path(task.run.seed)}, "
                            f"{task.run.transforms.key()}, seed {task.run.seed}, "
                            f"{task.machine}, {task.policy}): {exc}") from exc
-    meta = {"run_key": task.key}
-    if task.per_job:
-        write_table(jobs_table(result.jobs, task.key),
-                    cache_path(task.root, task.key, per_job=True), meta)
     row = run_row(task.key, machine, task.policy, task.run.transforms, task.run.seed, jobs,
                   {**result.summary, **fidelity})
-    write_table(summary_table([row]), cache_path(task.root, task.key), meta)
-    stamps.append(time.perf_counter())
     seconds = {name: end - start for name, (start, end) in zip(
-        ("read_s", "prepare_s", "in_simulate_s", "fidelity_s", "store_s"),
+        ("read_s", "prepare_s", "in_simulate_s", "fidelity_s"),
         itertools.pairwise(stamps), strict=True)}
     engine_s = min(result.timing.get("compile_s", 0.0), seconds["in_simulate_s"])
-    return {**seconds, "engine_s": engine_s, "in_simulate_s": seconds["in_simulate_s"] - engine_s}
-
-
-MISSING = "missing"
-
-
-def entry_paths(task: Task) -> list[Path]:
-    """The cache files of a run: its summary row, and its per-job rows if the shard keeps
-    them (an entry may come from a shard that did not)."""
-    return [cache_path(task.root, task.key)] + (
-        [cache_path(task.root, task.key, per_job=True)] if task.per_job else [])
-
-
-def _entry_problem(task: Task) -> str | None:
-    """None if the run's cache entry is complete and valid, else MISSING or what is wrong."""
-    try:
-        _entry(task.root, task.key, SUMMARY_SCHEMA)
-        if task.per_job:
-            _entry(task.root, task.key, JOBS_SCHEMA, per_job=True)
-    except FileNotFoundError:
-        return MISSING
-    except IntegrityError as exc:
-        return f"cache entry {exc}"
-    return None
-
-
-def _entry(root: str | Path, key: str, schema: pa.Schema, per_job: bool = False) -> pa.Table:
-    """A verified cache entry (see simcore.sweep.store.read_verified)."""
-    return read_verified(cache_path(root, key, per_job), schema, key)
-
-
-def _workload(path: str) -> pa.Table:
-    """The job table at `path`, read once per process while the file stays the same."""
-    stat = Path(path).stat()
-    return _read_once(path, stat.st_mtime_ns, stat.st_size)
-
-
-@functools.lru_cache(maxsize=8)
-def _read_once(path: str, mtime_ns: int, size: int) -> pa.Table:
-    return read_workload(path)
+    return row, result.jobs, {**seconds, "engine_s": engine_s,
+                              "in_simulate_s": seconds["in_simulate_s"] - engine_s}
 
 
 def warm_kernels(pairs: Sequence[tuple[str, str]] | None = None, jobs: int = 1,
@@ -372,15 +430,19 @@ def _ready_marks(pairs: Sequence[tuple[str, str]]) -> list[Path]:
 
 
 def useful_workers(runs: int, workers: int) -> int:
-    """How many of `workers` local Dask workers `runs` simulations keep busy long enough to
-    pay for their start (one: simulate in the shard's own process)."""
+    """How many of `workers` Dask workers a shard of `runs` runs is given: at most one per
+    RUNS_PER_WORKER runs (a worker's start costs as much as a few runs); the shard decides
+    on measured runs whether to start them (`PROBE_S`)."""
     return max(1, min(workers, runs // RUNS_PER_WORKER))
 
 
-def _batches(tasks: Sequence[Task], workers: int) -> list[list[Task]]:
+#: Runs per worker a shard is given, at least.
+RUNS_PER_WORKER = 8
+
+
+def _batch_size(runs: int, workers: int) -> int:
     """Several batches per worker (load balance), none too large (lost work on failure)."""
-    size = max(1, min(50, math.ceil(len(tasks) / (workers * 8))))
-    return [list(tasks[i:i + size]) for i in range(0, len(tasks), size)]
+    return max(1, min(50, math.ceil(runs / (workers * 8))))
 
 
 def check_backend(dask: dict[str, Any]) -> None:
@@ -392,17 +454,10 @@ def check_backend(dask: dict[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def _executor(workers: int, n_tasks: int, dask: dict[str, Any],
-              pair: tuple[str, str]) -> Iterator[Any]:
-    """A function tasks -> iterator of (completed runs, their seconds by phase: see
-    `simulate_batch`), backed by Dask or run in-process."""
-    check_backend(dask)
-    backend = dask.pop("backend", "local")
-    if backend == "local":
-        workers = useful_workers(n_tasks, workers)
-    if workers <= 1 and backend == "local":
-        yield lambda tasks: (simulate_batch([t]) for t in tasks)
-        return
+def _executor(workers: int, backend: str, dask: dict[str, Any],
+              pair: tuple[str, str]) -> Iterator[tuple[Any, int]]:
+    """A function batches -> iterator of (runs simulated, their seconds by phase: see
+    `simulate_batch`) on Dask workers, and the batch size for them."""
     from dask.distributed import Client, as_completed
 
     if not kernels_ready(*pair):
@@ -413,13 +468,12 @@ def _executor(workers: int, n_tasks: int, dask: dict[str, Any],
         if backend == "address":
             workers = max(workers, len(client.scheduler_info()["workers"]))
 
-        def execute(tasks: Sequence[Task]) -> Iterator[tuple[int, dict[str, float]]]:
-            futures = client.map(simulate_batch, _batches(tasks, workers), retries=3,
-                                 pure=False)
+        def execute(batches: Sequence[Batch]) -> Iterator[tuple[int, dict[str, float]]]:
+            futures = client.map(simulate_batch, batches, retries=3, pure=False)
             for _, outcome in as_completed(futures, with_results=True):
                 yield outcome
 
-        yield execute
+        yield execute, workers
 
 
 @contextlib.contextmanager

@@ -1,12 +1,13 @@
-"""The result store: a content-addressed run cache and hive-partitioned shard files.
+"""The result store: the run cache's files and hive-partitioned shard files.
 
 Paths are those of `simcore.base.patterns` under a results root (`results/` in the workflow):
-one cache entry per run key, shared by every dataset, and per dataset one directory per
-shard (experiment=E/workload=W/machine=M/policy=P) holding `summary.parquet` (one row per
-run) and `jobs.parquet` (per-job rows, when the experiment keeps them).
+the run cache (`simcore.sweep.cache`: parts of batches of runs, shared by every dataset),
+and per dataset one directory per shard (experiment=E/workload=W/machine=M/policy=P)
+holding `summary.parquet` (one row per run) and `jobs.parquet` (per-job rows, when the
+experiment keeps them).
 
 Every file is zstd Parquet written atomically, so a reader never sees half a file and an
-interrupted sweep leaves only whole cache entries behind. The partition columns
+interrupted sweep leaves only whole files behind. The partition columns
 (experiment, workload, machine, policy) live in the directory names only; read the store
 with `read_summaries`, which restores them with explicit types. Every file carries schema
 metadata: `result_schema_version`, `simcore_version`, the checksum of its content, the
@@ -92,8 +93,13 @@ def _metadata(extra: Mapping[str, object] | None = None) -> dict[bytes, bytes]:
 def sealed_digest(table: pa.Table) -> str:
     """Hex sha256 of every schema metadata entry of a table but SEAL_KEY: with the content
     digest among them, it covers the rows and all the metadata says of them."""
+    return metadata_seal(table.schema.metadata or {})
+
+
+def metadata_seal(metadata: Mapping[bytes, bytes]) -> str:
+    """`sealed_digest` of a table with this schema metadata (read without its rows)."""
     digest = hashlib.sha256()
-    for key, value in sorted((table.schema.metadata or {}).items()):
+    for key, value in sorted(metadata.items()):
         if key != SEAL_KEY:
             digest.update(b"%d\0%b%d\0%b" % (len(key), key, len(value), value))
     return digest.hexdigest()
@@ -164,7 +170,7 @@ def _parquet(path: str | os.PathLike[str]) -> pa.Table:
     it cannot be read."""
     try:
         with open_regular(path) as handle:
-            return pq.read_table(handle)
+            return pq.ParquetFile(handle).read()  # pq.read_table would import pandas
     except FileNotFoundError:
         raise
     except (pa.ArrowException, OSError) as exc:
@@ -344,12 +350,6 @@ def _record_stamp(path: str | os.PathLike[str], specification: bytes,
     record = {"stat": _stamp(path), "shard": hashlib.sha256(specification).hexdigest(),
               "sha256": sha256 or file_digest(path)}
     atomic_write_bytes(_stamp_path(path), json.dumps(record).encode())
-
-
-def cache_path(root: str | os.PathLike[str], key: str, per_job: bool = False) -> Path:
-    """Where the run cache keeps run `key`."""
-    pattern = patterns.CACHE_JOBS if per_job else patterns.CACHE_ENTRY
-    return Path(root) / pattern.format(prefix=key[:2], key=key)
 
 
 def shard_dir(root: str | os.PathLike[str], dataset: str, names: Mapping[str, str]) -> Path:

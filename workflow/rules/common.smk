@@ -13,10 +13,11 @@ from snakemake.utils import update_config
 from simcore.base import patterns
 from simcore.base.caches import closure_digests
 from simcore.sweep.config import check_same_reading, read_config, validate
-from simcore.base.errors import SimcoreError
+from simcore.base.errors import IntegrityError, SimcoreError
 from simcore.sweep.identity import definitions_of
 from simcore.sweep.planning import count_cached, describe_counts, staged_plan
 from simcore.sweep.runner import engines_digest, engines_status, useful_workers
+from simcore.sweep.samples import seed_spans, workload_digest
 from simcore.sweep.store import damaged_shards
 from simcore.sweep.timing import shard_request
 from simcore.workload.traces import load_catalogue
@@ -131,7 +132,8 @@ def shard_threads(wildcards):
     cores, one: Snakemake runs shards side by side, each simulating in its own process (a
     worker process costs about 1.5 core-seconds to start, more than most shards gain from
     a second one). With fewer shards, one worker per RUNS_PER_WORKER runs, up to the cores
-    each shard would get."""
+    each shard would get (the shard starts them only where its runs measured say they
+    pay: `simcore.sweep.runner.PROBE_S`)."""
     return shard_workers(shard(wildcards), workflow.cores or 1)
 
 
@@ -175,12 +177,8 @@ def synthetic_spec(wildcards):
 
 
 def synthetic_seeds(wildcards):
-    """`--seed` for every seed any shard reads of the workload: one job makes them all."""
-    return [arg for seed in SAMPLE_SEEDS[wildcards.workload] for arg in ("--seed", str(seed))]
-
-
-def synthetic_out(wildcards):
-    return R(patterns.SYNTHETIC_WORKLOAD).format(seed="{seed}", **wildcards)
+    """Every seed any shard reads of the workload, as ranges: one job makes them all."""
+    return seed_spans(SAMPLE_SEEDS[wildcards.workload])
 
 
 def synthetic_modules(model):
@@ -227,16 +225,23 @@ def remove_damaged_shards():
 
 
 def remove_incomplete_samples():
-    """Remove a synthetic workload's sample directory that lacks a seed's file (deleted, or
-    a seed added), so that Snakemake makes it again: it is one output, made whole."""
+    """Remove a synthetic workload's sample directory that lacks a seed's sample (a file
+    deleted or damaged, or a seed added), so that Snakemake makes it again: it is one
+    output, made whole. Only the files' listings are read."""
     for name, seeds in SAMPLE_SEEDS.items():
         source = SHARDS_BY_WORKLOAD[name].source
         (directory,) = workload_outputs(SHARDS_BY_WORKLOAD[name])
-        missing = [s for s in seeds if not os.path.exists(R(source.path(s)))]
-        if os.path.isdir(directory) and missing:
-            shutil.rmtree(directory)
-            print(f"{directory}: no sample for seed {missing[0]}; removed: this run makes "
-                  "its samples again", file=sys.stderr)
+        if not os.path.isdir(directory):
+            continue
+        listings = {}
+        for seed in seeds:
+            try:
+                workload_digest(patterns.RESULTS, source, seed, listings)
+            except (FileNotFoundError, IntegrityError) as exc:
+                shutil.rmtree(directory)
+                print(f"{directory}: no sample for seed {seed} ({exc}); removed: this run "
+                      "makes its samples again", file=sys.stderr)
+                break
 
 
 # -- the first lines of a run -----------------------------------------------------------------

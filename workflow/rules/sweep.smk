@@ -10,20 +10,21 @@ localrules:
 
 
 rule synthesize_workload:
-    # every seed's sample of one workload in one job (one file per seed in the directory)
+    # every seed's sample of one workload in one job (many seeds to a file in the directory)
     output:
         directory(R(patterns.SYNTHETIC_SAMPLES)),
     params:
         spec=synthetic_spec,
         code=synthetic_code,
         seeds=synthetic_seeds,
-        out=synthetic_out,
+        out=lambda wildcards, output: output[0],
     log:
         "logs/synthesize_workload/{workload}/{variant}.log",
     benchmark:
         benchmark("synthesize_workload", "{workload}/{variant}")
     shell:
-        "simcore synthesize --spec {params.spec:q} {params.seeds:q} --out {params.out:q}"
+        "simcore synthesize --spec {params.spec:q} --seeds {params.seeds:q}"
+        " --samples {params.out:q}"
         " > {log:q} 2>&1"
 
 
