@@ -149,7 +149,8 @@ def run_bench(trace: Path, repeat: int = 3, occupancies: int = 5,
     }
 
 
-def bench_partitions(occupancies: int, fill: float = 0.5, seed: int = 1) -> list[dict]:
+def bench_partitions(occupancies: int, fill: float = 0.5, seed: int = 1
+                     ) -> list[dict[str, object]]:
     """Mean seconds per call of each method on random torus occupancies."""
     from simcore.machines.boxes import partitions
     from simcore.machines.boxes.allocator import box_table
@@ -161,12 +162,12 @@ def bench_partitions(occupancies: int, fill: float = 0.5, seed: int = 1) -> list
         "bitrows": partitions.bitrows,
     }
     rng = np.random.default_rng(seed)
-    rows = []
+    rows: list[dict[str, object]] = []
     for dims in LFP_DIMS:
         grids = [rng.random(dims) < fill for _ in range(occupancies)]
         answers = {}
         for name, method in methods.items():
-            row = {"dims": "x".join(map(str, dims)), "method": name}
+            row: dict[str, object] = {"dims": "x".join(map(str, dims)), "method": name}
             try:
                 if name == "boxscan":
                     began = time.perf_counter()

@@ -94,7 +94,8 @@ class Probe:
         avoid = st.scratch.nothing if forbidden is None else forbidden
         if _place_repeatedly(self.machine, st, j, self.size[j], avoid, self.mask, 1) < 0:
             return None
-        return tuple(int(v) for v in self.machine.mesh.rect[j])
+        x, y, width, height = (int(v) for v in self.machine.mesh.rect[j])
+        return x, y, width, height
 
 
 @dataclass(frozen=True)
