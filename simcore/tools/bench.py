@@ -195,6 +195,7 @@ RUNNING_BUCKETS = ((0, 4), (4, 8), (8, 16), (16, 32), (32, 64), (64, 1 << 30))
 def bench_mesh(repeat: int = 3, sides: tuple[int, ...] = MESH_SIDES, jobs: int = MESH_JOBS,
                calls: int = 10) -> dict[str, object]:
     """The BL + MQ replication and the time per allocation of every 2D-mesh allocator."""
+    from simcore.jobs.jobs import Jobs
     from simcore.machines.registry import ALLOCATORS
     from simcore.machines.spec import MachineSpec
     from simcore.simulate import simulate
@@ -202,7 +203,8 @@ def bench_mesh(repeat: int = 3, sides: tuple[int, ...] = MESH_SIDES, jobs: int =
     from simcore.workload.synthetic import SyntheticSpec, synthesize
     from simcore.workload.transforms import WorkloadSpec, prepare
 
-    def workload(distribution: str, side: int, n: int, load: float, machine: MachineSpec):
+    def workload(distribution: str, side: int, n: int, load: float, machine: MachineSpec
+                 ) -> Jobs:
         spec = SyntheticSpec.create("chu", {"distribution": distribution, "jobs": n,
                                             "side": side})
         return prepare(synthesize(spec, 1), WorkloadSpec(offered_load=load,
