@@ -4,6 +4,7 @@ placement menus: candidates for a workload, the Pareto set a sweep measured)."""
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
@@ -80,11 +81,17 @@ def _bgl_links(args: argparse.Namespace) -> int:
                         "each position once")
     line = wiring.lines[dim]
 
-    def name(cable: int) -> object:
+    def name(cable: int) -> int | str:
         label = line.cables[cable].label
         return cable if label is None else label
 
-    sets = [sorted(map(name, s)) for s in link_sets(line, members, args.topology)]
+    def order(cable: int) -> tuple[bool, int, str]:
+        """Cables by name, the numbers before the strings."""
+        value = name(cable)
+        return (False, value, "") if isinstance(value, int) else (True, 0, value)
+
+    sets = [[name(c) for c in sorted(s, key=order)]
+            for s in link_sets(line, members, args.topology)]
     if args.json:
         print(json_text({"machine": wiring.name, "dim": wiring.axes[dim],
                          "midplanes": sorted(members), "topology": args.topology,
@@ -96,7 +103,7 @@ def _bgl_links(args: argparse.Namespace) -> int:
           f"{args.topology}: {len(sets)} link set(s), fewest cables first")
     for cables in sets:
         route = ", ".join(f"{name(i)}: {line.cables[i].src}->{line.cables[i].dst}"
-                          for i in sorted(range(len(line.cables)), key=name)
+                          for i in sorted(range(len(line.cables)), key=order)
                           if name(i) in cables)
         print(f"  {{{', '.join(map(str, cables))}}}  ({route or 'no cable'})")
     return 0
@@ -114,14 +121,15 @@ def _menus_candidates(args: argparse.Namespace) -> int:
     if len(machine.dims) != 3:
         raise SpecError(f"--torus {args.torus!r}: expected XxYxZ")
     fields = transforms()
-    spec = WorkloadSpec(**{name: flag_value(flag(name), fields[name].metadata["parameter"],
-                                            value)
-                           for name, value in (("first_jobs", args.first_jobs),
-                                               ("processors_per_unit",
-                                                args.processors_per_unit))
-                           if value is not None}, machine_fit="drop")
+    given: dict[str, Any] = {  # values their parameters converted and checked
+        name: flag_value(flag(name), fields[name].metadata["parameter"], value)
+        for name, value in (("first_jobs", args.first_jobs),
+                            ("processors_per_unit", args.processors_per_unit))
+        if value is not None}
+    spec = WorkloadSpec(**given, machine_fit="drop")
     seed = flag_value("--seed", SEED, args.seed)
     jobs = flag_value("--jobs", JOBS, args.jobs)
+    assert isinstance(seed, int) and isinstance(jobs, int | None)  # integer parameters
     check_memory(args, jobs)
     command = " ".join(["simcore menus candidates", *(
         f"--{option.replace('_', '-')} {value}" for option, value in vars(args).items()

@@ -82,7 +82,7 @@ def _seconds(option: str, text: str) -> float:
         value = float(match[1]) if match else math.nan
     except ValueError:
         value = math.nan
-    if not math.isfinite(value):
+    if match is None or not math.isfinite(value):
         raise SpecError(f"{option} {text}: expected a finite time with its unit ("
                         f"{', '.join(TIME_UNITS)}), as the time axes show it: e.g. 26h")
     return value * TIME_UNITS[match[2]]

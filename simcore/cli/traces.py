@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
@@ -42,7 +43,7 @@ def _swf_info(args: argparse.Namespace) -> int:
     from simcore.jobs.describe import describe
     from simcore.jobs.swf import read_swf
 
-    stats = describe(read_swf(args.path))
+    stats: dict[str, Any] = describe(read_swf(args.path))  # JSON values by name
     if args.json:
         print(json_text(stats))
         return 0

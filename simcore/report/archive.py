@@ -34,7 +34,7 @@ import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
+from typing import IO
 
 import polars as pl
 import yaml
@@ -61,7 +61,9 @@ README = "README.md"
 CITATION = "CITATION.cff"
 GENERATED = (MANIFEST, MANIFEST_JSON, ENVIRONMENT, README, CITATION)
 
-_COMPRESSORS: dict[str, Callable[[BinaryIO], AbstractContextManager[BinaryIO]]] = {
+#: A compressed stream writing to a raw file (lzma's and gzip's are buffered streams).
+_Stream = IO[bytes] | io.BufferedIOBase
+_COMPRESSORS: dict[str, Callable[[IO[bytes]], AbstractContextManager[_Stream]]] = {
     # closed by pack's with statement
     ".tar.xz": lambda raw: lzma.LZMAFile(raw, "wb", format=lzma.FORMAT_XZ, preset=6),  # noqa: SIM115
     ".tar.gz": lambda raw: gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0),
@@ -203,12 +205,12 @@ def pack_dataset(out: str | os.PathLike[str], results: str | os.PathLike[str],
         given[file.name] = file
     problems = []
     for shard in shards:
-        for file in SHARD_FILES:
+        for part in SHARD_FILES:
             try:
-                read_shard(shard / file)
+                read_shard(shard / part)
             except (FileNotFoundError, IntegrityError) as exc:
                 problems.append(str(exc) if isinstance(exc, IntegrityError)
-                                else f"{shard / file}: missing; run snakemake again to make it")
+                                else f"{shard / part}: missing; run snakemake again to make it")
     if problems:
         raise ArchiveError("store files the archive would hold fail their checks: "
                            + " | ".join(problems))
@@ -317,11 +319,11 @@ def verify(path: str | os.PathLike[str],
 class _HashingReader:
     """Reads a file for the tar writer, hashing it and refusing to end early."""
 
-    def __init__(self, source: BinaryIO, path: Path) -> None:
+    def __init__(self, source: IO[bytes], path: Path) -> None:
         self._source, self._path = source, path
         self.sha256 = hashlib.sha256()
 
-    def read(self, size: int) -> bytes:
+    def read(self, size: int = -1, /) -> bytes:
         chunk = self._source.read(size)
         if len(chunk) < size:
             raise ArchiveError(f"{self._path}: shrank while packing; pack again once nothing "
@@ -346,7 +348,8 @@ def _check_metadata(metadata: Mapping[str, object]) -> dict[str, object]:
     if not metadata.get("name"):
         raise ArchiveError("metadata['name']: required, the dataset's title")
     authors = metadata.get("authors", _AUTHORS)
-    if not authors or not all(isinstance(a, Mapping) and a for a in authors):
+    if not isinstance(authors, list) or not authors or not all(
+            isinstance(a, Mapping) and a for a in authors):
         raise ArchiveError(f"metadata['authors']: expected a non-empty list of CFF persons or "
                            f"entities, e.g. [{{'family-names': ..., 'given-names': ...}}], "
                            f"got {authors!r}")
@@ -601,7 +604,7 @@ def _info(name: str, size: int, mtime: int) -> tarfile.TarInfo:
     return info
 
 
-def _digest(source: BinaryIO, target: Path | None = None) -> tuple[str, int]:
+def _digest(source: IO[bytes], target: Path | None = None) -> tuple[str, int]:
     """sha256 and size of a stream, copied to `target` when given."""
     sha256, size = hashlib.sha256(), 0
     with (target.open("wb") if target is not None else nullcontext()) as sink:
@@ -659,7 +662,7 @@ def _extract(path: Path, dest: Path, wanted: Mapping[str, tuple[str, int]]) -> N
         raise ArchiveError(f"{path}: {min(left)}: changed while being verified")
 
 
-def _members(path: Path) -> Iterator[tuple[tarfile.TarInfo, BinaryIO]]:
+def _members(path: Path) -> Iterator[tuple[tarfile.TarInfo, IO[bytes]]]:
     """Each regular file member of a tar archive (any compression) with its reader, in
     archive order; directory entries are passed over, anything else is refused. Iterate
     inside `_unreadable_as_archive_error`, which also covers reading the readers."""

@@ -177,7 +177,7 @@ def _machines(key: str, node: dict, root: dict, example: dict) -> list[str]:
     wired = sorted({p.stem for d in machines_dirs() if d.is_dir() for p in d.glob("*.yaml")})
     machine = _resolved(node.get("additionalProperties", {}), root)
     alternatives = [_resolved(alt, root) for alt in machine.get("oneOf", [machine])]
-    mapping = next((alt for alt in alternatives if "properties" in alt), {})
+    mapping: dict[str, Any] = next((alt for alt in alternatives if "properties" in alt), {})
     options = all_options()
     keys = [k for k in mapping.get("properties", {}) if k not in options]
     lines = ["", "A machine is a spec string `kind:size` (the kind's default allocator), or a "

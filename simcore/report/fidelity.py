@@ -24,10 +24,10 @@ from simcore.base.errors import ConfigError, SimcoreError
 from simcore.base.patterns import TRACE
 from simcore.base.texttable import markdown_table
 from simcore.base.yamlfiles import read_yaml
-from simcore.fidelity.compare import FIGURES, HALVES, REPORT_MD
+from simcore.fidelity.compare import FIGURES, HALVES, REPORT_MD, Fidelity
 from simcore.fidelity.noise import PERTURBATIONS, SHAKE_S
 from simcore.fidelity.replay import Replay, check_fits, replay
-from simcore.jobs.cleaning import clean, cleaning_report
+from simcore.jobs.cleaning import clean
 from simcore.jobs.swf import MISSING, SWFHeader, header_of, read_swf
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
@@ -185,7 +185,8 @@ def run_report(config: FidelityConfig, progress: Callable[[str], None] = print
     """Replay every trace of `config` under every policy (`progress` hears of each)."""
     results = []
     for name, (entry, machine, _) in config.traces.items():
-        log = clean(read_swf(acquire(entry, TRACE.format(trace=name), mirror_dirs())))
+        recorded = read_swf(acquire(entry, TRACE.format(trace=name), mirror_dirs()))
+        log = clean(recorded)
         waits = numpy_array(log.column("wait_time"))
         replays = {}
         if (waits != MISSING).any():
@@ -200,7 +201,7 @@ def run_report(config: FidelityConfig, progress: Callable[[str], None] = print
                                       f"{exc}") from None
         requested = int((numpy_array(log.column("requested_time")) > 0).sum())
         results.append(TraceResult(name, header_of(log),
-                                   cleaning_report(log)["jobs_in"], requested, replays))
+                                   recorded.num_rows, requested, replays))
     return results
 
 
@@ -254,13 +255,21 @@ def report_markdown(config: FidelityConfig, results: list[TraceResult], command:
             floor = " / ".join(f"{found.noise_floor[p]['all']['within_10_min']:.1%}"
                                for p in PERTURBATIONS)
             rows.append((result.name, machine, label,
-                         *metric_cells(found.fidelity.report["all"]), floor))
+                         *metric_cells(_part(found.fidelity, "all")), floor))
     lines += markdown_table(("trace", "machine", "policy", *METRIC_HEADER,
                              "noise floor, within 10 min: shaken / ties"), rows, names=3)
     for result in results:
         lines += ["", *_trace_section(config, result)]
     lines += ["", *_stated_section(config, results)]
     return "\n".join(lines) + "\n"
+
+
+def _part(fidelity: Fidelity, name: str) -> Mapping[str, Any]:
+    """One entry of `compare`'s report: the counts, or the metrics of "all" jobs or of a
+    half."""
+    entry = fidelity.report[name]
+    assert isinstance(entry, Mapping)  # the report maps each entry's names to values
+    return entry
 
 
 def _trace_section(config: FidelityConfig, result: TraceResult) -> list[str]:
@@ -274,7 +283,7 @@ def _trace_section(config: FidelityConfig, result: TraceResult) -> list[str]:
         lines.append(f"Not replayed: none of its {result.log_jobs:,} jobs records a wait "
                      "(field 3 is -1 throughout).")
         return lines
-    counts = next(iter(result.replays.values())).fidelity.report["counts"]
+    counts = _part(next(iter(result.replays.values())).fidelity, "counts")
     removed = ", ".join(f"{rule} {n:,}" for rule, n in counts["cleaning_removed"].items()
                         if n)
     lines += [
@@ -286,7 +295,7 @@ def _trace_section(config: FidelityConfig, result: TraceResult) -> list[str]:
         "scheduled on its run time, as with exact run times.",
         "",
         *markdown_table(("policy", "jobs of", *METRIC_HEADER), [
-            (label, part.replace("_", " "), *metric_cells(found.fidelity.report[part]))
+            (label, part.replace("_", " "), *metric_cells(_part(found.fidelity, part)))
             for label, found in result.replays.items() for part in ("all", *HALVES)],
             names=2),
     ]
@@ -317,7 +326,7 @@ def _stated_section(config: FidelityConfig, results: list[TraceResult]) -> list[
         for metric, shown in STATED.items():
             if metric not in row:
                 continue
-            here = math.nan if found is None else found.fidelity.report["all"][metric]
+            here = math.nan if found is None else _part(found.fidelity, "all")[metric]
             gap = here - row[metric]
             differs = not abs(gap) <= shown.tolerance  # NaN differs
             if differs:

@@ -21,6 +21,7 @@ figure says so instead of showing empty axes.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -145,7 +146,9 @@ def simulated_vs_recorded(compared: Compared, about: str) -> Figure:
     ax.set_xlabel("recorded wait (log scale of wait + 1 s: 0 at the origin)")
     ax.set_ylabel("simulated wait (log scale of wait + 1 s)")
     ax.legend(loc="upper left")
-    cells.norm.vmin, cells.norm.vmax = 1.0, max(10.0, float(cells.get_array().max()))
+    counts = cells.get_array()
+    assert counts is not None  # hexbin's jobs per hexagon
+    cells.set_clim(1.0, max(10.0, float(counts.max())))
     fig.colorbar(cells, ax=ax, label="jobs per hexagon (log scale)", format="%g")
     return fig
 
@@ -261,5 +264,5 @@ def write_fidelity_figures(residuals: pa.Table, out: str | os.PathLike[str], tra
     about = f"{trace} on {machine}, {policy}"
     paths: list[Path] = []
     for name, draw in DRAW.items():
-        paths += write_figure(lambda draw=draw: draw(compared, about), out, name)
+        paths += write_figure(functools.partial(draw, compared, about), out, name)
     return paths

@@ -21,6 +21,7 @@ and adds to each run's summary row (null for a run without job rows):
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 import polars as pl
@@ -41,7 +42,12 @@ def with_job_metrics(runs: pl.DataFrame, store: str | os.PathLike[str] | None,
                      summaries: list[str] | None = None) -> pl.DataFrame:
     """`runs` (the summary rows of `store`, or of the shard files `summaries`) with the
     module's metrics from the job rows beside their summaries."""
-    files = Path(store).glob("**/summary.parquet") if summaries is None else summaries
+    if summaries is not None:
+        files: Iterable[str | Path] = summaries
+    elif store is not None:
+        files = Path(store).glob("**/summary.parquet")
+    else:
+        raise ConfigError("job metrics: give a store or its summary files")
     kept = [path for path in (Path(f).with_name("jobs.parquet") for f in files)
             if path.is_file()]
     per_run = pl.DataFrame(schema={"run_key": pl.String, "requested": pl.Float64,

@@ -46,17 +46,20 @@ import textwrap
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, TypedDict
 
 import matplotlib as mpl
 import matplotlib.style
 import polars as pl
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import Formatter
+from matplotlib.typing import ColorType, LineStyleType, MarkerType
 
 from simcore.base.atomic import atomic_path
 from simcore.base.errors import SimcoreError
@@ -70,6 +73,7 @@ from simcore.report.tables import (
     MIN_INTERVAL_RUNS,
     RESPONSE_TARGET,
     bend,
+    extremes,
 )
 from simcore.schedulers.registry import SWITCH_COST_S
 from simcore.sweep.store import read_verified
@@ -102,11 +106,27 @@ _CAPACITY = (("utilized_mean", "utilized", "#4c72b0"), ("unused_mean", "unused",
              ("lost_mean", "lost", "#dd8452"), ("failed_mean", "failed", "#c44e52"))
 _RESPONSE = (("mean_response_s_mean", "mean response (h)"),
              ("median_response_s_mean", "median response (h)"))
-_METRICS = (("migrations_attempted_mean", "attempted", "-", "o"),
+_METRICS: tuple[tuple[str, str, LineStyleType, MarkerType], ...] = (
+            ("migrations_attempted_mean", "attempted", "-", "o"),
             ("migrations_successful_mean", "successful", "--", "s"),
             ("max_successful_mean", "max successful (always migrate)", ":", "^"))
 
 Row = dict[str, object]
+
+
+class _Look(TypedDict):
+    """How a series is drawn: keyword arguments of `Axes.plot`, `Axes.errorbar` and
+    `Line2D`."""
+
+    color: ColorType
+    marker: MarkerType
+
+
+class _Curve(_Look):
+    """A series' look with its line and marker size."""
+
+    linestyle: LineStyleType
+    markersize: float
 
 
 def _load_axis(rows: pl.DataFrame) -> str:
@@ -142,8 +162,8 @@ def _splits(rows: pl.DataFrame, exclude: Sequence[str]) -> list[str]:
     for column in CONFIG_KEYS:
         if column in (*_SERIES, "experiment", "workload", "scheduler", *exclude):
             continue
-        spread = rows.group_by(["workload", *_SERIES]).agg(
-            pl.col(column).drop_nulls().n_unique())[column].max()
+        _, spread = extremes(rows.group_by(["workload", *_SERIES]).agg(
+            pl.col(column).drop_nulls().n_unique())[column])
         if spread > 1:
             out.append(column)
     return out
@@ -201,7 +221,7 @@ def _label(key: Row) -> str:
     return f"{key['machine']} / {key['policy']}"
 
 
-def _styles(keys: Sequence[Row]) -> list[dict[str, object]]:
+def _styles(keys: Sequence[Row]) -> list[_Look]:
     """A colour and a marker per series."""
     palette = mpl.colormaps["tab10"]
     return [{"color": palette(i % palette.N), "marker": _MARKERS[i % len(_MARKERS)]}
@@ -216,6 +236,13 @@ def _dodge(index: int, count: int, span: float) -> float:
     """Horizontal offset of series `index` of `count` so that coinciding curves stay
     visible: spread over DODGE of the axis."""
     return 0.0 if count < 2 else (index - (count - 1) / 2) * DODGE * span / (count - 1)
+
+
+def _span(column: pl.Series) -> float:
+    """The width of the column's values, 1 where they are all equal: what `_dodge` spreads
+    series over."""
+    low, high = extremes(column)
+    return high - low or 1.0
 
 
 def _dodge_note() -> str:
@@ -248,7 +275,7 @@ def _figure(n_panels: int, width: float, height: float, ncols: int = 3,
     return fig, axes[:n_panels]
 
 
-def _legend(fig: Figure, handles: Sequence[object], labels: Sequence[str]) -> None:
+def _legend(fig: Figure, handles: Sequence[Artist], labels: Sequence[str]) -> None:
     """One legend below the panels, as many columns as fit the figure's width."""
     longest = max(len(label) for label in labels)
     entry_in = 0.5 + 0.065 * longest
@@ -259,7 +286,7 @@ def _legend(fig: Figure, handles: Sequence[object], labels: Sequence[str]) -> No
 
 def _draw_lines(fig: Figure, axes: Sequence[Axes], panels: Sequence[tuple[str, pl.DataFrame]],
                 keys: Sequence[Row], axis: str, columns: Sequence[str],
-                plot: Callable[[Axes, pl.DataFrame, dict[str, object], int, int], None]) -> None:
+                plot: Callable[[Axes, pl.DataFrame, _Look, int, int], None]) -> None:
     """Per panel, one curve per series key (rows sorted along `axis`; `plot` told the
     series' index and count, for `_dodge`), and a shared legend. Series whose `columns`
     equal an earlier one's in a panel are drawn once there, and a note in the panel names
@@ -276,7 +303,9 @@ def _draw_lines(fig: Figure, axes: Sequence[Axes], panels: Sequence[tuple[str, p
             if len(group) > 1:
                 same.append(" = ".join(_label(keys[i]) for i in group))
         if same:  # wrapped to the panel: about 14 characters an inch at this size
-            chars = int(14 * fig.get_figwidth() / ax.get_subplotspec().get_gridspec().ncols)
+            spec = ax.get_subplotspec()
+            assert spec is not None  # the axes are a grid's (`_figure`)
+            chars = int(14 * fig.get_figwidth() / spec.get_gridspec().ncols)
             ax.text(0.02, 0.98, "\n".join(textwrap.fill(f"{text} (equal)", chars)
                                           for text in same),
                     transform=ax.transAxes, va="top", fontsize=7)
@@ -287,7 +316,7 @@ def _draw_lines(fig: Figure, axes: Sequence[Axes], panels: Sequence[tuple[str, p
 
 def runs_note(rows: pl.DataFrame) -> str:
     """How many runs each point rests on: "n = 3 runs per point" (or a range)."""
-    fewest, most = int(rows["n"].min()), int(rows["n"].max())
+    fewest, most = map(int, extremes(rows["n"]))
     count = str(fewest) if fewest == most else f"{fewest}-{most}"
     return f"n = {count} runs per point"
 
@@ -295,7 +324,7 @@ def runs_note(rows: pl.DataFrame) -> str:
 def _error_bars(rows: pl.DataFrame) -> tuple[bool, str]:
     """Whether to draw CI bars (every point rests on MIN_INTERVAL_RUNS runs or more, the
     tables' rule), and the sentence saying what the utilization bars are and what n is."""
-    if int(rows["n"].min()) >= MIN_INTERVAL_RUNS:
+    if extremes(rows["n"])[0] >= MIN_INTERVAL_RUNS:
         return True, f"bars: 95% confidence intervals (Student t), {runs_note(rows)}"
     return False, f"no error bars: {runs_note(rows)}, too few for an interval"
 
@@ -310,10 +339,10 @@ def utilization_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     panels = _panels(rows, [axis])
     keys = _series(rows)
     bars, bar_note = _error_bars(rows)
-    span = float(rows[axis].max() - rows[axis].min()) or 1.0
+    span = _span(rows[axis])
     fig, axes = _figure(len(panels), 4.4, 3.4, sharey=True)
 
-    def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object], index: int,
+    def plot(ax: Axes, part: pl.DataFrame, style: _Look, index: int,
              count: int) -> None:
         x = [v + _dodge(index, count, span) for v in part[axis].to_list()]
         ax.errorbar(x, part["utilization_mean"].to_list(),
@@ -344,7 +373,7 @@ def carried_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     fig, axes = _figure(len(panels), 4.8, 3.6, sharey=True)
     knees: dict[int, list[str]] = {}
 
-    def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object], index: int,
+    def plot(ax: Axes, part: pl.DataFrame, style: _Look, index: int,
              count: int) -> None:
         load, carried = part[axis].to_list(), part["accepted_load_mean"].to_list()
         ax.plot(load, carried, markersize=4, **style)
@@ -356,8 +385,8 @@ def carried_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
             f"{_label(keys[index])}: " + ("none" if found is None else f"{found[0]:.3f}"))
 
     _draw_lines(fig, axes, panels, keys, axis, ["accepted_load_mean"], plot)
-    low, high = float(rows[axis].min()), float(rows[axis].max())
-    bottom = min(low, float(rows["accepted_load_mean"].min()))
+    low, high = extremes(rows[axis])
+    bottom = min(low, extremes(rows["accepted_load_mean"])[0])
     for ax in axes:
         ax.plot([bottom, high], [bottom, high], color="0.6", linestyle=":", linewidth=1,
                 zorder=0)
@@ -381,7 +410,7 @@ class _LogLabels(Formatter):
         self.minor = minor
 
     def __call__(self, x: float, pos: int | None = None) -> str:
-        if self.minor:
+        if self.minor and self.axis is not None:
             lo, hi = sorted(self.axis.get_view_interval())
             mantissa = round(x / 10 ** math.floor(math.log10(x)))
             if hi >= 100 * lo or (hi >= 10 * lo and mantissa not in (2, 5)):
@@ -406,7 +435,7 @@ def _vs_utilization(experiment: str, rows: pl.DataFrame, column: str, scale: flo
     keys = _series(rows)
     fig, axes = _figure(len(panels), 4.4, 3.4)
 
-    def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object], index: int,
+    def plot(ax: Axes, part: pl.DataFrame, style: _Look, index: int,
              count: int) -> None:
         ax.plot(part["utilization_mean"].to_list(), (part[column] / scale).to_list(),
                 markersize=4, **style)
@@ -450,12 +479,12 @@ def migrations_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     panels = _panels(rows, [axis])
     keys = _series(rows)
     styles = _styles(keys)
-    span = float(rows[axis].max() - rows[axis].min()) or 1.0
+    span = _span(rows[axis])
     gaps = rows["mean_time_between_migrations_s_mean"].drop_nulls().len() > 0
     ncols = len(panels)
     fig = new_figure(4.4 * ncols, 3.4 * (1 + gaps))
     grid = fig.subplots(1 + gaps, ncols, squeeze=False, sharex="col")
-    drawn: dict[int, object] = {}  # series index: colour
+    drawn: dict[int, ColorType] = {}  # series index: colour
     metrics: set[str] = set()
     always = next((_label(k) for k in keys if _always(rows.filter(_matches(k)))), "")
     for col, (title, panel) in enumerate(panels):
@@ -512,7 +541,7 @@ def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
     rows = rows.filter(pl.all_horizontal(pl.col(c).is_not_null() for c, _, _ in _CAPACITY))
     if not rows.height:
         return None
-    shares = [s for s in _CAPACITY if s[1] != "failed" or rows[s[0]].max() > 0]
+    shares = [s for s in _CAPACITY if s[1] != "failed" or extremes(rows[s[0]])[1] > 0]
     axis = _load_axis(rows)
     loads = _pick(sorted(rows[axis].unique().to_list()))
     panels = _panels(rows, [axis])
@@ -522,7 +551,9 @@ def capacity(experiment: str, rows: pl.DataFrame) -> Figure | None:
     label_in = 0.07 * max(len(label) for label in labels)
     fig = new_figure(label_in + 2.3 * len(loads), height * len(panels))
     grid = fig.subplots(len(panels), len(loads), squeeze=False, sharex=True, sharey=True)
-    fig.get_layout_engine().set(wspace=0.06)
+    layout = fig.get_layout_engine()
+    assert isinstance(layout, ConstrainedLayoutEngine)  # `new_figure`'s
+    layout.set(wspace=0.06)
     grid[0][0].set_xlim(0.0, 1.0)
     grid[0][0].set_xticks([0.0, 0.5, 1.0], ["0", "0.5", "1"])
     grid[0][0].set_xticks([0.25, 0.75], minor=True)
@@ -567,7 +598,7 @@ def response_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     panels = _panels(rows, [axis])
     keys = _series(rows)
     styles = _styles(keys)
-    span = float(rows[axis].max() - rows[axis].min()) or 1.0
+    span = _span(rows[axis])
     fig = new_figure(4.4 * len(metrics), 3.2 * len(panels))
     grid = fig.subplots(len(panels), len(metrics), squeeze=False)
     drawn: dict[int, Line2D] = {}
@@ -623,10 +654,10 @@ def response_ci_vs_load(experiment: str, rows: pl.DataFrame) -> Figure | None:
     panels = _panels(rows, [axis])
     keys = _series(rows)
     bars, _ = _error_bars(rows)
-    span = float(rows[axis].max() - rows[axis].min()) or 1.0
+    span = _span(rows[axis])
     fig, axes = _figure(len(panels), 4.4, 3.4)
 
-    def plot(ax: Axes, part: pl.DataFrame, style: dict[str, object], index: int,
+    def plot(ax: Axes, part: pl.DataFrame, style: _Look, index: int,
              count: int) -> None:
         x = [v + _dodge(index, count, span) for v in part[axis].to_list()]
         ax.errorbar(x, (part["mean_response_s_mean"] / HOUR_S).to_list(),
@@ -877,13 +908,15 @@ def write_figures(tables_dir: str | os.PathLike[str], out_dir: str | os.PathLike
     experiments side by side (the same files as one). The paths are stamped
     (`simcore.base.stamps`) once all are drawn; the files an earlier call stamped there are
     removed first, so no figure of it survives beside these."""
-    tables = {}
+    tables: dict[str, pl.DataFrame] = {}
     for table in sorted({figure.table for figure in FIGURES.values()}):
         path = Path(tables_dir) / f"{table}.parquet"
         if not path.is_file():
             raise SimcoreError(f"missing result table {path}; write it with "
                                "simcore.report.tables.write_tables")
-        tables[table] = pl.from_arrow(read_verified(path).replace_schema_metadata(None))
+        frame = pl.from_arrow(read_verified(path).replace_schema_metadata(None))
+        assert isinstance(frame, pl.DataFrame)  # from a table
+        tables[table] = frame
     out = Path(out_dir)
     remove_stamped(out)
     experiments = sorted(set().union(*(t["experiment"].to_list() for t in tables.values())))
@@ -918,7 +951,7 @@ def _experiment_figures(experiment: str, tables: dict[str, pl.DataFrame],
 #: line style, in the paper's order from the Cplant 1.9 baseline on.
 _ALLOCATOR_COLORS = {"free-list": "#c44e52", "first-fit": "#55a868", "best-fit": "#4c72b0",
                      "sum-of-squares": "#8172b2"}
-_ORDERING_LINES = {"row-major": ":", "snake": "--", "hilbert": "-"}
+_ORDERING_LINES: dict[str, LineStyleType] = {"row-major": ":", "snake": "--", "hilbert": "-"}
 
 
 def locality_vs_work_multiple(rows: pl.DataFrame) -> Figure | None:
@@ -942,7 +975,7 @@ def locality_vs_work_multiple(rows: pl.DataFrame) -> Figure | None:
                 if not curve.height:
                     continue
                 x = curve["runtime_scale"].to_list()
-                style = {"color": color, "linestyle": line, "marker": "o", "markersize": 3}
+                style = _Curve(color=color, marker="o", linestyle=line, markersize=3)
                 top.plot(x, curve["bcube_ratio_mean"].to_list(), **style)
                 bottom.plot(x, curve["span_ring_mean"].to_list(), **style)
                 if col == 0:

@@ -56,7 +56,7 @@ from simcore.base.errors import ConfigError
 from simcore.base.stamps import write_stamp
 from simcore.base.yamlfiles import read_yaml
 from simcore.report.job_metrics import check_job_metric, with_job_metrics
-from simcore.report.tables import CONFIG_KEYS, bend, saturation
+from simcore.report.tables import CONFIG_KEYS, bend, extremes, saturation
 from simcore.report.verdicts import (
     LABELS,
     RULE,
@@ -181,10 +181,10 @@ def evaluate(runs: pl.DataFrame, query: Mapping[str, Any]) -> float | None:
     if "metric" in query:
         return float(selected[query["metric"]].mean())
     if "max" in query:
-        return float(_configurations(selected, query["max"]).max())
+        return extremes(_configurations(selected, query["max"]))[1]
     if "ratio" in query:
-        top, bottom = (float(selected[c].mean()) for c in query["ratio"])
-        return top / bottom if bottom else None
+        numerator, denominator = (float(selected[c].mean()) for c in query["ratio"])
+        return numerator / denominator if denominator else None
     if "saturation" in query:
         table = saturation(selected)
         if table.height != 1:
@@ -247,7 +247,9 @@ def _read_runs(store: str | os.PathLike[str] | None, summaries: list[str] | None
                ) -> pl.DataFrame:
     """The store's (or the shard files') summary rows with the metrics derived from the
     per-job rows beside them (`simcore.report.job_metrics`)."""
-    return with_job_metrics(read_summaries(store, summaries), store, summaries)
+    # read_summaries reads `store` only without `summaries`, and is typed for that case
+    runs = read_summaries(store, summaries)  # type: ignore[arg-type]
+    return with_job_metrics(runs, store, summaries)
 
 
 def _judge_all(published: Mapping[str, Any], runs: pl.DataFrame

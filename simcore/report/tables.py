@@ -260,7 +260,8 @@ _DERIVED_UNITS = {d.column: d.unit for t in TABLE_DEFINITIONS.values() for d in 
 
 def table_columns() -> dict[str, list[tuple[str, str | None, str]]]:
     """(column, unit, meaning) of every column of every table, in table order."""
-    keys = [(k, None, _PARTITION_MEANINGS[k]) for k in PARTITIONS]
+    keys: list[tuple[str, str | None, str]] = [
+        (k, None, _PARTITION_MEANINGS[k]) for k in PARTITIONS]
     keys += [(k, _COLUMNS[k].unit, _COLUMNS[k].meaning) for k in CONFIG_KEYS[len(PARTITIONS):]]
     keys.append(("n", "runs", "runs aggregated (replications: seeds)"))
     out = {}
@@ -316,7 +317,7 @@ def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
     (keys SATURATION_KEYS) summarises the wait_slowdown table's carried loads (accepted_load), see
     `_saturation`."""
     keys = CONFIG_KEYS
-    out = {}
+    out: dict[str, pl.DataFrame] = {}
     for table in TABLE_DEFINITIONS.values():
         if table.name == "saturation":
             out[table.name] = _saturation(out["wait_slowdown"])
@@ -381,7 +382,8 @@ def _saturation(table: pl.DataFrame) -> pl.DataFrame:
     swept = table.filter(pl.col("offered_load").is_not_null()
                          & pl.col("accepted_load_mean").is_not_null())
     keys = list(SATURATION_KEYS)
-    schema = {**{k: swept.schema[k] for k in keys}, "n": pl.Int64,
+    schema: dict[str, pl.DataType | type[pl.DataType]] = {
+        **{k: swept.schema[k] for k in keys}, "n": pl.Int64,
               "saturation_load": pl.Float64, "at_offered_load": pl.Float64,
               "max_accepted_load": pl.Float64, "max_offered_load": pl.Float64}
     rows = []
@@ -433,7 +435,8 @@ def markdown(name: str, table: pl.DataFrame) -> str:
     if table.is_empty():
         return "\n".join([*lines, "", "(no rows)"]) + "\n"
     head = len(lines)
-    labels = {s.column: s.label for s in (*definition.statistics, *definition.derived)}
+    columns: tuple[Statistic | Derived, ...] = (*definition.statistics, *definition.derived)
+    labels = {s.column: s.label for s in columns}
     intervals = [c for c in labels if c in _INTERVALS]
     blanks = False
     for experiment in sorted(table["experiment"].unique().to_list()):
@@ -555,8 +558,16 @@ def _target(rows: pl.DataFrame) -> str:
             "(runs for target).")
 
 
+def extremes(column: pl.Series) -> tuple[float, float]:
+    """The smallest and the largest value of a numeric column that holds any."""
+    low, high = column.min(), column.max()
+    if not isinstance(low, int | float) or not isinstance(high, int | float):
+        raise TypeError(f"column {column.name!r} holds no numbers: min {low!r}, max {high!r}")
+    return float(low), float(high)
+
+
 def _count(n: pl.Series) -> str:
-    low, high = int(n.min()), int(n.max())
+    low, high = map(int, extremes(n))
     return str(low) if low == high else f"{low}-{high}"
 
 
@@ -572,9 +583,10 @@ def _swept(rows: pl.DataFrame) -> list[str]:
     """The policy parameters that differ within one policy (grid axes over parameters), and
     machine_spec where it differs within one machine (axes over allocator options): shown
     as columns rather than in the legends."""
-    out = [c for c in POLICY_COLUMNS if c in rows.columns and rows.group_by(
-        "machine", "policy").agg(pl.col(c).n_unique())[c].max() > 1]
-    if rows.group_by("machine").agg(pl.col("machine_spec").n_unique())["machine_spec"].max() > 1:
+    out = [c for c in POLICY_COLUMNS if c in rows.columns and extremes(rows.group_by(
+        "machine", "policy").agg(pl.col(c).n_unique())[c])[1] > 1]
+    if extremes(rows.group_by("machine").agg(pl.col("machine_spec").n_unique())
+                ["machine_spec"])[1] > 1:
         out.append("machine_spec")
     return out
 
@@ -657,14 +669,15 @@ def write_tables(store: str | os.PathLike[str] | None, out_dir: str | os.PathLik
     of identical content. An empty store is an error rather than empty tables, since it
     almost always means a wrong root or a sweep that has not run.
     """
-    summaries = read_summaries(store, summaries)
-    if summaries.is_empty():
+    # read_summaries reads `store` only without `summaries`, and is typed for that case
+    runs = read_summaries(store, summaries)  # type: ignore[arg-type]
+    if runs.is_empty():
         raise SimcoreError(f"no results under {store}: no summary.parquet shard files to "
                            "aggregate")
     out = Path(out_dir)
     remove_stamped(out)
     paths = []
-    for name, table in aggregate(summaries).items():
+    for name, table in aggregate(runs).items():
         parquet, csv, md = (out / f"{name}.{ext}" for ext in ("parquet", "csv", "md"))
         columns = out / f"{name}.columns.csv"
         write_table(table.to_arrow(), parquet, {"table": name})

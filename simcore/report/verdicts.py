@@ -192,10 +192,10 @@ def read_printed(value: object) -> Printed:
             break
     else:
         for side, words in (("low", _LOWER_BOUNDS), ("high", _UPPER_BOUNDS)):
-            word = next((w for w in words if body.startswith(w)
-                         and (not w[-1].isalpha() or body[len(w):len(w) + 1] == " ")), None)
-            if word:
-                body, bound = body[len(word):].strip(), side
+            bound_word = next((w for w in words if body.startswith(w) and (
+                not w[-1].isalpha() or body[len(w):len(w) + 1] == " ")), None)
+            if bound_word:
+                body, bound = body[len(bound_word):].strip(), side
                 break
     if match := _SINGLE.match(body):
         number, unit, scale = _term(match, "a")
@@ -389,8 +389,9 @@ def judge(claim: Mapping[str, Any], ours: float | None, values: Sequence[float] 
     when undefined), the query's per-seed values (its interval's) and whether the store
     has runs for the query at all."""
     label = next((LABELS[key] for key in LABELS if key in claim), None)
-    if not compared(claim):
-        return Verdict(label)
+    uncompared = next((key for key in UNCOMPARED if key in claim), None)
+    if uncompared is not None:
+        return Verdict(LABELS[uncompared])
     printed = None if claim.get("paper") is None else read_printed(claim["paper"])
     low, high = (None, None) if printed is None else _in_query_terms(printed, claim["query"])
     direction = claim.get("direction")

@@ -28,6 +28,7 @@ from simcore.base.atomic import atomic_directory
 from simcore.base.errors import SpecError
 from simcore.base.jsontext import json_text
 from simcore.base.stamps import stamp_path
+from simcore.core.placements import PlacementLog
 from simcore.core.result import SimulationResult
 from simcore.jobs.jobs import Jobs
 from simcore.jobs.swf import SWFHeader, format_swf, from_columns
@@ -82,13 +83,19 @@ class Schedule:
         units = numbering(machine)
         return cls(result, jobs, machine, workload, units, from_placements(result, units))
 
+    @property
+    def placements(self) -> PlacementLog:
+        """The run's placement log, which `from_placements` made the segments of."""
+        assert self.result.placements is not None  # `from_placements` refuses a run without
+        return self.result.placements
+
     def states(self) -> MachineStates:
         """The machine's state and the queue over time."""
         return machine_states(self.segments, dict(zip(self.jobs.job_id.tolist(),
                                                       self.jobs.submit_s.tolist(), strict=True)),
                               dict(zip(self.jobs.job_id.tolist(), self.jobs.size.tolist(),
                                        strict=True)),
-                              self.numbering.units, self.result.placements.outages)
+                              self.numbering.units, self.placements.outages)
 
     def final_states(self) -> dict[int, str]:
         """Each job's Batsim final state by job id."""

@@ -45,13 +45,13 @@ def check_times(table: pa.Table, log_time_s: np.ndarray, log_job_id: np.ndarray,
         k = int(bad[0])
         raise SimcoreError(f"{where}: job {ids[k]}: alloc_size {alloc[k]}; expected at least 1")
     row = {j: i for i, j in enumerate(ids.tolist())}
-    k = np.array([row[j] for j in log_job_id.tolist()], dtype=np.int64)
-    bad = np.flatnonzero(~((log_time_s >= submit[k]) & (log_time_s <= end[k])))
+    placed = np.array([row[j] for j in log_job_id.tolist()], dtype=np.int64)
+    bad = np.flatnonzero(~((log_time_s >= submit[placed]) & (log_time_s <= end[placed])))
     if bad.size:
         e = int(bad[0])
         raise SimcoreError(f"{where}: job {log_job_id[e]}: placed_s {float(log_time_s[e])!r}; "
-                           f"expected a time from its submit_s ({float(submit[k[e]])!r}) to its "
-                           f"end_s ({float(end[k[e]])!r})")
+                           f"expected a time from its submit_s ({float(submit[placed[e]])!r}) to "
+                           f"its end_s ({float(end[placed[e]])!r})")
     bad = np.flatnonzero(np.diff(log_time_s) < 0)
     if bad.size:
         e = int(bad[0]) + 1
@@ -63,7 +63,7 @@ def check_times(table: pa.Table, log_time_s: np.ndarray, log_job_id: np.ndarray,
 def check_holdings(schedule: Schedule, where: Path) -> None:
     """Each placement's bits within the machine, each segment on as many units as its job
     was allocated, and no unit held by two jobs at once."""
-    log, units = schedule.result.placements, schedule.numbering
+    log, units = schedule.placements, schedule.numbering
     if not schedule.machine.row.wired:
         inside = np.packbits(np.arange(64 * log.words) < (0 if units.packing else units.units),
                              bitorder="little").view("<u8")

@@ -58,13 +58,13 @@ def from_placements(result: SimulationResult, numbering: Numbering) -> dict[int,
                      else np.zeros(job_ids.size, dtype=bool))
     replay.count(log.job_id)
     outages = log.outages
-    n_out = 0 if outages is None else outages.time_s.shape[0]
     times = np.unique(np.concatenate([log.time_s, replay.end_s,
                                       outages.time_s if outages is not None else []]))
     entry = event = 0
     for t in times:
         replay.complete(t)
-        while event < n_out and outages.time_s[event] == t:
+        while outages is not None and event < outages.time_s.shape[0] \
+                and outages.time_s[event] == t:
             replay.outage(t, bool(outages.repair[event]), float(outages.draw[event]),
                           outages.masks[event], int(outages.units[event]))
             event += 1

@@ -75,7 +75,7 @@ def find_run(store: str | Path, run_key: str | None = None,
     if index is not None:
         found = [r for r in found if _is_run(r, index)]
     if not found:
-        what = f"--run-key {run_key}" if run_key is not None else "the shard " + " ".join(
+        what = f"--run-key {run_key}" if names is None else "the shard " + " ".join(
             f"{k}={v}" for k, v in names.items()) + "".join(
             f" {k}={v}" for k, v in (params or {}).items()) + (
             f" --run {index}" if index is not None else "")

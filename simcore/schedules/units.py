@@ -153,6 +153,7 @@ def _row_major(dims: tuple[int, ...], wraps: bool) -> Numbering:
 def _curve(spec: MachineSpec) -> Numbering:
     """Curve allocators: bit r is the processor of rank r, whose index x + X*y + X*Y*z is
     its export id."""
+    assert spec.ordering is not None  # MachineSpec names the default ordering if none is given
     order = spec.allocator_row.ordering_module().order_of(spec.ordering, spec.dims3)
     sides = tuple(spec.dims)
     ids = np.arange(spec.units, dtype=np.int64)

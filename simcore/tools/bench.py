@@ -149,7 +149,8 @@ def run_bench(trace: Path, repeat: int = 3, occupancies: int = 5,
     }
 
 
-def bench_partitions(occupancies: int, fill: float = 0.5, seed: int = 1) -> list[dict]:
+def bench_partitions(occupancies: int, fill: float = 0.5, seed: int = 1
+                     ) -> list[dict[str, object]]:
     """Mean seconds per call of each method on random torus occupancies."""
     from simcore.machines.boxes import partitions
     from simcore.machines.boxes.allocator import box_table
@@ -161,12 +162,12 @@ def bench_partitions(occupancies: int, fill: float = 0.5, seed: int = 1) -> list
         "bitrows": partitions.bitrows,
     }
     rng = np.random.default_rng(seed)
-    rows = []
+    rows: list[dict[str, object]] = []
     for dims in LFP_DIMS:
         grids = [rng.random(dims) < fill for _ in range(occupancies)]
         answers = {}
         for name, method in methods.items():
-            row = {"dims": "x".join(map(str, dims)), "method": name}
+            row: dict[str, object] = {"dims": "x".join(map(str, dims)), "method": name}
             try:
                 if name == "boxscan":
                     began = time.perf_counter()
@@ -194,6 +195,7 @@ RUNNING_BUCKETS = ((0, 4), (4, 8), (8, 16), (16, 32), (32, 64), (64, 1 << 30))
 def bench_mesh(repeat: int = 3, sides: tuple[int, ...] = MESH_SIDES, jobs: int = MESH_JOBS,
                calls: int = 10) -> dict[str, object]:
     """The BL + MQ replication and the time per allocation of every 2D-mesh allocator."""
+    from simcore.jobs.jobs import Jobs
     from simcore.machines.registry import ALLOCATORS
     from simcore.machines.spec import MachineSpec
     from simcore.simulate import simulate
@@ -201,7 +203,8 @@ def bench_mesh(repeat: int = 3, sides: tuple[int, ...] = MESH_SIDES, jobs: int =
     from simcore.workload.synthetic import SyntheticSpec, synthesize
     from simcore.workload.transforms import WorkloadSpec, prepare
 
-    def workload(distribution: str, side: int, n: int, load: float, machine: MachineSpec):
+    def workload(distribution: str, side: int, n: int, load: float, machine: MachineSpec
+                 ) -> Jobs:
         spec = SyntheticSpec.create("chu", {"distribution": distribution, "jobs": n,
                                             "side": side})
         return prepare(synthesize(spec, 1), WorkloadSpec(offered_load=load,

@@ -46,7 +46,9 @@ def table(name: str, results: Mapping[str, Sequence[float]]) -> str:
              "|---|" + "---:|" * len(head)]
     for label, ends in results.items():
         ours = [*ends, max(ends), sum(ends) / len(ends)]
-        paper = PAPER[name].get(label)
+        published = PAPER[name]
+        assert isinstance(published, dict)  # the paper's values by scheduler
+        paper = published.get(label)
         cells = [f"{v:.0f}" if paper is None else f"{v:.0f} ({p})"
                  for v, p in zip(ours, paper or ours, strict=True)]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")

@@ -74,7 +74,7 @@ def size_set(name: str, size: np.ndarray, run_s: np.ndarray,
         weights = size * run_s if name == "work" else np.ones_like(size, dtype=float)
         order = np.argsort(size, kind="stable")
         cumulative = np.cumsum(weights[order]) / weights.sum()
-        picks = [size[order][min(np.searchsorted(cumulative, p / 100), size.size - 1)]
+        picks = [size[order][min(int(np.searchsorted(cumulative, p / 100)), size.size - 1)]
                  for p in PERCENTILES]
         sizes = {1, *(box_volume_at_least(int(v), dims) for v in picks)}
     else:
@@ -146,7 +146,7 @@ def write_workload_candidates(workload: str, jobs: int | None, seed: int, spec: 
 
     prepared = prepare(load_workload(workload, jobs, seed), spec, machine, seed)
     note = f"for {len(prepared)} jobs of {workload}: {command}"
-    return write_candidates(prefix, prepared.size, prepared.run_s, machine.dims, out_dir,
+    return write_candidates(prefix, prepared.size, prepared.run_s, machine.dims3, out_dir,
                             note)
 
 

@@ -21,9 +21,11 @@ from typing import Any
 
 import numpy as np
 
+from simcore.base.errors import SimcoreError
 from simcore.base.jit import kernel
 from simcore.core.allocate import place
 from simcore.core.engine import KernelJobs
+from simcore.core.result import SimulationResult
 from simcore.core.state import N_ACTIVE, NOW, QLEN, finish_jobs, new_state, start_job
 from simcore.jobs.jobs import Jobs
 from simcore.machines.mesh2d.grid import assign
@@ -94,7 +96,8 @@ class Probe:
         avoid = st.scratch.nothing if forbidden is None else forbidden
         if _place_repeatedly(self.machine, st, j, self.size[j], avoid, self.mask, 1) < 0:
             return None
-        return tuple(int(v) for v in self.machine.mesh.rect[j])
+        x, y, width, height = (int(v) for v in self.machine.mesh.rect[j])
+        return x, y, width, height
 
 
 @dataclass(frozen=True)
@@ -105,7 +108,8 @@ class Replayed:
     seconds: np.ndarray  # (placements,) float64
 
 
-def replay(jobs: Jobs, machine: MachineSpec, result, repeat: int = 20) -> Replayed:
+def replay(jobs: Jobs, machine: MachineSpec, result: SimulationResult, repeat: int = 20
+           ) -> Replayed:
     """Replay the placements of `result` (a simulation of `jobs` on `machine` with no
     start delay) through the allocator, timing each; a
     placement the allocator now makes differently is an error (it is deterministic)."""
@@ -116,6 +120,9 @@ def replay(jobs: Jobs, machine: MachineSpec, result, repeat: int = 20) -> Replay
     st = new_state(n, machine.units, struct.words, 1)
     index = {int(job): i for i, job in enumerate(jobs.job_id)}
     log = result.placements
+    if log is None:
+        raise SimcoreError("the run kept no placement log to replay: its scheduler shares "
+                           "processors in time")
     out = np.zeros(struct.words, dtype=np.uint64)
     ends: list[float] = []
     waiting: list[int] = []
