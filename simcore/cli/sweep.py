@@ -246,6 +246,8 @@ def _archive_verify(args: argparse.Namespace) -> int:
         print(json_text(report))
         return 0
     print(f"{args.path}: {report['members']} members, {report['bytes']} bytes, checksums OK")
-    for table, rows in report["tables"].items():
+    tables = report["tables"]
+    assert isinstance(tables, dict)  # table name -> rows
+    for table, rows in tables.items():
         print(f"  {table}: {rows} rows")
     return 0

@@ -248,7 +248,7 @@ def _read_runs(store: str | os.PathLike[str] | None, summaries: list[str] | None
     """The store's (or the shard files') summary rows with the metrics derived from the
     per-job rows beside them (`simcore.report.job_metrics`)."""
     # read_summaries reads `store` only without `summaries`, and is typed for that case
-    runs = read_summaries(store, summaries)  # type: ignore[arg-type]
+    runs = read_summaries(store, summaries)
     return with_job_metrics(runs, store, summaries)
 
 

@@ -670,7 +670,7 @@ def write_tables(store: str | os.PathLike[str] | None, out_dir: str | os.PathLik
     almost always means a wrong root or a sweep that has not run.
     """
     # read_summaries reads `store` only without `summaries`, and is typed for that case
-    runs = read_summaries(store, summaries)  # type: ignore[arg-type]
+    runs = read_summaries(store, summaries)
     if runs.is_empty():
         raise SimcoreError(f"no results under {store}: no summary.parquet shard files to "
                            "aggregate")

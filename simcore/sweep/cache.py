@@ -208,7 +208,7 @@ def read_entries(entries: Mapping[str, Entry], per_job: bool = False,
             else:
                 rows = {keys[0]: read_verified(path, SUMMARY_SCHEMA, keys[0])}
                 runs = ({keys[0]: read_verified(entry.jobs, JOBS_SCHEMA, keys[0])}
-                        if per_job else {})
+                        if per_job and entry.jobs is not None else {})
         except FileNotFoundError as exc:
             print(f"cache: {exc.filename}: gone; its runs are simulated again", file=log)
             continue
@@ -227,8 +227,10 @@ def read_entries(entries: Mapping[str, Entry], per_job: bool = False,
 
 def _read_part(path: Path | None, schema: pa.Schema) -> dict[str, pa.Table]:
     """A part's rows by run key, verified: content and metadata match their checksums,
-    and its `run_key` column is its listed keys (with their listed row counts)."""
-    assert path is not None
+    and its `run_key` column is its listed keys (with their listed row counts); None
+    is a per-job file the part does not have."""
+    if path is None:
+        raise FileNotFoundError("no per-job rows")
     table = read_verified(path, schema)
     meta = table.schema.metadata or {}
     keys = meta[KEYS].decode().split("\n")

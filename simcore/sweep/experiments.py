@@ -106,6 +106,7 @@ class Source:
         if self.trace is not None:
             return patterns.TRACE_WORKLOAD.format(trace=self.trace, variant=self.variant)
         directory = patterns.SYNTHETIC_SAMPLES.format(workload=self.name, variant=self.variant)
+        assert self.synthetic is not None  # a source is a trace or a model
         return f"{directory}/{sample_name(self.synthetic, seed)}"
 
     def to_dict(self) -> dict[str, Any]:
@@ -616,14 +617,14 @@ def _estimate(values: Any, where: str, sources: Mapping[str, Source],
     kept = [fixed.get("first_jobs"), *grid.get("first_jobs", [])]
     first = max((n for n in kept if n is not None), default=None)
     copies = max([fixed.get("replication", 1), *grid.get("replication", [])])
-    names = values.get("workloads") if isinstance(values.get("workloads"), list) else []
+    names = values.get("workloads")
     jobs = 0
-    for name in names:
+    for name in names if isinstance(names, list) else []:
         source = sources.get(name) if isinstance(name, str) else None
         if source is None:
             continue
         size = (dict(source.synthetic.params).get(JOBS.name) if source.synthetic is not None
-                else trace_jobs.get(source.trace)) or 0
+                else trace_jobs.get(str(source.trace))) or 0
         jobs = max(jobs, (size if first is None else min(size, first)) * copies)
     return experiment_runs(values), jobs
 
@@ -647,16 +648,16 @@ def _experiment(dataset: str, name: str, values: Any, where: str,
     policy_axes, machine_axes = _parameter_axes(
         values, where, {p: (policies[p], configured[p]) for p in policy_names},
         {m: machines[m] for m in machine_names})
-    seeds = _seeds(values.get("seeds", EXPERIMENT_DEFAULTS["seeds"]), f"{where}.seeds")
-    two_stage = seeds if isinstance(seeds, TwoStage) else None
-    if two_stage is not None:
-        seeds = two_stage.seeds(two_stage.pilot if decided is None else decided)
+    given = _seeds(values.get("seeds", EXPERIMENT_DEFAULTS["seeds"]), f"{where}.seeds")
+    two_stage = given if isinstance(given, TwoStage) else None
+    seeds = given if not isinstance(given, TwoStage) else given.seeds(
+        given.pilot if decided is None else decided)
     schedules = values.get("schedules", EXPERIMENT_DEFAULTS["schedules"])
     if isinstance(schedules, bool) or not isinstance(schedules, int) or schedules < 0:
         raise ConfigError(f"{where}.schedules: expected an integer >= 0 (how many runs of "
                           f"each shard to export as schedules), got {schedules!r}")
     per_job = bool(values.get("per_job", EXPERIMENT_DEFAULTS["per_job"]))
-    shards = []
+    shards: list[Shard] = []
     merged: dict[str, int] = {}
     for workload in workloads:
         source = sources[workload]

@@ -103,7 +103,8 @@ def staged_plan(config: Mapping[str, Any], traces: Mapping[str, Any] | None,
     pilot's seeds, or, once every pilot run is in the run cache under `results`, with the n
     seeds its pilot fixed (`simcore.sweep.stages.decide`); and where each stands."""
     pilot = plan(config, traces, notes)
-    staged = [s for s in pilot if s.two_stage is not None]
+    plans = {s.experiment: s.two_stage for s in pilot if s.two_stage is not None}
+    staged = [s for s in pilot if s.experiment in plans]
     values: dict[str, dict[str, list[float | None]]] = {}
     counts: dict[str, list[int]] = {}
     listings: dict[str, object] = {}
@@ -112,14 +113,14 @@ def staged_plan(config: Mapping[str, Any], traces: Mapping[str, Any] | None,
         count = counts.setdefault(shard.experiment, [0, 0])
         keyed = list(run_keys(shard, definition, results, listings))
         stored = _stored(results, definition, [key for _, key in keyed if key],
-                         shard.two_stage.metric)
+                         plans[shard.experiment].metric)
         for run, key in keyed:
             count[0] += 1
             if key in stored:
                 count[1] += 1
                 configurations.setdefault(_configuration(shard, run), []).append(stored[key])
-    stages = {name: Stages(name, next(s.two_stage for s in staged if s.experiment == name),
-                           runs, done) for name, (runs, done) in counts.items()}
+    stages = {name: Stages(name, plans[name], runs, done)
+              for name, (runs, done) in counts.items()}
     for name, stage in stages.items():
         if stage.pilot_done == stage.pilot_runs:
             stages[name] = replace(stage, decision=decide(stage.two_stage, values[name]))
@@ -129,7 +130,7 @@ def staged_plan(config: Mapping[str, Any], traces: Mapping[str, Any] | None,
     shards = plan(config, traces, None, decided)
     second = [s for s in shards if s.experiment in decided]
     for shard, definition in zip(second, definitions_of(second), strict=True):
-        later = shard.two_stage.first + shard.two_stage.pilot
+        later = plans[shard.experiment].first + plans[shard.experiment].pilot
         keys = [key for run, key in run_keys(shard, definition, results, listings)
                 if run.seed >= later]
         stage = stages[shard.experiment]

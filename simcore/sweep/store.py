@@ -357,22 +357,24 @@ def shard_dir(root: str | os.PathLike[str], dataset: str, names: Mapping[str, st
     return Path(root) / patterns.SHARD.format(dataset=dataset, **names)
 
 
-def read_summaries(store: str | os.PathLike[str],
+def read_summaries(store: str | os.PathLike[str] | None,
                    files: Sequence[str | os.PathLike[str]] | None = None) -> pl.DataFrame:
     """Summary rows, with the partition columns as strings: of the given shard `files`
     (a configuration's shards), or of every shard under the `store` directory."""
     import polars as pl  # here: a workflow importing the store's schema needs no polars
 
-    if files is None:
-        files = Path(store).glob("**/summary.parquet")
-    files = sorted(str(f) for f in files)
-    _check_once(files)
+    if files is None and store is None:
+        raise SpecError("expected a store directory or shard files")
+    paths = sorted(str(f) for f in (files if files is not None
+                                    else Path(str(store)).glob("**/summary.parquet")))
+    _check_once(paths)
     string = {p: pl.String for p in PARTITIONS}
-    frames = [pl.DataFrame(schema=string).hstack(pl.from_arrow(SUMMARY_SCHEMA.empty_table()))]
-    for path in files:
+    frames = [pl.DataFrame(schema=string).hstack(
+        pl.DataFrame(pl.from_arrow(SUMMARY_SCHEMA.empty_table())))]
+    for path in paths:
         table = read_shard(path)
         names = dict(part.split("=", 1) for part in Path(path).parent.parts if "=" in part)
-        frames.append(pl.from_arrow(table.replace_schema_metadata(None)).select(
+        frames.append(pl.DataFrame(pl.from_arrow(table.replace_schema_metadata(None))).select(
             *(pl.lit(names.get(p), pl.String).alias(p) for p in PARTITIONS), pl.all()))
     return pl.concat(frames)
 

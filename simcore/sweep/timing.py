@@ -17,6 +17,7 @@ import json
 import math
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,18 +41,27 @@ UNMEASURED_MINUTES = 60
 UNMEASURED_MB_PER_PROCESS = 750
 
 
-def read_benchmark(path: Path) -> dict[str, float] | None:
-    """Wall seconds (`s`) and peak memory (`max_rss`, MB) of one Snakemake benchmark file,
-    or None where the file is missing or not a benchmark."""
+@dataclass(frozen=True)
+class Benchmark:
+    """A job's wall seconds and peak memory (MB, None where not measured)."""
+
+    s: float
+    max_rss: float | None
+
+
+def read_benchmark(path: Path) -> Benchmark | None:
+    """What one Snakemake benchmark file measured, or None where the file is missing or
+    not a benchmark."""
     try:
         with open_regular(path, "r", encoding="utf-8", newline="") as handle:
             row = next(csv.DictReader(handle, delimiter="\t"))
-        return {"s": float(row["s"]), "max_rss": _number(row.get("max_rss"))}
+        return Benchmark(float(row["s"]), _number(row.get("max_rss")))
     except (OSError, StopIteration, KeyError, ValueError):
         return None
 
 
-def measured(root: Path, shard: Shard) -> tuple[dict[str, float], dict[str, float]] | None:
+def measured(root: Path,
+             shard: Shard) -> tuple[Benchmark, dict[str, float]] | None:
     """The shard's last measurements, Snakemake's benchmark and its own timing file
     (`simulated`, `workers`, `batches_s` and each of PHASES), or None where either is
     missing or holds anything but numbers of the right kind (a file damaged by hand is no
@@ -90,7 +100,7 @@ def shard_request(root: str | os.PathLike[str], shard: Shard, threads: int,
     bench, own = found
     per_run_s = own["batches_s"] / own["simulated"]
     seconds = STARTUP_S + per_run_s * len(shard.runs) / threads
-    per_process_mb = (bench["max_rss"] or 0.0) / (own["workers"] + 1)
+    per_process_mb = (bench.max_rss or 0.0) / (own["workers"] + 1)
     return {"runtime": max(2, math.ceil(MARGIN * seconds / 60)) * attempt,
             "mem_mb": max(1000, math.ceil(MARGIN * per_process_mb * processes))}
 
@@ -115,8 +125,8 @@ def timing_report(shards: Sequence[Shard], root: str | os.PathLike[str] = ".") -
         bench, own = found
         row["measured"] += 1
         row["simulated"] += own["simulated"]
-        row["wall_s"] += bench["s"]
-        row["core_s"] += bench["s"] * own["workers"]
+        row["wall_s"] += bench.s
+        row["core_s"] += bench.s * own["workers"]
         for name in PHASES:
             row[name] = (None if row[name] is None or name not in own
                          else row[name] + own[name])
@@ -132,13 +142,15 @@ def timing_report(shards: Sequence[Shard], root: str | os.PathLike[str] = ".") -
             continue
         figures = [b for b in map(read_benchmark, folder.rglob("*.tsv")) if b is not None]
         if figures:
-            rules[folder.name] = {"jobs": len(figures), "wall_s": sum(b["s"] for b in figures)}
+            rules[folder.name] = {"jobs": len(figures),
+                                  "wall_s": sum(b.s for b in figures)}
     return {"experiments": list(experiments.values()), "rules": rules}
 
 
 def format_report(report: dict[str, Any]) -> str:
     """The report as a table a person reads."""
-    rows, unmeasured = [], set()
+    rows: list[tuple[object, ...]] = []
+    unmeasured: set[int] = set()
     for row in report["experiments"]:
         if row["measured"] == 0:
             unmeasured.add(len(rows))
