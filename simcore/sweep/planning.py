@@ -11,13 +11,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from simcore.base.errors import IntegrityError
 from simcore.base.patterns import REPOSITORY
 from simcore.sweep.cache import find, read_entries
 from simcore.sweep.config import read_config, validate
 from simcore.sweep.experiments import Run, Shard, plan
 from simcore.sweep.identity import definitions_of
-from simcore.sweep.samples import workload_digest
+from simcore.sweep.samples import workload_digests
 from simcore.sweep.stages import Decision, TwoStage, decide
 from simcore.workload.traces import load_catalogue
 
@@ -176,12 +175,8 @@ def run_keys(shard: Shard, definition: str, results: str | os.PathLike[str],
     """Each run of `shard` with its key, None where its workload file does not exist yet,
     or is not the one the shard reads (the key depends on its content). `listings` keeps
     what was read of the workload files between calls."""
-    digests: list[str | None] = []
-    for run in shard.runs:
-        try:
-            digests.append(workload_digest(results, shard.source, run.seed, listings))
-        except (FileNotFoundError, IntegrityError):
-            digests.append(None)
+    digests = [None if isinstance(d, Exception) else d for d in workload_digests(
+        results, shard.source, [run.seed for run in shard.runs], listings)]
     known = [(run, digest) for run, digest in zip(shard.runs, digests, strict=True) if digest]
     keys = iter(shard.run_keys([d for _, d in known], definition, [r for r, _ in known]))
     return [(run, None if digest is None else next(keys))

@@ -46,7 +46,7 @@ from simcore.policy import PolicySpec
 from simcore.sweep.cache import batch_name, find, read_entries, write_part, written_parts
 from simcore.sweep.experiments import Run, Shard, Source
 from simcore.sweep.identity import definitions as shard_definitions
-from simcore.sweep.samples import run_table, workload_digest
+from simcore.sweep.samples import run_table, workload_digests
 from simcore.sweep.store import (
     JOBS_SCHEMA,
     jobs_table,
@@ -169,13 +169,14 @@ def run_shard(shard: Shard, root: str | Path, workers: int = 1,
 
 def shard_tasks(shard: Shard, root: Path, definitions: str | None = None) -> list[Task]:
     """The shard's runs as tasks, in run order, each with its run key."""
-    listings: dict[str, Any] = {}
-    try:
-        digests = [workload_digest(root, shard.source, run.seed, listings)
-                   for run in shard.runs]
-    except FileNotFoundError as exc:
-        raise SimcoreError(f"shard {shard.label()}: workload file {exc.filename} is "
-                           "missing") from None
+    digests = []
+    for found in workload_digests(root, shard.source, [run.seed for run in shard.runs], {}):
+        if isinstance(found, FileNotFoundError):
+            raise SimcoreError(f"shard {shard.label()}: workload file {found.filename} is "
+                               "missing")
+        if isinstance(found, Exception):
+            raise found
+        digests.append(found)
     keys = shard.run_keys(digests, definitions or shard_definitions(shard))
     return [Task(key, shard.source, run, shard.machine_of(run), shard.policy_of(run))
             for key, run in zip(keys, shard.runs, strict=True)]

@@ -48,6 +48,7 @@ SAMPLES = b"samples"
 REBUILD = "remove it and run snakemake again to make the workload's samples again"
 
 
+@functools.cache
 def seeds_per_file(spec: SyntheticSpec) -> int:
     """How many consecutive seeds share a file: SAMPLE_ROWS over the jobs of a sample,
     rounded down to a power of ten."""
@@ -113,23 +114,41 @@ def workload_digest(root: str | os.PathLike[str], source: Source, seed: int,
     FileNotFoundError where the file is missing; IntegrityError where it is damaged, is
     not the one the source makes or lacks the seed. `listings` keeps what was read
     between calls, by file."""
-    path = os.path.join(root, source.path(seed))
-    if path not in listings:
-        try:
-            listings[path] = (listed(path) if source.synthetic is not None else
-                              recorded_digest(read_workload(path, source.provenance(seed))))
-        except (FileNotFoundError, IntegrityError) as exc:
-            listings[path] = exc
-    listing = listings[path]
-    if isinstance(listing, Exception):
-        raise listing
-    if source.synthetic is None:
-        return str(listing)
-    entry = listing.get(seed)  # type: ignore[attr-defined]
-    if entry is None or not _made_by(entry, source, seed):
-        raise IntegrityError(f"{path}: holds no sample of {source.name} with seed {seed}; "
-                             f"{REBUILD}")
-    return entry["metadata"][DIGEST_KEY.decode()]
+    (found,) = workload_digests(root, source, [seed], listings)
+    if isinstance(found, Exception):
+        raise found
+    return found
+
+
+def workload_digests(root: str | os.PathLike[str], source: Source, seeds: Sequence[int],
+                     listings: dict[str, object]) -> list[str | Exception]:
+    """`workload_digest` of each seed, or the exception it raises, each file's path found
+    once (a million seeds take a second)."""
+    paths: dict[str, str] = {}
+    out: list[str | Exception] = []
+    for seed in seeds:
+        name = source.path(seed) if source.synthetic is None else sample_name(
+            source.synthetic, seed)
+        if name not in paths:
+            paths[name] = os.path.join(root, source.path(seed))
+        path = paths[name]
+        if path not in listings:
+            try:
+                listings[path] = (listed(path) if source.synthetic is not None else
+                                  recorded_digest(read_workload(path, source.provenance(seed))))
+            except (FileNotFoundError, IntegrityError) as exc:
+                listings[path] = exc
+        listing = listings[path]
+        if isinstance(listing, Exception) or source.synthetic is None:
+            out.append(listing if isinstance(listing, Exception) else str(listing))
+            continue
+        entry = listing.get(seed)  # type: ignore[attr-defined]
+        if entry is None or not _made_by(entry, source, seed):
+            out.append(IntegrityError(f"{path}: holds no sample of {source.name} with seed "
+                                      f"{seed}; {REBUILD}"))
+        else:
+            out.append(entry["metadata"][DIGEST_KEY.decode()])
+    return out
 
 
 def _made_by(entry: Mapping[str, object], source: Source, seed: int) -> bool:
