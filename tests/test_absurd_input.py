@@ -290,7 +290,7 @@ def test_a_config_with_a_million_seeds_is_refused_before_it_is_read_through(monk
 
     monkeypatch.setattr("jsonschema.Draft202012Validator", never)
     with pytest.raises(ConfigError, match=r"limits\.max_runs: the experiments hold up to "
-                                          r"16,000,004 runs, above the limit of 100,000"):
+                                          r"16,000,004 runs, above the limit of 1,000,000"):
         validate(config, SCHEMA)
     config["limits"] = {"max_runs": 20_000_000}
     limits.check_runs(config)  # raised: accepted

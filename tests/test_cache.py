@@ -75,9 +75,10 @@ def test_compact_keeps_the_runs_the_configurations_use(tmp_path):
     fcfs, backfill = shards
     tasks = shard_tasks(fcfs, tmp_path)
     (part,) = (tmp_path / "cache" / "batches" / definitions(fcfs)).glob("*.parquet")
-    rows, _ = read_entries(find(tmp_path, definitions(fcfs), [t.key for t in tasks]))
+    runs = read_entries(find(tmp_path, definitions(fcfs), [t.key for t in tasks]))
     for task in tasks[:2]:  # two runs as an older store kept them
-        write_table(rows[task.key], legacy_path(tmp_path, task.key), {"run_key": task.key})
+        write_table(summary_table([runs.row(task.key)]), legacy_path(tmp_path, task.key),
+                    {"run_key": task.key})
     fewer = {**config, "policies": {"fcfs": {"scheduler": "fcfs"}}}
     fewer["experiments"]["seeds"]["policies"] = ["fcfs"]
     configfile.write_text(yaml.safe_dump(fewer))

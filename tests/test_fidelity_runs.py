@@ -52,8 +52,8 @@ def stored_run(root, table: pa.Table, policy: PolicySpec = FCFS,
     task = Task(key, source, Run(WorkloadSpec(**transforms), 1), MachineSpec.parse("flat:4"),
                 policy)
     simulate_batch(Batch(str(root), "definitions", True, (task,)))
-    rows, jobs = read_entries(find(root, "definitions", [key], per_job=True), per_job=True)
-    return rows[key].to_pylist()[0], jobs[key]
+    runs = read_entries(find(root, "definitions", [key], per_job=True), per_job=True)
+    return runs.row(key), runs.job_rows(key)
 
 
 @pytest.mark.parametrize("transforms", [{}, {"first_jobs": 5, "runtime_scale": 2.0},

@@ -44,7 +44,7 @@ valid = 0
 for shard in shards:
     keys = [task.key for task in shard_tasks(shard, results)]
     valid += len(read_entries(find(results, definitions(shard), keys, shard.per_job),
-                              shard.per_job)[0])
+                              shard.per_job))
 engines = sorted({engine_directory(engine_modules(s.machine_spec.allocator_row,
                                                   s.policy_spec.row))[0].name for s in shards})
 print(json.dumps({"runs": report["runs"], "to_simulate": report["to_simulate"],

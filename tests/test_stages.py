@@ -67,11 +67,11 @@ def pilot_values(store: Path) -> dict[str, list[float]]:
     values: dict[str, list[float]] = {}
     for shard, definition in zip(shards, definitions_of(shards), strict=True):
         keyed = list(run_keys(shard, definition, store, {}))
-        rows, _ = read_entries(find(store, definition, [key for _, key in keyed]))
+        runs = read_entries(find(store, definition, [key for _, key in keyed]))
         for run, key in keyed:
-            row = rows[key]
+            row = runs.row(key)
             label = f"{shard.policy} {run.transforms.offered_load}"
-            values.setdefault(label, []).append(row.column("mean_wait_s")[0].as_py())
+            values.setdefault(label, []).append(row["mean_wait_s"])
     return values
 
 

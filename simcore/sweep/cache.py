@@ -188,27 +188,76 @@ def write_part(root: str | os.PathLike[str], definitions: str, batch: str, part:
     return path
 
 
+@dataclass(frozen=True)
+class Runs:
+    """Runs read from the cache, verified: the summary rows of the files read in one
+    table and each run's row in it, and their per-job rows (where read) in another with
+    each run's first row and count. Files are kept whole, never split into a table per
+    run: a hundred thousand runs are a few tables, not a hundred thousand."""
+
+    summary: pa.Table
+    rows: Mapping[str, int]
+    jobs: pa.Table
+    spans: Mapping[str, tuple[int, int]]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def row(self, key: str) -> dict[str, object]:
+        """The summary row of run `key`."""
+        return self.summary.slice(self.rows[key], 1).to_pylist()[0]
+
+    def job_rows(self, key: str) -> pa.Table:
+        """The per-job rows of run `key`."""
+        return self.jobs.slice(*self.spans[key])
+
+    def ordered(self, keys: Sequence[str]) -> tuple[pa.Table, pa.Table]:
+        """The summary rows and the per-job rows (those read) of `keys`, in their order."""
+        summary = self.summary.take(pa.array([self.rows[k] for k in keys], pa.int64()))
+        spans = [self.spans[k] for k in keys if k in self.spans]
+        rows = (np.concatenate([np.arange(s, s + n, dtype=np.int64) for s, n in spans])
+                if spans else np.zeros(0, np.int64))
+        return summary.combine_chunks(), self.jobs.take(pa.array(rows)).combine_chunks()
+
+    def merged(self, other: Runs) -> Runs:
+        """These runs and `other`'s (which win where both hold a run)."""
+        shift, jobs_shift = self.summary.num_rows, self.jobs.num_rows
+        return Runs(pa.concat_tables([self.summary, other.summary]),
+                    {**self.rows, **{k: i + shift for k, i in other.rows.items()}},
+                    pa.concat_tables([self.jobs, other.jobs]),
+                    {**self.spans, **{k: (s + jobs_shift, n)
+                                      for k, (s, n) in other.spans.items()}})
+
+
 def read_entries(entries: Mapping[str, Entry], per_job: bool = False,
-                 log: TextIO = sys.stderr) -> tuple[dict[str, pa.Table], dict[str, pa.Table]]:
-    """The summary row (a one-row table) of each run of `entries` and, with `per_job`, its
-    per-job rows, every file read once and verified. A part whose content is damaged is
-    reported in `log` and removed, and its runs are left out (the caller simulates them
-    again); a damaged file of an older store is reported and left out too."""
+                 log: TextIO = sys.stderr) -> Runs:
+    """The summary rows of the runs of `entries` and, with `per_job`, their per-job rows,
+    every file read once and verified. A part whose content is damaged is reported in
+    `log` and removed, and its runs are left out (the caller simulates them again); a
+    damaged file of an older store is reported and left out too."""
     by_file: dict[Path, list[str]] = {}
     for key, entry in entries.items():
         by_file.setdefault(entry.summary, []).append(key)
-    summaries: dict[str, pa.Table] = {}
-    jobs: dict[str, pa.Table] = {}
+    summaries, jobs = [SUMMARY_SCHEMA.empty_table()], [JOBS_SCHEMA.empty_table()]
+    rows: dict[str, int] = {}
+    spans: dict[str, tuple[int, int]] = {}
+    n_rows = n_jobs = 0
     for path, keys in by_file.items():
         entry = entries[keys[0]]
         try:
             if entry.part:
-                rows = _read_part(path, SUMMARY_SCHEMA)
-                runs = _read_part(entry.jobs, JOBS_SCHEMA) if per_job else {}
+                table, listed, _ = _read_part(path, SUMMARY_SCHEMA)
+                job_rows, counted, counts = (_read_part(entry.jobs, JOBS_SCHEMA) if per_job
+                                             else (None, [], []))
             else:
-                rows = {keys[0]: read_verified(path, SUMMARY_SCHEMA, keys[0])}
-                runs = ({keys[0]: read_verified(entry.jobs, JOBS_SCHEMA, keys[0])}
-                        if per_job and entry.jobs is not None else {})
+                table, listed = read_verified(path, SUMMARY_SCHEMA, keys[0]), keys[:1]
+                job_rows = (read_verified(entry.jobs, JOBS_SCHEMA, keys[0])
+                            if per_job and entry.jobs is not None else None)
+                counted = listed
+                counts = [] if job_rows is None else [job_rows.num_rows]
         except FileNotFoundError as exc:
             print(f"cache: {exc.filename}: gone; its runs are simulated again", file=log)
             continue
@@ -218,17 +267,25 @@ def read_entries(entries: Mapping[str, Entry], per_job: bool = False,
             else:
                 print(f"cache entry {exc}; simulating the run again", file=log, flush=True)
             continue
-        for key in keys:
-            summaries[key] = rows[key]
-            if per_job:
-                jobs[key] = runs[key]
-    return summaries, jobs
+        wanted = set(keys)
+        rows.update((key, n_rows + i) for i, key in enumerate(listed) if key in wanted)
+        summaries.append(table.replace_schema_metadata(None))
+        n_rows += table.num_rows
+        if job_rows is not None:
+            starts = np.concatenate([[0], np.cumsum(counts)])
+            spans.update((key, (n_jobs + int(start), int(count)))
+                         for key, start, count in zip(counted, starts, counts, strict=False)
+                         if key in wanted)
+            jobs.append(job_rows.replace_schema_metadata(None))
+            n_jobs += job_rows.num_rows
+    return Runs(pa.concat_tables(summaries), rows, pa.concat_tables(jobs), spans)
 
 
-def _read_part(path: Path | None, schema: pa.Schema) -> dict[str, pa.Table]:
-    """A part's rows by run key, verified: content and metadata match their checksums,
-    and its `run_key` column is its listed keys (with their listed row counts); None
-    is a per-job file the part does not have."""
+def _read_part(path: Path | None, schema: pa.Schema) -> tuple[pa.Table, list[str], list[int]]:
+    """A part's rows, verified, with the run keys its metadata lists and each one's rows:
+    content and metadata match their checksums, and its `run_key` column is the listed
+    keys, each repeated its listed count. A part without per-job rows has no such file
+    (`path` None: FileNotFoundError)."""
     if path is None:
         raise FileNotFoundError("no per-job rows")
     table = read_verified(path, schema)
@@ -239,10 +296,7 @@ def _read_part(path: Path | None, schema: pa.Schema) -> dict[str, pa.Table]:
             "run_key").equals(pa.chunked_array([np.repeat(keys, counts).astype(object)],
                                                pa.string())):
         raise IntegrityError(f"{path}: rows are not those of the runs its metadata lists")
-    table = table.replace_schema_metadata(None)
-    starts = np.concatenate([[0], np.cumsum(counts)])
-    return {key: table.slice(start, count)
-            for key, start, count in zip(keys, starts, counts, strict=False)}
+    return table, keys, counts
 
 
 def forget(root: str | os.PathLike[str], definitions: str, keys: Iterable[str],
@@ -256,11 +310,11 @@ def forget(root: str | os.PathLike[str], definitions: str, keys: Iterable[str],
         if entry.part:
             kept = [k for k in _listed_keys(entry.summary) if k not in keys]
             per_job = entry.jobs is not None
-            rows, jobs = read_entries(dict.fromkeys(kept, entry), per_job, log)
-            if kept and len(rows) == len(kept):
+            runs = read_entries(dict.fromkeys(kept, entry), per_job, log)
+            if kept and len(runs) == len(kept):
                 write_part(root, definitions, batch_name(kept, per_job), 0,
-                           [rows[k].to_pylist()[0] for k in kept],
-                           [jobs[k] for k in kept] if per_job else None)
+                           [runs.row(k) for k in kept],
+                           [runs.job_rows(k) for k in kept] if per_job else None)
         for file in (entry.summary, entry.jobs):
             if file is not None:
                 file.unlink(missing_ok=True)
@@ -327,11 +381,11 @@ def _rewrite(root: Path, definitions: str, entries: Mapping[str, Entry],
         jobs: list[pa.Table] = []
         for start in range(0, len(keys), 1000):
             chunk = {key: entries[key] for key in keys[start:start + 1000]}
-            summaries, tables = read_entries(chunk, with_jobs, log)
+            runs = read_entries(chunk, with_jobs, log)
             for key in chunk:
-                if key in summaries:
-                    rows.append(summaries[key].to_pylist()[0])
-                    jobs += [tables[key]] if with_jobs else []
+                if key in runs:
+                    rows.append(runs.row(key))
+                    jobs += [runs.job_rows(key)] if with_jobs else []
                 if len(rows) >= PART_RUNS or sum(t.num_rows for t in jobs) >= PART_ROWS:
                     written |= _write_compacted(root, definitions, rows, jobs, with_jobs)
         written |= _write_compacted(root, definitions, rows, jobs, with_jobs)

@@ -1,8 +1,8 @@
 """Size limits, checked on an estimate before any work starts.
 
 A configuration or a command line can ask for more than a machine can hold: `jobs:
-1000000000000` passes every type check and then tries to allocate terabytes; a million
-seeds make planning alone take minutes. Such requests are refused at once, with the
+1000000000000` passes every type check and then tries to allocate terabytes; a hundred
+million seeds make planning alone take minutes. Such requests are refused at once, with the
 estimate in the message and the key or flag that raises the limit:
 
 - a run's memory: `BYTES_PER_JOB` (1 KiB) per job of its workload, after `first_jobs`
@@ -11,8 +11,9 @@ estimate in the message and the key or flag that raises the limit:
   (`simcore run`, `synthesize`, `menus candidates`: `--max-memory-gib`);
 - a configuration's runs: per experiment, workloads x machines x policies x grid points x
   seeds (a two-stage plan's `max`; an upper bound: runs that cannot differ are merged
-  later). Limit `max_runs`,
-  default 100,000 (config/papers.yaml: 7,622 by this estimate, 7,406 once merged);
+  later). Limit `max_runs`, default 1,000,000: planning that many takes about 5 s and
+  330 MB, and their run cache a few hundred files (config/papers.yaml: 9,596 by this
+  estimate);
 - its job simulations: runs x jobs per run, what the sweep's time grows with. Limit
   `max_job_runs`, default 10^10 (config/papers.yaml: about 3.6 x 10^8).
 
@@ -35,7 +36,7 @@ GIB = 2**30
 class Limits:
     """The largest requests accepted without an explicit override."""
 
-    max_runs: int = 100_000
+    max_runs: int = 1_000_000
     max_job_runs: int = 10**10
     max_run_memory_gib: float = 16.0
 

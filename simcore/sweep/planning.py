@@ -151,11 +151,12 @@ def _stored(results: str | os.PathLike[str], definition: str, keys: Sequence[str
     """The metric of each run of `keys` whose cache entry exists, read and verified (null,
     or NaN, as None); a run whose entry is damaged is left out (the sweep simulates it
     again)."""
-    rows, _ = read_entries(find(results, definition, keys))
+    runs = read_entries(find(results, definition, keys))
     values = {}
-    for key, row in rows.items():
-        value = row.column(metric)[0].as_py()
-        values[key] = None if value is None or not math.isfinite(value) else float(value)
+    for key in runs.rows:
+        value = runs.row(key)[metric]
+        values[key] = (None if not isinstance(value, int | float) or not math.isfinite(value)
+                       else float(value))
     return values
 
 

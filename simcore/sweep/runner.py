@@ -48,7 +48,6 @@ from simcore.sweep.experiments import Run, Shard, Source
 from simcore.sweep.identity import definitions as shard_definitions
 from simcore.sweep.samples import run_table, workload_digests
 from simcore.sweep.store import (
-    JOBS_SCHEMA,
     jobs_table,
     run_row,
     shard_dir,
@@ -129,9 +128,8 @@ def run_shard(shard: Shard, root: str | Path, workers: int = 1,
     definitions = shard_definitions(shard)
     tasks = shard_tasks(shard, root, definitions)
     keys = [task.key for task in tasks]
-    summaries, jobs = read_entries(find(root, definitions, keys, shard.per_job, log),
-                                   shard.per_job, log)
-    todo = [task for task in tasks if task.key not in summaries]
+    runs = read_entries(find(root, definitions, keys, shard.per_job, log), shard.per_job, log)
+    todo = [task for task in tasks if task.key not in runs]
     cached = len(tasks) - len(todo)
     print(f"{shard.label()}: {len(tasks)} runs, {cached} cached, {len(todo)} to simulate",
           file=log, flush=True)
@@ -144,20 +142,17 @@ def run_shard(shard: Shard, root: str | Path, workers: int = 1,
                               (shard.machine_spec.allocator, shard.policy_spec.scheduler),
                               phases, lambda done: progress.show(
                                   cached + done, f" ({done} simulated)"), log)
-        more, more_jobs = read_entries(find(root, definitions, [t.key for t in todo],
-                                            shard.per_job, log), shard.per_job, log)
-        summaries.update(more)
-        jobs.update(more_jobs)
-        lost = [key for key in keys if key not in summaries]
+        runs = runs.merged(read_entries(find(root, definitions, [t.key for t in todo],
+                                             shard.per_job, log), shard.per_job, log))
+        lost = [key for key in keys if key not in runs]
         if lost:
             raise IntegrityError(f"{shard.label()}: {len(lost)} runs simulated are not in "
                                  f"the run cache ({lost[0][:12]}...); run the shard again")
     out = shard_dir(root, shard.dataset, shard.names)
     meta = {"shard": shard.to_json(), "runs": len(tasks)}
-    write_table(pa.concat_tables([jobs[key] for key in keys]) if shard.per_job
-                else JOBS_SCHEMA.empty_table(), out / "jobs.parquet", meta)
-    write_table(pa.concat_tables([summaries[key] for key in keys]).combine_chunks(),
-                out / "summary.parquet", meta)
+    summary, jobs = runs.ordered(keys)
+    write_table(jobs, out / "jobs.parquet", meta)
+    write_table(summary, out / "summary.parquet", meta)
     report = ShardReport(len(tasks), cached, len(todo), time.perf_counter() - began, phases,
                          processes)
     progress.close()
@@ -193,7 +188,7 @@ def _simulate(todo: Sequence[Task], batch: Callable[[tuple[Task, ...]], Batch],
     check_backend(dask)
     backend = dask.pop("backend", "local")
     probe_s = float(dask.pop("probe_s", PROBE_S))
-    done = 0
+    done, rate = 0, None
     if backend == "local" and (workers <= 1 or probe_s > 0):
         began = time.perf_counter()
         first = began  # when the first run ended: it alone pays for reading and loading
@@ -217,7 +212,7 @@ def _simulate(todo: Sequence[Task], batch: Callable[[tuple[Task, ...]], Batch],
             return 1
         print(f"simulating the {left} runs left on {workers} processes", file=log, flush=True)
     with _executor(workers, backend, dask, pair) as (execute, workers):
-        size = _batch_size(len(todo) - done, workers)
+        size = _batch_size(len(todo) - done, workers, rate)
         for count, seconds in execute([batch(tuple(todo[i:i + size]))
                                        for i in range(done, len(todo), size)]):
             done += count
@@ -441,9 +436,13 @@ def useful_workers(runs: int, workers: int) -> int:
 RUNS_PER_WORKER = 8
 
 
-def _batch_size(runs: int, workers: int) -> int:
-    """Several batches per worker (load balance), none too large (lost work on failure)."""
-    return max(1, min(50, math.ceil(runs / (workers * 8))))
+def _batch_size(runs: int, workers: int, run_s: float | None = None) -> int:
+    """Eight batches per worker at least (load balance), each of about FLUSH_S seconds of
+    runs where their seconds were measured (`run_s`), else of 50 runs at most: a batch
+    writes a part at its end, so short runs make few files, and a lost worker loses
+    little."""
+    most = max(1, math.ceil(runs / (workers * 8)))
+    return min(most, max(1, math.ceil(FLUSH_S / run_s)) if run_s else 50)
 
 
 def check_backend(dask: dict[str, Any]) -> None:
