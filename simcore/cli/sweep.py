@@ -190,8 +190,13 @@ def _compact(args: argparse.Namespace) -> int:
 
 
 def _tables(args: argparse.Namespace) -> int:
+    import pyarrow as pa
+
     from simcore.report.tables import write_tables
 
+    # freed Arrow memory goes back to the system (mimalloc, the default, keeps it): the
+    # store is read one shard file at a time, and a million runs stay under 3.5 GB
+    pa.set_memory_pool(pa.system_memory_pool())
     if args.store is None and not args.summaries:
         raise SpecError("tables: give --store or --summaries")
     check_store(args.store)

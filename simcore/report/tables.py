@@ -317,6 +317,7 @@ def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
     (keys SATURATION_KEYS) summarises the wait_slowdown table's carried loads (accepted_load), see
     `_saturation`."""
     keys = CONFIG_KEYS
+    summaries = summaries.select(_used(summaries.columns))
     out: dict[str, pl.DataFrame] = {}
     for table in TABLE_DEFINITIONS.values():
         if table.name == "saturation":
@@ -336,6 +337,17 @@ def aggregate(summaries: pl.DataFrame) -> dict[str, pl.DataFrame]:
         out[table.name] = reduced.with_columns(d.expression.alias(d.column)
                                                for d in table.derived)
     return out
+
+
+def _used(columns: Sequence[str]) -> list[str]:
+    """The columns of `columns` the tables read: the keys, every statistic's metric and
+    every column their row filters name (a million runs hold a few of their columns)."""
+    used = {*CONFIG_KEYS, *ALWAYS_MIGRATE.meta.root_names()}
+    for table in TABLE_DEFINITIONS.values():
+        used |= {s.metric for s in table.statistics}
+        if table.rows is not None:
+            used |= set(table.rows.meta.root_names())
+    return [c for c in columns if c in used]
 
 
 def saturation(summaries: pl.DataFrame) -> pl.DataFrame:

@@ -376,7 +376,7 @@ def read_summaries(store: str | os.PathLike[str] | None,
         names = dict(part.split("=", 1) for part in Path(path).parent.parts if "=" in part)
         frames.append(pl.DataFrame(pl.from_arrow(table.replace_schema_metadata(None))).select(
             *(pl.lit(names.get(p), pl.String).alias(p) for p in PARTITIONS), pl.all()))
-    return pl.concat(frames)
+    return pl.concat(frames, rechunk=False)  # no second copy of a million rows
 
 
 def _check_once(files: Sequence[str]) -> None:
