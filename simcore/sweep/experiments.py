@@ -216,8 +216,8 @@ class Shard:
         settings: dict[tuple, tuple[str, str]] = {}
         keys = []
         for run, workload in zip(self.runs if runs is None else runs, workload_hashes,
-                                 strict=True):
-            setting = (run.transforms, run.policy, run.machine)
+                                 strict=True):  # runs of a setting share its transforms
+            setting = (id(run.transforms), run.policy, run.machine)
             if setting not in settings:
                 machine = self.machine_of(run)
                 settings[setting] = (
@@ -754,13 +754,17 @@ def _runs(source: Source, machine: MachineSpec, policy: PolicySpec,
                 raise ConfigError(f"{where}: {exc}") from None
             changed = tuple((k, v) for k, v in on.options if v != machine.option(k))
             settings.append((params, on, changed))
-    runs: dict[Run, None] = {}
+    runs: list[Run] = []
+    seen: set[tuple] = set()  # the points are distinct objects, so their ids stand for them
     lost = 0
     for spec in points:
         for params, on, changed in settings:
             random = source.synthetic is not None or spec.random() or on.random()
-            if not random and Run(spec, 0, params, changed) not in runs:
+            if not random and (id(spec), params, changed, 0) not in seen:
                 lost += len(set(seeds)) - 1
-            for seed in seeds:
-                runs[Run(spec, seed if random else 0, params, changed)] = None
+            for seed in seeds if random else [0] * len(seeds):
+                identity = (id(spec), params, changed, seed)
+                if identity not in seen:
+                    seen.add(identity)
+                    runs.append(Run(spec, seed, params, changed))
     return tuple(runs), lost

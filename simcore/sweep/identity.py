@@ -55,8 +55,8 @@ def code_modules(shard: Shard) -> tuple[str, ...]:
     any of its runs."""
     model = (MODELS[shard.source.synthetic.model].module,) \
         if shard.source.synthetic is not None else TRACE_MODULES
-    extensions = sorted({module for spec in {run.transforms for run in shard.runs}
-                         for _, module in spec.extensions()})
+    specs = {id(run.transforms): run.transforms for run in shard.runs}.values()
+    extensions = sorted({module for spec in specs for _, module in spec.extensions()})
     return (*RUN_MODULES, shard.policy_spec.row.module, *shard.machine_spec.modules, *model,
             *extensions)
 

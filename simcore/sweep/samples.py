@@ -124,14 +124,14 @@ def workload_digests(root: str | os.PathLike[str], source: Source, seeds: Sequen
                      listings: dict[str, object]) -> list[str | Exception]:
     """`workload_digest` of each seed, or the exception it raises, each file's path found
     once (a million seeds take a second)."""
-    paths: dict[str, str] = {}
+    width = 0 if source.synthetic is None else seeds_per_file(source.synthetic)
+    paths: dict[int, str] = {}  # by range of seeds (0: a trace's one file)
     out: list[str | Exception] = []
     for seed in seeds:
-        name = source.path(seed) if source.synthetic is None else sample_name(
-            source.synthetic, seed)
-        if name not in paths:
-            paths[name] = os.path.join(root, source.path(seed))
-        path = paths[name]
+        group = seed // width if width else 0
+        if group not in paths:
+            paths[group] = os.path.join(root, source.path(seed))
+        path = paths[group]
         if path not in listings:
             try:
                 listings[path] = (listed(path) if source.synthetic is not None else
