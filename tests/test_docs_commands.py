@@ -162,6 +162,8 @@ CHECKS: dict[str, Check] = {
     "simcore bench": HELP,
     "snakemake -n --configfile config/papers.yaml": RUN,
     "python -c \"import snakemake.api\"": RUN,
+    "python -c \"import numba\"": RUN,
+    "simcore store compact --configfile config/papers.yaml": HELP,
     "simcore plan --timing": HELP,
     "simcore plan --timing --configfile config/papers.yaml":
         Check("study", prints="simulate s"),
