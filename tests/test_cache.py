@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from simcore.base.errors import SpecError
 from simcore.sweep import runner
 from simcore.sweep.cache import compact, find, legacy_path, parts_index, read_entries
 from simcore.sweep.experiments import plan
@@ -84,6 +85,12 @@ def test_compact_keeps_the_runs_the_configurations_use(tmp_path):
     configfile.write_text(yaml.safe_dump(fewer))
     used = used_keys([configfile], tmp_path)
     assert used == {definitions(fcfs): {t.key for t in tasks}}
+    directory = (tmp_path / fcfs.source.path(1)).parent
+    directory.rename(directory.with_name("aside"))
+    with pytest.raises(SpecError, match=r"6 runs of shard seeds/tiny/flat/fcfs have no key yet: "
+                       r"the workload file .* is not made or is damaged"):
+        used_keys([configfile], tmp_path)  # nothing is compacted away for want of a key
+    directory.with_name("aside").rename(directory)
     counts = compact(tmp_path, used, io.StringIO())
     assert counts == {"files_before": 4, "files_after": 1, "runs_kept": 6}
     assert not (tmp_path / "cache" / "batches" / definitions(backfill)).exists()

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from simcore.base.errors import SpecError
 from simcore.base.patterns import REPOSITORY
 from simcore.sweep.cache import find, read_entries
 from simcore.sweep.config import read_config, validate
@@ -188,15 +189,22 @@ def used_keys(configfiles: Sequence[str | os.PathLike[str]],
               results: str | os.PathLike[str]) -> dict[str, set[str]]:
     """The keys of every run the configurations hold (two-stage plans as the run cache
     decides them), by the definitions of their shards: what `simcore store compact`
-    keeps. Runs whose workload file is not made yet have no key, and nothing is kept for
-    them."""
+    keeps. A run whose workload file is not made yet, or is damaged, has no key, so
+    nothing could be kept for it: a SpecError names the first."""
     used: dict[str, set[str]] = {}
     listings: dict[str, object] = {}
     for configfile in configfiles:
         shards = load_plan(configfile, results=results)
         for shard, definition in zip(shards, definitions_of(shards), strict=True):
-            used.setdefault(definition, set()).update(
-                key for _, key in run_keys(shard, definition, results, listings) if key)
+            keyed = run_keys(shard, definition, results, listings)
+            unknown = [run for run, key in keyed if key is None]
+            if unknown:
+                raise SpecError(
+                    f"{configfile}: {len(unknown)} runs of shard {shard.label()} have no key "
+                    f"yet: the workload file {shard.source.path(unknown[0].seed)} under "
+                    f"{results} is not made or is damaged; expected every workload made "
+                    "(run snakemake first), since compacting keeps only runs with a key")
+            used.setdefault(definition, set()).update(key for _, key in keyed if key)
     return used
 
 
