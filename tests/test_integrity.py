@@ -95,7 +95,8 @@ def relist(path: Path, keys: list[str]) -> None:
     pq.write_table(table.replace_schema_metadata(meta), path)
 
 
-@pytest.mark.parametrize("damage", ["truncate", "relisted", "flip", "delete", "garbage"])
+@pytest.mark.parametrize("damage", ["truncate", "relisted", "flip", "delete", "garbage",
+                                    "fifo"])
 def test_a_damaged_cache_part_is_refused_and_its_runs_simulated_again(tmp_path, cached_shard,
                                                                         damage):
     shard, clean = cached_shard
@@ -109,6 +110,9 @@ def test_a_damaged_cache_part_is_refused_and_its_runs_simulated_again(tmp_path, 
         flip_a_data_bit(part)
     elif damage == "delete":
         part.unlink()
+    elif damage == "fifo":  # read, it would never end
+        part.unlink()
+        os.mkfifo(part)
     else:
         part.write_bytes(b"not parquet at all")
     log = io.StringIO()

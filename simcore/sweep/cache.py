@@ -38,6 +38,7 @@ import pyarrow.parquet as pq
 from simcore.base import patterns
 from simcore.base.atomic import remove_stale_temporaries
 from simcore.base.errors import IntegrityError
+from simcore.base.regular import open_regular
 from simcore.sweep.store import (
     JOBS_SCHEMA,
     SEAL_KEY,
@@ -139,7 +140,7 @@ def _parts(directory: Path, log: TextIO, prefix: str) -> list[tuple[Path, list[s
             continue
         path = directory / name
         try:
-            meta = pq.read_schema(path).metadata or {}
+            meta = _metadata(path)
             seal = meta.get(SEAL_KEY, b"").decode()
             if KEYS not in meta or seal != metadata_seal(meta):
                 raise IntegrityError("metadata does not match its checksum")
@@ -323,7 +324,13 @@ def forget(root: str | os.PathLike[str], definitions: str, keys: Iterable[str],
 
 def _listed_keys(path: Path) -> list[str]:
     """The run keys a part's metadata lists."""
-    return (pq.read_schema(path).metadata or {})[KEYS].decode().split("\n")
+    return _metadata(path)[KEYS].decode().split("\n")
+
+
+def _metadata(path: Path) -> Mapping[bytes, bytes]:
+    """The schema metadata of a Parquet file, its rows left unread."""
+    with open_regular(path) as handle:
+        return pq.read_schema(handle).metadata or {}
 
 
 #: Most runs, and per-job rows, a part written by `compact` holds (a part is read whole).
