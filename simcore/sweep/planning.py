@@ -17,7 +17,7 @@ from simcore.sweep.cache import find, read_entries
 from simcore.sweep.config import read_config, validate
 from simcore.sweep.experiments import Run, Shard, plan
 from simcore.sweep.identity import definitions_of
-from simcore.sweep.samples import workload_digests
+from simcore.sweep.samples import Listings, workload_digests
 from simcore.sweep.stages import Decision, TwoStage, decide
 from simcore.workload.traces import load_catalogue
 
@@ -107,7 +107,7 @@ def staged_plan(config: Mapping[str, Any], traces: Mapping[str, Any] | None,
     staged = [s for s in pilot if s.experiment in plans]
     values: dict[str, dict[str, list[float | None]]] = {}
     counts: dict[str, list[int]] = {}
-    listings: dict[str, object] = {}
+    listings: Listings = {}
     for shard, definition in zip(staged, definitions_of(staged), strict=True):
         configurations = values.setdefault(shard.experiment, {})
         count = counts.setdefault(shard.experiment, [0, 0])
@@ -173,7 +173,7 @@ def summarize_plan(configfile: str | os.PathLike[str],
 
 
 def run_keys(shard: Shard, definition: str, results: str | os.PathLike[str],
-             listings: dict[str, object]) -> list[tuple[Run, str | None]]:
+             listings: Listings) -> list[tuple[Run, str | None]]:
     """Each run of `shard` with its key, None where its workload file does not exist yet,
     or is not the one the shard reads (the key depends on its content). `listings` keeps
     what was read of the workload files between calls."""
@@ -192,7 +192,7 @@ def used_keys(configfiles: Sequence[str | os.PathLike[str]],
     keeps. A run whose workload file is not made yet, or is damaged, has no key, so
     nothing could be kept for it: a SpecError names the first."""
     used: dict[str, set[str]] = {}
-    listings: dict[str, object] = {}
+    listings: Listings = {}
     for configfile in configfiles:
         shards = load_plan(configfile, results=results)
         for shard, definition in zip(shards, definitions_of(shards), strict=True):
@@ -214,7 +214,7 @@ def count_cached(shards: Sequence[Shard], definitions: Sequence[str],
     workload file does not exist yet, or is not the one the shard reads, are `unknown`:
     their keys depend on its content), in all and per experiment. `definitions` are the
     shards' (`simcore.sweep.identity.definitions_of`)."""
-    listings: dict[str, object] = {}
+    listings: Listings = {}
     experiments: dict[str, dict[str, int]] = {}
     totals = {"runs": 0, "cached": 0, "unknown": 0}
     for shard, definition in zip(shards, definitions, strict=True):

@@ -24,7 +24,7 @@ import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -46,6 +46,9 @@ SAMPLE_ROWS = 1_000_000
 #: Metadata key of a sample file's listing: [{"seed", "rows", "metadata"}, ...].
 SAMPLES = b"samples"
 REBUILD = "remove it and run snakemake again to make the workload's samples again"
+#: What was read of workload files, by path: a sample file's listing (seed -> its entry),
+#: a converted trace's digest, or why it could not be read.
+Listings = dict[str, "dict[int, dict[str, Any]] | str | Exception"]
 
 
 @functools.cache
@@ -85,7 +88,7 @@ def write_samples(spec: SyntheticSpec, seeds: Iterable[int],
     return files
 
 
-def listed(path: str | os.PathLike[str]) -> dict[int, dict]:
+def listed(path: str | os.PathLike[str]) -> dict[int, dict[str, Any]]:
     """Seed -> {"rows", "metadata"} of a sample file, from its metadata alone, checked
     against its seal (its rows are verified when a run reads them): FileNotFoundError if
     it is missing, IntegrityError if it is not a sample file or is damaged."""
@@ -99,7 +102,8 @@ def listed(path: str | os.PathLike[str]) -> dict[int, dict]:
     return _listing(meta, path)
 
 
-def _listing(meta: Mapping[bytes, bytes], path: str | os.PathLike[str]) -> dict[int, dict]:
+def _listing(meta: Mapping[bytes, bytes],
+             path: str | os.PathLike[str]) -> dict[int, dict[str, Any]]:
     """A sample file's listing from its metadata `meta`, checked against its seal."""
     if SAMPLES not in meta or meta.get(SEAL_KEY, b"").decode() != metadata_seal(meta):
         raise IntegrityError(f"{path}: its listing of samples does not match its checksum; "
@@ -108,7 +112,7 @@ def _listing(meta: Mapping[bytes, bytes], path: str | os.PathLike[str]) -> dict[
 
 
 def workload_digest(root: str | os.PathLike[str], source: Source, seed: int,
-                    listings: dict[str, object]) -> str:
+                    listings: Listings) -> str:
     """The content digest of the job table a run of `source` with `seed` reads (which its
     key hashes): a sample's from its file's listing, a converted trace's from its file.
     FileNotFoundError where the file is missing; IntegrityError where it is damaged, is
@@ -121,7 +125,7 @@ def workload_digest(root: str | os.PathLike[str], source: Source, seed: int,
 
 
 def workload_digests(root: str | os.PathLike[str], source: Source, seeds: Sequence[int],
-                     listings: dict[str, object]) -> list[str | Exception]:
+                     listings: Listings) -> list[str | Exception]:
     """`workload_digest` of each seed, or the exception it raises, each file's path found
     once (a million seeds take a second)."""
     width = 0 if source.synthetic is None else seeds_per_file(source.synthetic)
@@ -135,14 +139,14 @@ def workload_digests(root: str | os.PathLike[str], source: Source, seeds: Sequen
         if path not in listings:
             try:
                 listings[path] = (listed(path) if source.synthetic is not None else
-                                  recorded_digest(read_workload(path, source.provenance(seed))))
+                                  _trace_digest(path, source, seed))
             except (FileNotFoundError, IntegrityError) as exc:
                 listings[path] = exc
         listing = listings[path]
-        if isinstance(listing, Exception) or source.synthetic is None:
-            out.append(listing if isinstance(listing, Exception) else str(listing))
+        if not isinstance(listing, dict):
+            out.append(listing)
             continue
-        entry = listing.get(seed)  # type: ignore[attr-defined]
+        entry = listing.get(seed)
         if entry is None or not _made_by(entry, source, seed):
             out.append(IntegrityError(f"{path}: holds no sample of {source.name} with seed "
                                       f"{seed}; {REBUILD}"))
@@ -151,10 +155,17 @@ def workload_digests(root: str | os.PathLike[str], source: Source, seeds: Sequen
     return out
 
 
-def _made_by(entry: Mapping[str, object], source: Source, seed: int) -> bool:
+def _trace_digest(path: str, source: Source, seed: int) -> str:
+    """The content digest a converted trace records, the file verified against it."""
+    digest = recorded_digest(read_workload(path, source.provenance(seed)))
+    assert digest is not None  # read_workload refuses a file without one
+    return digest
+
+
+def _made_by(entry: Mapping[str, Any], source: Source, seed: int) -> bool:
     """Whether a listed sample says it was made by `source` with `seed`."""
     try:
-        made = json.loads(entry["metadata"]["source"])  # type: ignore[index]
+        made = json.loads(entry["metadata"]["source"])
     except (KeyError, TypeError, ValueError):
         return False
     return all(made.get(k) == v for k, v in source.provenance(seed).items())
