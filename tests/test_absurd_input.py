@@ -482,7 +482,7 @@ def test_snakemake_refuses_a_config_file_with_a_repeated_key(tmp_path):
 
 def test_leung_table1_refuses_a_billion_seeds_on_the_estimate(capsys):
     err = refused(capsys, "leung2002", "table1", "--seeds", "1000000000")
-    assert "30,000,000,000 runs, above the limit of 100,000" in err and "--max-runs" in err
+    assert "30,000,000,000 runs, above the limit of 1,000,000" in err and "--max-runs" in err
 
 
 def test_bench_refuses_no_repeat_before_any_work(capsys):
