@@ -13,11 +13,11 @@ from snakemake.utils import update_config
 from simcore.base import patterns
 from simcore.base.caches import closure_digests
 from simcore.sweep.config import check_same_reading, read_config, validate
-from simcore.base.errors import IntegrityError, SimcoreError
+from simcore.base.errors import SimcoreError
 from simcore.sweep.identity import definitions_of
 from simcore.sweep.planning import count_cached, describe_counts, staged_plan
 from simcore.sweep.runner import engines_digest, engines_status, useful_workers
-from simcore.sweep.samples import seed_spans, workload_digest
+from simcore.sweep.samples import seed_spans, workload_digests
 from simcore.sweep.store import damaged_shards
 from simcore.sweep.timing import shard_request
 from simcore.workload.traces import load_catalogue
@@ -233,15 +233,12 @@ def remove_incomplete_samples():
         (directory,) = workload_outputs(SHARDS_BY_WORKLOAD[name])
         if not os.path.isdir(directory):
             continue
-        listings = {}
-        for seed in seeds:
-            try:
-                workload_digest(patterns.RESULTS, source, seed, listings)
-            except (FileNotFoundError, IntegrityError) as exc:
-                shutil.rmtree(directory)
-                print(f"{directory}: no sample for seed {seed} ({exc}); removed: this run "
-                      "makes its samples again", file=sys.stderr)
-                break
+        found = workload_digests(patterns.RESULTS, source, seeds, {})
+        problem = next((f for f in found if isinstance(f, Exception)), None)
+        if problem is not None:
+            shutil.rmtree(directory)
+            print(f"{directory}: a seed's sample is missing ({problem}); removed: this run "
+                  "makes its samples again", file=sys.stderr)
 
 
 # -- the first lines of a run -----------------------------------------------------------------
