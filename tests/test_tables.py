@@ -371,3 +371,21 @@ def test_experiment_without_migrations(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "migrations.md").read_text().endswith("(no rows)\n")
     assert pl.read_csv(tmp_path / "out" / "migrations.csv").height == 0
     assert pl.read_parquet(tmp_path / "out" / "migrations.parquet").height == 0
+
+
+def test_a_result_printed_like_a_fixed_setting_is_shown(tmp_path: Path) -> None:
+    """A setting the same in every row is stated above the grid; a result that happens to
+    print like it (a 95% CI of 0.001 beside arrival_shake_s = 0.001 s) is still a column
+    of the grid, not named as its copy."""
+    from simcore.report.tables import markdown
+    from simcore.sweep.store import read_summaries
+
+    table = aggregate(read_summaries(build_store(tmp_path / "store")))["utilization"]
+    krevat = table.filter(pl.col("experiment") == "krevat").with_columns(
+        pl.lit(0.001).alias("utilization_ci95"), pl.lit(0.001).alias("arrival_shake_s"),
+        pl.lit(30).cast(pl.Int64).alias("n"))
+    text = markdown("utilization", krevat)
+    assert "arrival_shake_s = 0.001 s" in text
+    header = next(line for line in text.splitlines() if line.startswith("|"))
+    assert "± 95% CI" in header
+    assert "95% CI as" not in " ".join(text.split())
