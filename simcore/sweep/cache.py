@@ -84,6 +84,16 @@ def legacy_path(root: str | os.PathLike[str], key: str, per_job: bool = False) -
     return Path(root) / pattern.format(prefix=key[:2], key=key)
 
 
+def _legacy_directory(root: str | os.PathLike[str]) -> Path:
+    """Where a store of an older simcore kept its runs, a file each (`legacy_path`)."""
+    return (Path(root) / patterns.CACHE_ENTRY).parents[1]
+
+
+def _jobs_file(part: Path) -> Path:
+    """The file of a part's per-job rows, beside the file of its summary rows."""
+    return part.with_name(part.name.removesuffix(SUFFIX) + JOBS_SUFFIX)
+
+
 def find(root: str | os.PathLike[str], definitions: str, keys: Iterable[str],
          per_job: bool = False, log: TextIO = sys.stderr) -> dict[str, Entry]:
     """The entries of `keys` the cache holds (with per-job rows, if `per_job`): in the
@@ -91,7 +101,7 @@ def find(root: str | os.PathLike[str], definitions: str, keys: Iterable[str],
     is damaged is reported in `log` and removed (its runs are simulated again)."""
     index = parts_index(batch_directory(root, definitions), log)
     found = {}
-    legacy = (Path(root) / patterns.CACHE_ENTRY).parents[1].is_dir()
+    legacy = _legacy_directory(root).is_dir()
     for key in keys:
         entry = index.get(key)
         if entry is None and legacy:
@@ -115,7 +125,7 @@ def parts_index(directory: Path, log: TextIO = sys.stderr,
     from their metadata; a part holding per-job rows wins over one without."""
     index: dict[str, Entry] = {}
     for summary, keys in _parts(directory, log, prefix):
-        jobs = summary.with_name(summary.name.removesuffix(SUFFIX) + JOBS_SUFFIX)
+        jobs = _jobs_file(summary)
         entry = Entry(summary, jobs if jobs.is_file() else None)
         for key in keys:
             if key not in index or index[key].jobs is None:
@@ -157,7 +167,7 @@ def forget_part(path: Path, problem: str, log: TextIO) -> None:
     """Remove a damaged part (its summary and per-job files), saying why in `log`: its runs
     are simulated again."""
     print(f"cache: {problem}; removed: its runs are simulated again", file=log, flush=True)
-    for file in (path, path.with_name(path.name.removesuffix(SUFFIX) + JOBS_SUFFIX)):
+    for file in (path, _jobs_file(path)):
         file.unlink(missing_ok=True)
 
 
@@ -183,7 +193,7 @@ def write_part(root: str | os.PathLike[str], definitions: str, batch: str, part:
     meta = {KEYS.decode(): "\n".join(keys)}
     if jobs is not None:
         table = pa.concat_tables(jobs) if jobs else JOBS_SCHEMA.empty_table()
-        write_table(table, path.with_name(path.name.removesuffix(SUFFIX) + JOBS_SUFFIX),
+        write_table(table, _jobs_file(path),
                     {**meta, ROWS.decode(): [t.num_rows for t in jobs]})
     write_table(summary_table(rows), path, meta)
     return path
@@ -348,7 +358,7 @@ def compact(root: str | os.PathLike[str], used: Mapping[str, Iterable[str]],
     root = Path(root)
     owner = {key: definitions for definitions, keys in used.items() for key in keys}
     batches = root / BATCHES
-    before = sorted((root / patterns.CACHE_ENTRY).parents[1].glob("*/*.parquet"))
+    before = sorted(_legacy_directory(root).glob("*/*.parquet"))
     before += sorted(batches.glob("*/*.parquet"))
     held: dict[str, dict[str, Entry]] = {}
     for file in before:
@@ -386,15 +396,19 @@ def _rewrite(root: Path, definitions: str, entries: Mapping[str, Entry],
         keys = sorted(k for k, e in entries.items() if (e.jobs is not None) == with_jobs)
         rows: list[dict[str, object]] = []
         jobs: list[pa.Table] = []
+        job_rows = 0  # in `jobs`
         for start in range(0, len(keys), 1000):
             chunk = {key: entries[key] for key in keys[start:start + 1000]}
             runs = read_entries(chunk, with_jobs, log)
             for key in chunk:
                 if key in runs:
                     rows.append(runs.row(key))
-                    jobs += [runs.job_rows(key)] if with_jobs else []
-                if len(rows) >= PART_RUNS or sum(t.num_rows for t in jobs) >= PART_ROWS:
+                    if with_jobs:
+                        jobs.append(runs.job_rows(key))
+                        job_rows += jobs[-1].num_rows
+                if len(rows) >= PART_RUNS or job_rows >= PART_ROWS:
                     written |= _write_compacted(root, definitions, rows, jobs, with_jobs)
+                    job_rows = 0
         written |= _write_compacted(root, definitions, rows, jobs, with_jobs)
     return written
 
@@ -409,4 +423,4 @@ def _write_compacted(root: Path, definitions: str, rows: list[dict[str, object]]
                       jobs if with_jobs else None)
     rows.clear()
     jobs.clear()
-    return {path, path.with_name(path.name.removesuffix(SUFFIX) + JOBS_SUFFIX)}
+    return {path, _jobs_file(path)}
