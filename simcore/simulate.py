@@ -14,8 +14,8 @@ from simcore.base.arrays import arrow_array
 from simcore.base.errors import SimcoreError, SpecError
 from simcore.base.jit import engine_cache, kernel_ready
 from simcore.core.columns import MODULE_METRICS, registered_job_columns, reported, with_absent
-from simcore.core.engine import KernelJobs, run_events
-from simcore.core.failures import FailureProcess, OutagePlan
+from simcore.core.engine import KernelJobs, run_events, unplaceable
+from simcore.core.failures import FailureProcess, OutagePlan, down_resources, down_set
 from simcore.core.metrics import chu_statistics, mean_interval, span_s
 from simcore.core.placements import OutageEvents, PlacementLog
 from simcore.core.result import SimulationResult, schedule_metrics, schedule_table
@@ -138,7 +138,7 @@ def _simulate(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int,
     if scheduling.engine:
         return scheduling.simulate(jobs, spec, policy, seed)
     allocation = spec.implementation
-    refused = allocation.refused(spec, jobs)
+    refused = allocation.refused(spec, jobs) | _never_placed(spec, jobs, seed)
     if refused.all():
         raise SpecError(f"machine {spec} refuses every job of the workload ({len(jobs)}): "
                         "no size it runs")
@@ -244,6 +244,24 @@ def _check_log(spec: MachineSpec, capacity: int, room: int) -> None:
     """Refuse a placement log above the memory limit before it is allocated."""
     check_memory(f"the placement log of machine {spec} ({capacity:,} placements)",
                  log_size(capacity, room))
+
+
+def _never_placed(spec: MachineSpec, jobs: Jobs, seed: int) -> np.ndarray:
+    """The jobs the machine's static down set leaves no room for (bool per job)."""
+    process = FailureProcess.of(spec)
+    if process is None or process.down_fraction == 0:
+        return np.zeros(len(jobs), dtype=bool)
+    allocation = spec.implementation
+    struct, size, placement_class = allocation.build(spec, jobs)
+    masks, units = allocation.failure_domains(struct)
+    bits, down_units = down_resources(masks, units, down_set(process, units.shape[0], seed))
+    _, first, dense = np.unique(np.stack([placement_class, size], axis=1), axis=0,
+                                return_index=True, return_inverse=True)
+    state = new_state(len(jobs), spec.units, struct.words, len(first))
+    never = np.zeros(first.shape[0], dtype=np.bool_)
+    unplaceable(struct, state, first.astype(np.int64), size[first], spec.units - down_units,
+                bits, np.zeros_like(bits), never)
+    return never[dense.ravel()]
 
 
 def _outages(spec: MachineSpec, struct: Any, jobs: Jobs, seed: int) -> OutagePlan | None:

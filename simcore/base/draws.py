@@ -26,6 +26,7 @@ STREAMS: dict[str, int] = {
     "failure_hit": 10,  # failures: which unit of a domain a trace's failure hits
     "leung_noise": 11,  # leung2002: run-time variation of the Table 1 stream
     "estimate": 12,  # workload/transforms: a requested time of the f-model
+    "down_set": 13,  # failures: which domains a static down set takes out of service
 }
 
 

@@ -1,5 +1,6 @@
-"""Machine commands: `bgl links` (a wired machine's link sets) and `menus` (Slurm torus3d
-placement menus: candidates for a workload, the Pareto set a sweep measured)."""
+"""Machine commands: `bgl links` (a wired machine's link sets), `menus` (Slurm torus3d
+placement menus: candidates for a workload, the Pareto set a sweep measured) and `blocks`
+(the analytic capacity model of a block machine, the GPU-rack study's tables and figures)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from simcore.workload.spec import transforms
 
 
 def add_commands(commands: argparse._SubParsersAction) -> None:
-    """Add `bgl` and `menus` to `commands`."""
+    """Add `bgl`, `menus` and `blocks` to `commands`."""
     bgl = commands.add_parser("bgl", help="inspect a wired machine (BG/L) description")
     bgl_commands = bgl.add_subparsers(dest="bgl_command", required=True)
     links = bgl_commands.add_parser("links", help="link sets connecting midplanes of one line")
@@ -32,6 +33,24 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     links.add_argument("--json", action="store_true", help="print one JSON object")
     links.set_defaults(handler=_bgl_links)
     _add_menus(commands)
+    blocks = commands.add_parser("blocks", help="block machines (Slurm topology/block)")
+    blocks_commands = blocks.add_subparsers(dest="blocks_command", required=True)
+    capacity = blocks_commands.add_parser(
+        "capacity", help="the analytic model: the share of a base block jobs of s-node "
+                         "segments can use, E[s floor(X / s)] / B, X ~ Binomial(B, 1 - u), "
+                         "as a Markdown table")
+    capacity.add_argument("--block", type=int, default=18, help="nodes per base block B")
+    capacity.add_argument("--segments", default="1,4,9,16,18", help="segment sizes s")
+    capacity.add_argument("--unavailability", default="0,1,2,3,4,5,6,7,8,9,10",
+                          help="node unavailability u, in percent")
+    capacity.set_defaults(handler=_blocks_capacity)
+    study = blocks_commands.add_parser(
+        "study", help="the GPU-rack study's tables and figures (experiments modern-gpu and "
+                      "modern-gpu-dilation of a store)")
+    study.add_argument("--store", required=True, help="a dataset's store directory")
+    study.add_argument("--out", required=True, help="directory of study.md, study.csv and "
+                                                    "the figures")
+    study.set_defaults(handler=_blocks_study)
 
 
 def _add_menus(commands: argparse._SubParsersAction) -> None:
@@ -146,5 +165,34 @@ def _menus_pareto(args: argparse.Namespace) -> int:
 
     check_store(args.store)
     for path in write_pareto(args.store, args.experiment, args.out):
+        print(path)
+    return 0
+
+
+def _blocks_capacity(args: argparse.Namespace) -> int:
+    from simcore.tools.block_capacity import capacity_table
+
+    def numbers(option: str, text: str, kind: type) -> tuple:
+        try:
+            return tuple(kind(v) for v in text.split(","))
+        except ValueError:
+            raise SpecError(f"{option} {text!r}; expected numbers separated by commas") from None
+
+    segments = numbers("--segments", args.segments, int)
+    percent = numbers("--unavailability", args.unavailability, float)
+    if args.block < 1 or not all(1 <= s <= args.block for s in segments):
+        raise SpecError(f"--block {args.block} --segments {args.segments}; expected "
+                        "1 <= s <= B for every segment")
+    if not all(0 <= u <= 100 for u in percent):
+        raise SpecError(f"--unavailability {args.unavailability}; expected percents 0..100")
+    print(capacity_table(args.block, segments, tuple(u / 100 for u in percent)))
+    return 0
+
+
+def _blocks_study(args: argparse.Namespace) -> int:
+    from simcore.tools.gpu_racks import write_study
+
+    check_store(args.store)
+    for path in write_study(args.store, args.out):
         print(path)
     return 0

@@ -21,7 +21,7 @@ GROUPS = {
     "sweep": ("warm", "sweep-shard", "resimulate", "store", "tables", "reproduction",
               "figures", "archive"),
     "inspection": ("list", "plan"),
-    "machines": ("bgl", "menus"),
+    "machines": ("bgl", "menus", "blocks"),
     "studies": ("leung2002", "bench"),
 }
 

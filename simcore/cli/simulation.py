@@ -359,7 +359,9 @@ def _print_run(s: dict, timing: dict, policy: str,
     """A run's summary (`s`) and costs as lines of text; `measured`: what the allocator
     measured from the placements and their values (its `metrics_text`)."""
     print(f"{s['jobs']} jobs on {s['machine']} under {policy}")
-    print(f"  utilization {s['utilization']:.4f}  unused {s['unused']:.4f}  lost {s['lost']:.4f}")
+    print(f"  utilization {s['utilization']:.4f}  unused {s['unused']:.4f}  lost {s['lost']:.4f}"
+          + (f"  failed {s['failed']:.4f}" if s.get("failed") else "")
+          + (f"; {s['refused_jobs']} jobs refused" if s.get("refused_jobs") else ""))
     print(f"  wait mean {s['mean_wait_s']:.0f} s, median {s['median_wait_s']:.0f} s; "
           f"bounded slowdown mean {s['mean_bsld']:.2f}")
     chu = "" if s.get("sd_response_s") is None else (  # the time-sharing engine has none

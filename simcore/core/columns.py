@@ -210,6 +210,10 @@ RUN_METRICS = (
     Column("context_switches", int, "count", "time-sharing: processors that paid a global "
            "context switch at a slice start (null elsewhere)"),
     *locality_aggregates(),
+    Column("blocks_spanned_mean", float, "count", "block machines: mean base blocks a job's "
+           "nodes span, over the jobs that ran (null elsewhere)"),
+    Column("one_block_share", float, "fraction", "block machines: share of the jobs that ran "
+           "whose nodes are inside one base block (null elsewhere)"),
     *fidelity_metrics(),
 )
 
@@ -255,6 +259,8 @@ JOB_COLUMNS = (
     *LOCALITY,
     Column("dilation", float, "factor", "run-time dilation model: end - start = run x this "
            "(null where the model is off)"),
+    Column("blocks_spanned", int, "count", "block machines: base blocks the job's nodes "
+           "span at its last start (0: it never ran)"),
 )
 
 

@@ -31,7 +31,7 @@ from typing import NamedTuple
 import numpy as np
 
 from simcore.base.jit import kernel
-from simcore.core.allocate import dilate, integrate
+from simcore.core.allocate import dilate, integrate, place
 from simcore.core.decide import decide
 from simcore.core.failures import apply_outages
 from simcore.core.state import (
@@ -129,3 +129,13 @@ def run_events(policy, m, st, jobs, budget):
     acc[T_PREV] = t_prev
     return ctr[STATUS] == STATUS_STUCK or (
         arrived == n and ctr[N_ACTIVE] == 0 and ctr[QLEN] == 0)
+
+
+@kernel
+def unplaceable(m, st, jobs, size, in_service, down, out, never):
+    """never[i]: job jobs[i] (of size[i] units) finds no place on the idle machine whose
+    resources `down` (`in_service` units left) are out of service (`out`: scratch)."""
+    empty = down[:0]
+    for i in range(jobs.shape[0]):
+        never[i] = size[i] > in_service or \
+            place(m, st, jobs[i], size[i], down, 0, empty, out) < 0

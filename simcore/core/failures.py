@@ -14,7 +14,13 @@ every run key:
   schedule, on the other domains or on how far ahead it was drawn: it is pre-drawn to a
   horizon and drawn further, identically, if the run outlasts it;
 - `failure_trace`: a file of outages, one per line `time_s domain repair_s` (time from the
-  first arrival; `#` starts a comment), whose content hash is in the machine's key.
+  first arrival; `#` starts a comment), whose content hash is in the machine's key;
+- `down_fraction`: a static down set, each domain independently with probability f (a
+  counter-based draw from the run's seed), out of service from the first arrival to the
+  end of the run, so that no job is hit: the independent unavailability an analytic
+  capacity model assumes. It may be combined with `unit_mtbf_s` (the other domains then fail and are
+  repaired as above), not with a trace. Jobs that could not be placed even on the idle
+  machine without the down set are left out of the run and counted (`refused_jobs`).
 
 A failure takes the domain's resources out of service (they count as occupied, so no
 allocator can place a job on them, and as `failed` capacity until repaired) and hits every
@@ -59,6 +65,7 @@ from simcore.core.state import (
 
 UP_STREAM = STREAMS["failure_up"]
 HIT_STREAM = STREAMS["failure_hit"]
+DOWN_STREAM = STREAMS["down_set"]
 #: A run that needs the process drawn this many times further than the first horizon is
 #: taken to be unable to finish between failures.
 MAX_HORIZON_FACTOR = 1024
@@ -72,6 +79,7 @@ class FailureProcess:
     repair_s: float
     trace: str | None
     requeue: bool
+    down_fraction: float = 0.0
 
     @classmethod
     def of(cls, machine: Any) -> FailureProcess | None:
@@ -80,21 +88,40 @@ class FailureProcess:
             return None
         options = dict(machine.options)
         return cls(options.get("unit_mtbf_s"), options["repair_s"],
-                   options.get("failure_trace"), options["on_failure"] == "requeue")
+                   options.get("failure_trace"), options["on_failure"] == "requeue",
+                   options.get("down_fraction", 0.0))
+
+
+def down_set(process: FailureProcess, n_domains: int, seed: int) -> np.ndarray:
+    """The domains of the static down set, in order: each domain independently, with
+    probability down_fraction (a counter-based draw per domain below it)."""
+    if process.down_fraction == 0:
+        return np.zeros(0, dtype=np.int64)
+    draws = job_uniforms(seed, DOWN_STREAM, np.arange(n_domains))
+    return np.flatnonzero(draws < process.down_fraction).astype(np.int64)
+
+
+def down_resources(masks: np.ndarray, units: np.ndarray,
+                   down: np.ndarray) -> tuple[np.ndarray, int]:
+    """(bitset, units) of the domains `down`, from every domain's masks and units."""
+    bits = np.bitwise_or.reduce(masks[down], axis=0) if down.size else \
+        np.zeros(masks.shape[1], dtype=np.uint64)
+    return bits, int(units[down].sum())
 
 
 def draw(process: FailureProcess, domain_units: np.ndarray, seed: int, start_s: float,
-         horizon_s: float) -> tuple[np.ndarray, ...]:
+         horizon_s: float, down: np.ndarray | None = None) -> tuple[np.ndarray, ...]:
     """(time, domain, repair, draw) of every failure before start + horizon and its repair,
     in time order (repairs before failures at one time, then by domain), ending with a
-    sentinel event (domain -1) at start + horizon."""
+    sentinel event (domain -1) at start + horizon. The domains of the down set never fail
+    (they are out of service already)."""
 
     assert process.unit_mtbf_s is not None
     rate = domain_units / process.unit_mtbf_s
     n = domain_units.shape[0]
     times, doms, hits = [], [], []
     up_since = np.zeros(n)  # time each domain last came back, from start
-    alive = np.arange(n)
+    alive = np.arange(n) if down is None else np.setdiff1d(np.arange(n), down)
     k = 0
     while alive.size:
         ids = (alive.astype(np.uint64) << np.uint64(32)) | np.uint64(k)
@@ -187,6 +214,7 @@ class OutagePlan:
         self.process, self.masks, self.units = process, masks, units
         self.seed, self.start_s = seed, start_s
         self.first_horizon_s = self.horizon_s = max(horizon_s, 1.0)
+        self.down = down_set(process, units.shape[0], seed)
 
     def initial(self, words: int) -> Outages:
         """The state's outages group for the start of the run."""
@@ -207,7 +235,16 @@ class OutagePlan:
     def _events(self) -> tuple[np.ndarray, ...]:
         if self.process.trace is not None:
             return trace_events(self.process, self.units.shape[0], self.seed, self.start_s)
-        return draw(self.process, self.units, self.seed, self.start_s, self.horizon_s)
+        down = self.down
+        if self.process.unit_mtbf_s is None:
+            return (np.full(down.size, self.start_s), down, np.zeros(down.size, bool),
+                    np.zeros(down.size))
+        time, domain, repair, hit = draw(self.process, self.units, self.seed, self.start_s,
+                                         self.horizon_s, down)
+        return (np.concatenate([np.full(down.size, self.start_s), time]),
+                np.concatenate([down, domain]), np.concatenate([np.zeros(down.size, bool),
+                                                                repair]),
+                np.concatenate([np.zeros(down.size), hit]))
 
 
 @kernel

@@ -160,6 +160,30 @@ SEGMENTS = Parameter(
     "segments", bool, False, "a job larger than the largest placement runs as segments of "
     "that size, each placed by the rule (Slurm's --segment; with unlisted=refuse only if "
     "the size divides the job)")
+BLOCK_SIZES = Parameter(
+    "block_sizes", str, "", "Slurm's BlockSizes, in nodes: the planning size of a base block "
+    "(at most its nodes; fewer leaves spare nodes), then aggregation levels, each that size "
+    "times a power of two (e.g. '18,72,288'); '': levels of 1, 2, 4, 8 and 16 base blocks")
+SEGMENT = Parameter(
+    "segment", str, "whole", "the --segment each job asks for: 'whole' (no segment: the "
+    "job is placed in one block of a level), a node count s (every job: ceil(n / s) segments of s "
+    "nodes, each inside one base block; the nodes added by rounding up are lost capacity) "
+    "or a named size policy of SEGMENT_POLICIES (e.g. 'recommended')")
+SEGMENT_PLACEMENT = Parameter(
+    "segment_placement", str, "plain", "where a job's segments go: 'plain' (each by the "
+    "rule on what the earlier ones left, sharing base blocks), 'spread' (--spread-segments: "
+    "a base block serves one segment), 'consolidate' (--consolidate-segments: all inside "
+    "one block of the level the whole job needs) or 'consolidate-spread' (both)",
+    choices=("plain", "spread", "consolidate", "consolidate-spread"))
+BLOCK_DILATION = Parameter(
+    "block_dilation", float, 0.0, "cross-block run-time dilation d: a job whose nodes span "
+    "k base blocks runs (1 + d (k - 1) / k) times its run time; 0: run times as given "
+    "(apart from the curve allocators' hop-distance `dilation`)", unit="factor",
+    minimum=0.0)
+FAILURE_DOMAIN = Parameter(
+    "failure_domain", str, "node", "what fails as a whole: a 'node', or a 'block' (a base "
+    "block: a rack's switch tray or power shelf), which fails at the rate of its nodes "
+    "together", choices=("node", "block"))
 _BUSY_LIST_OPTIONS = (
     Parameter("edges", bool, True, "nodes beyond a mesh edge count as busy neighbours in "
               "a candidate's boundary value"),
@@ -202,6 +226,10 @@ FAILURE_OPTIONS = (
     Parameter("failure_trace", str, None, "a file of outages instead, one per line "
               "'time_s domain repair_s' (time from the first arrival); null: none",
               optional=True),
+    Parameter("down_fraction", float, 0.0, "a static down set: each failure domain, with this "
+              "probability (drawn from the run's seed), out of service for the whole run (no "
+              "job hit); jobs that could never be placed without it are refused and counted",
+              unit="share", minimum=0.0, maximum=0.99),
     Parameter("on_failure", str, "requeue", "a job running on a unit that fails: 'requeue' "
               "(back to the queue at its arrival position, to run again from the start) or "
               "'kill' (it ends there)", choices=("requeue", "kill")),
@@ -222,6 +250,9 @@ KINDS: dict[str, MachineKind] = {row.name: row for row in (
     MachineKind("cubes", "AxBxC cubes of SxSxS chips joined by optical circuit switches "
                 "(TPU v4-style pods); jobs ask for chip shapes", "cubes:4x4x4:4", "any-cubes",
                 min_dims=3, grammar="simcore.machines.cubes.grammar"),
+    MachineKind("blocks", "A base blocks of B nodes each (GPU racks: NVL72 is 18 nodes), "
+                "aggregated into blocks of consecutive base blocks (Slurm's topology/block)",
+                "blocks:64x18", "slurm-block", min_dims=2, max_dims=2),
     MachineKind(WIRED, "BG/L-style midplanes with per-line switches and cables, described "
                 "by a file <name>.yaml (config/machines/)", "bgl:8x4x4", "two-phase",
                 min_dims=3, wiring="simcore.machines.bgl.wiring", shaped_jobs=True),
@@ -282,6 +313,11 @@ ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
               "placement, then the torus with fewer idle nodes, then the first found",
               ("slurm-torus3d",), "simcore.machines.slurm.allocator", frozenset(),
               (UNLISTED, SEGMENTS)),
+    Allocator("slurm-block", "Slurm's topology/block rule (25.11): the lowest block level "
+              "that holds the job, its block of fewest free nodes, base blocks by best fit, "
+              "else the fullest; with segments, each segment inside one base block",
+              ("blocks",), "simcore.machines.blocks.allocator", frozenset(),
+              (BLOCK_SIZES, SEGMENT, SEGMENT_PLACEMENT, BLOCK_DILATION, FAILURE_DOMAIN)),
     Allocator("any-cubes", "optically switched cubes: a job of one cube or more takes any "
               "free whole cubes; a smaller job a box in the fullest cube it fits in",
               ("cubes",), _CUBES, frozenset(), variant={"boxes": False}),

@@ -109,6 +109,9 @@ class MachineSpec:
         if values["unit_mtbf_s"] is not None and values["failure_trace"] is not None:
             raise SpecError(f"machine {self}: unit_mtbf_s and failure_trace both set; "
                             "expected one failure process")
+        if values["down_fraction"] > 0 and values["failure_trace"] is not None:
+            raise SpecError(f"machine {self}: down_fraction and failure_trace both set; "
+                            "expected a down set drawn from the seed or a trace of outages")
         if values["failure_trace"] is not None:
             from simcore.core.failures import read_trace
 
@@ -152,7 +155,10 @@ class MachineSpec:
             return cls.parse(value)
         if isinstance(value, Mapping) and isinstance(value.get("spec"), str):
             allocator = value.get("allocator")
-            row = get_allocator(allocator) if allocator is not None else None
+            head = MACHINE_TEXT.match(value["spec"].strip())
+            kind = KINDS.get(head.group(1)) if head else None
+            row = get_allocator(allocator) if allocator is not None else \
+                get_allocator(kind.default_allocator) if kind is not None else None
             known = ["spec", "allocator", "ordering", *(p.name for p in (
                 row.options if row else FAILURE_OPTIONS))]
             unknown = sorted(set(value) - set(known))
@@ -188,7 +194,7 @@ class MachineSpec:
         """Whether the machine has a failure process (drawn or from a trace)."""
         options = dict(self.options)
         return options.get("unit_mtbf_s") is not None or \
-            options.get("failure_trace") is not None
+            options.get("failure_trace") is not None or options.get("down_fraction", 0) > 0
 
     def random(self) -> bool:
         """Whether simulating on it draws random numbers (its failure process)."""

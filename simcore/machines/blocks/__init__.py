@@ -1,0 +1,1 @@
+"""Machines of base blocks aggregated into blocks (Slurm topology/block)."""
