@@ -28,6 +28,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
     bench.add_argument("--mesh", action="store_true",
                        help="time Chu's 2D-mesh allocators instead: a 50,000-job BL + MQ "
                             "replication and each allocator's time per allocation")
+    bench.add_argument("--blocks", action="store_true",
+                       help="time Slurm's block rule on 64 racks of 18 nodes instead: "
+                            "10,000 SDSC-BLUE jobs, each placement replayed, percentiles")
+    bench.add_argument("--blue", help="SDSC-BLUE-2000-4.2-cln.swf.gz for --blocks (default: "
+                                      "acquired through the catalogue)")
     bench.set_defaults(handler=_bench)
 
 
@@ -90,11 +95,18 @@ def _leung_figure1(args: argparse.Namespace) -> int:
 
 def _bench(args: argparse.Namespace) -> int:
     from simcore.base.atomic import atomic_write_bytes
-    from simcore.tools.bench import bench_mesh, catalogued_trace, run_bench
+    from simcore.tools.bench import bench_blocks, bench_mesh, catalogued_trace, run_bench
 
     if args.repeat < 1:
         raise SpecError(f"--repeat {args.repeat}; expected at least 1")
-    if args.mesh:
+    if args.mesh and args.blocks:
+        raise SpecError("--mesh and --blocks; expected one of them")
+    if args.blocks:
+        blue = Path(args.blue) if args.blue is not None else \
+            catalogued_trace(args.catalogue, "SDSC-BLUE-2000-4.2-cln")
+        report: dict[str, object] = {"trace": str(blue), "blocks": bench_blocks(blue)}
+        _print_bench_blocks(report)
+    elif args.mesh:
         report = bench_mesh(repeat=args.repeat)
         _print_bench_mesh(report)
     else:
@@ -125,6 +137,17 @@ def _print_bench(report: dict) -> None:
         cost = ("n/a: " + row["note"]) if row["s_per_call"] is None else \
             f"{row['s_per_call'] * 1e6:12.1f} us"
         print(f"  {row['dims']:<9} {row['method']:<11} {cost}")
+
+
+def _print_bench_blocks(report: dict) -> None:
+    """`bench_blocks`' report as lines of text."""
+    print("Slurm topology/block, SDSC-BLUE (fit to 1,152 nodes, load 0.9, FCFS): simulation, "
+          "then each placement replayed on the run's occupancies")
+    for row in report["blocks"]:
+        print(f"  {row['case']:<62} {row['jobs']:>6} jobs {row['simulate_s']:7.3f} s; "
+              f"placement p50 {row['placement_ms_p50']:.3f} ms, p90 "
+              f"{row['placement_ms_p90']:.3f} ms, p99 {row['placement_ms_p99']:.3f} ms, max "
+              f"{row['placement_ms_max']:.3f} ms")
 
 
 def _print_bench_mesh(report: dict) -> None:

@@ -4,7 +4,9 @@ Simulation time is the kernel's wall time alone (the best of `repeat` runs), apa
 start-up (imports and numba compilation, reported once as `warmup_s`) and trace parsing
 (`parse_s`). Nothing here is asserted: the numbers are for notes and regressions.
 
-`bench_mesh` times Chu's 2D-mesh allocators: one 50,000-job replication of BL with
+`bench_blocks` times Slurm's block rule on 64 GPU racks: each placement decision replayed on
+a recorded run's occupancies, with its percentiles. `bench_mesh` times Chu's 2D-mesh
+allocators: one 50,000-job replication of BL with
 Multiple Queues on 32 x 32 (Chu's setting, load 0.7), and each allocator's time per
 allocation, replayed on the occupancies of a recorded run (`simcore.tools.probe`): on
 meshes of several sides (Chu's decreasing sizes, load 0.6, Scan All), and on 32 x 32 by
@@ -92,6 +94,49 @@ def bench_node_level(jobs: int = NODE_JOBS) -> list[dict[str, object]]:
                    jobs_per_s=len(work) / result.timing["simulate_s"],
                    decisions=result.summary["decisions"])
         rows.append(row)
+    return rows
+
+
+#: Slurm topology/block on 64 NVL72 racks: SDSC Blue Horizon's jobs (processors as nodes,
+#: `fit_to_machine`) at offered load 0.9, under FCFS so that every placement is the rule's
+#: own (no reservation to avoid), replayed placement by placement.
+BLOCK_JOBS = 10_000
+BLOCK_MACHINE = "blocks:64x18"
+BLOCK_CASES: tuple[dict[str, str], ...] = ({}, {"segment": "16"}, {"segment": "recommended"},
+               {"segment": "4", "segment_placement": "spread"},
+               {"segment": "16", "segment_placement": "consolidate"},
+               {"block_sizes": "16,64,256"})
+
+
+def bench_blocks(trace: Path, jobs: int = BLOCK_JOBS, calls: int = 5
+                 ) -> list[dict[str, object]]:
+    """Per case of BLOCK_CASES: the simulation's time and the time of each placement
+    decision replayed on the recorded run's occupancies (`simcore.tools.probe.replay`),
+    its percentiles."""
+    from simcore.jobs.cleaning import clean
+    from simcore.jobs.swf import read_swf
+    from simcore.machines.spec import MachineSpec
+    from simcore.simulate import simulate
+    from simcore.tools.probe import replay
+    from simcore.workload.transforms import WorkloadSpec, prepare
+
+    table = clean(read_swf(trace))
+    rows = []
+    for options in BLOCK_CASES:
+        machine = MachineSpec.parse(BLOCK_MACHINE, options=options)
+        work = prepare(table, WorkloadSpec(first_jobs=jobs, fit_to_machine=True,
+                                           offered_load=0.9), machine, seed=1)
+        tiny = prepare(table, WorkloadSpec(first_jobs=20, fit_to_machine=True), machine)
+        replay(tiny, machine, simulate(tiny, machine, "fcfs"))  # compiled outside the timing
+        result = simulate(work, machine, "fcfs")
+        kept = work.select(~machine.implementation.refused(machine, work))
+        timed = replay(kept, machine, result, repeat=calls).seconds * 1e3
+        rows.append({"case": str(machine), "jobs": len(kept),
+                     "simulate_s": result.timing["simulate_s"],
+                     "placements": int(timed.size),
+                     **{f"placement_ms_p{q}": float(np.percentile(timed, q))
+                        for q in (50, 90, 99)},
+                     "placement_ms_max": float(timed.max())})
     return rows
 
 
