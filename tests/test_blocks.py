@@ -16,6 +16,7 @@ from simcore.jobs.cleaning import clean
 from simcore.jobs.jobs import Jobs
 from simcore.jobs.swf import read_swf
 from simcore.machines.blocks.allocator import build, place_block, segments
+from simcore.machines.blocks.grammar import unit_layout
 from simcore.machines.spec import MachineSpec
 from simcore.simulate import simulate
 from simcore.tools.block_capacity import realised_capacity, usable_capacity
@@ -318,3 +319,13 @@ def test_the_kernel_chooses_as_the_rules_say(case):
     got = choose(f"blocks:{blocks}x{block}", n, busy, block_sizes=sizes,
                  segment=str(segment) if segment else "whole", segment_placement=placement)
     assert got == (None if expected is None else set(expected))
+
+
+def test_racks_are_rows_of_nodes_in_a_schedules_pictures():
+    layout = unit_layout("4x3")
+    assert layout.sides == (3, 4) and not layout.wraps
+    # bit b B + i is node i (x) of base block b (y)
+    assert layout.coords[7].tolist() == [1, 2]
+    assert MachineSpec.parse("blocks:4x3").dims == (4, 3)
+    with pytest.raises(SpecError, match="expected AxB, A base blocks of B nodes"):
+        MachineSpec.parse("blocks:4x3x2")

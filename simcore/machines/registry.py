@@ -252,7 +252,8 @@ KINDS: dict[str, MachineKind] = {row.name: row for row in (
                 min_dims=3, grammar="simcore.machines.cubes.grammar"),
     MachineKind("blocks", "A base blocks of B nodes each (GPU racks: NVL72 is 18 nodes), "
                 "aggregated into blocks of consecutive base blocks (Slurm's topology/block)",
-                "blocks:64x18", "slurm-block", min_dims=2, max_dims=2),
+                "blocks:64x18", "slurm-block", min_dims=2, max_dims=2,
+                grammar="simcore.machines.blocks.grammar"),
     MachineKind(WIRED, "BG/L-style midplanes with per-line switches and cables, described "
                 "by a file <name>.yaml (config/machines/)", "bgl:8x4x4", "two-phase",
                 min_dims=3, wiring="simcore.machines.bgl.wiring", shaped_jobs=True),

@@ -365,7 +365,8 @@ def _plane(exported: Exported, held: dict[int, int], colors: dict[int, tuple[flo
 
 
 def _outline_jobs(ax: Axes, exported: Exported, held: dict[int, int]) -> None:
-    """Outline and number each job's cells on a 2D panel (its bounding rectangle)."""
+    """Number each job's cells on a 2D panel, and outline them where they fill their
+    bounding rectangle (a submesh; not a job spread over rows, as on block machines)."""
     units = exported.units
     by_job: dict[int, list[int]] = {}
     for unit, job in held.items():
@@ -375,8 +376,9 @@ def _outline_jobs(ax: Axes, exported: Exported, held: dict[int, int]) -> None:
         rows = [index[u] for u in ids]
         xs, ys = units["x"][rows], units["y"][rows] if "y" in units else np.zeros(len(rows))
         x0, y0 = xs.min(), ys.min()
-        ax.add_patch(Rectangle((x0 - 0.5, y0 - 0.5), xs.max() - x0 + 1, ys.max() - y0 + 1,
-                               fill=False, edgecolor="black", linewidth=0.8))
+        if (xs.max() - x0 + 1) * (ys.max() - y0 + 1) == len(ids):
+            ax.add_patch(Rectangle((x0 - 0.5, y0 - 0.5), xs.max() - x0 + 1, ys.max() - y0 + 1,
+                                   fill=False, edgecolor="black", linewidth=0.8))
         if len(ids) >= 4:
             ax.text(xs.mean(), ys.mean(), str(job), ha="center", va="center", fontsize=6)
 
