@@ -329,3 +329,22 @@ def test_racks_are_rows_of_nodes_in_a_schedules_pictures():
     assert MachineSpec.parse("blocks:4x3").dims == (4, 3)
     with pytest.raises(SpecError, match="expected AxB, A base blocks of B nodes"):
         MachineSpec.parse("blocks:4x3x2")
+
+
+def test_repairs_that_outlast_the_first_horizon_are_applied_once():
+    # 7-day repairs and frequent failures: the process is drawn further many times while
+    # nodes are out of service across the horizon; every failure is repaired once, so the
+    # machine ends with nothing held and every job placed on nodes in service
+    spec = MachineSpec.parse("blocks:8x4", options={"segment": "4", "unit_mtbf_s": 1e6,
+                                                    "repair_s": 604800.0})
+    n = 400
+    jobs = Jobs.create(np.arange(n), np.arange(n) * 50.0, np.full(n, 3000.0),
+                       np.full(n, 3000.0), np.full(n, 8))
+    result = simulate(jobs, spec, "backfill", seed=1)
+    s = result.summary
+    assert s["failures"] > 10 and s["resources_left_busy"] == 0
+    struct = build(spec, jobs)[0]
+    masks, units = spec.implementation.failure_domains(struct)
+    events = draw(FailureProcess.of(spec), units, 1, 0.0, 4e6)
+    assert s["makespan_s"] > 400 * 50 + n * 3000  # the first horizon, outlasted
+    assert check_outages(result, masks, events[:3]) == n + s["runs_cut_short"]

@@ -143,11 +143,16 @@ def draw(process: FailureProcess, domain_units: np.ndarray, seed: int, start_s: 
 def _events(fail_t: np.ndarray, fail_d: np.ndarray, fail_u: np.ndarray,
             repair_s: float | np.ndarray, sentinel_s: float | None) -> tuple[np.ndarray, ...]:
     """Failure and repair events in time order (repairs first at one time, then by domain),
-    with a sentinel at `sentinel_s` if given."""
+    with a sentinel at `sentinel_s` if given and no event from it on: those come with the
+    process drawn further, so that the events before the sentinel, which a run may have
+    applied, are the first events of every longer draw."""
     time = np.concatenate([fail_t, fail_t + repair_s])
     domain = np.concatenate([fail_d, fail_d]).astype(np.int64)
     repair = np.concatenate([np.zeros(fail_t.size, bool), np.ones(fail_t.size, bool)])
     hit = np.concatenate([fail_u, np.zeros(fail_t.size)])
+    if sentinel_s is not None:
+        early = time < sentinel_s
+        time, domain, repair, hit = time[early], domain[early], repair[early], hit[early]
     order = np.lexsort((domain, ~repair, time))
     time, domain, repair, hit = time[order], domain[order], repair[order], hit[order]
     if sentinel_s is not None:
