@@ -320,6 +320,20 @@ def _prefers(m, b, best, left, low, rule):
 
 
 @kernel
+def _take(m, b, count, busy, forbidden, out):
+    """Add to `out` the `count` lowest nodes of base block b free in `busy`, not forbidden
+    and not in `out` already."""
+    guarded = forbidden.shape[0] > 0
+    u = b * m.block
+    while count > 0:
+        if not _is_set(busy, u) and not _is_set(out, u) and \
+                not (guarded and _is_set(forbidden, u)):
+            out[u >> 6] |= np.uint64(1) << np.uint64(u & 63)
+            count -= 1
+        u += 1
+
+
+@kernel
 def _fill(m, first, end, n, low, limit, busy, forbidden, out):
     """Take n nodes of base blocks [first, end) into `out` (module docstring); whether it
     could."""
@@ -327,7 +341,6 @@ def _fill(m, first, end, n, low, limit, busy, forbidden, out):
     for b in range(first, end):
         m.used[b] = False
         m.low_used[b >> low] = False
-    guarded = forbidden.shape[0] > 0
     left = n
     while left > 0:
         best = -1
@@ -344,12 +357,7 @@ def _fill(m, first, end, n, low, limit, busy, forbidden, out):
             limit -= 1
         take = min(left, m.free[best])
         left -= take
-        u = best * m.block
-        while take > 0:
-            if not _is_set(busy, u) and not (guarded and _is_set(forbidden, u)):
-                out[u >> 6] |= np.uint64(1) << np.uint64(u & 63)
-                take -= 1
-            u += 1
+        _take(m, best, take, busy, forbidden, out)
     return True
 
 
@@ -380,7 +388,6 @@ def _place_segments(m, k, s, busy, forbidden, lo, hi, out):
     if room < k:
         return -1
     clear(out)
-    guarded = forbidden.shape[0] > 0
     first = -1
     for _ in range(k):
         best = -1
@@ -390,14 +397,7 @@ def _place_segments(m, k, s, busy, forbidden, lo, hi, out):
         first = best if first < 0 else first
         m.free[best] -= s
         m.closed[best] = m.closed[best] or m.spread
-        left = s
-        u = best * m.block
-        while left > 0:
-            if not _is_set(busy, u) and not _is_set(out, u) and \
-                    not (guarded and _is_set(forbidden, u)):
-                out[u >> 6] |= np.uint64(1) << np.uint64(u & 63)
-                left -= 1
-            u += 1
+        _take(m, best, s, busy, forbidden, out)
     return first
 
 
