@@ -3,9 +3,9 @@ reduced to tables and figures (`simcore blocks study`).
 
 Each run's machine is read back from its spec text (`blocks:64x18 down_fraction=0.05
 segment=16`): its segment policy (`flat` for the flat machine of the same nodes), how nodes
-are unavailable (`none`; `static`, a down set; `dynamic`, node failures repaired;
-`rack`, whole racks failing) and the long-run unavailable share u (the down set's
-probability, or repair / (MTBF + repair) of a failure domain), and its cross-block
+are unavailable (`none`; `static`, a down set of nodes; `rack`, a down set of racks;
+`dynamic` and `rack-dynamic`, failures repaired) and the long-run unavailable share u (the
+down set's probability, or repair / (MTBF + repair) of a failure domain), and its cross-block
 dilation d. Runs of one setting (workload, offered load, machine) are reduced over seeds
 to a mean and a 95% half-width. `topology_lost` is a block machine's lost capacity minus the
 flat machine's under the same workload, load and unavailability: what the block rule costs
@@ -44,12 +44,13 @@ def _machine(spec: str) -> dict[str, object]:
     flat = spec.startswith("flat:")
     block = 1 if flat else int(spec.split(":", 1)[1].split()[0].split("x")[1])
     if "down_fraction" in options:
-        mode, share = "static", float(options["down_fraction"])
+        rack = options.get("failure_domain") == "block"
+        mode, share = ("rack" if rack else "static"), float(options["down_fraction"])
     elif "unit_mtbf_s" in options:
         rack = options.get("failure_domain") == "block"
         mtbf = float(options["unit_mtbf_s"]) / (block if rack else 1)
         repair = float(options.get("repair_s", 14400.0))
-        mode, share = ("rack" if rack else "dynamic"), round(repair / (mtbf + repair), 6)
+        mode, share = ("rack-dynamic" if rack else "dynamic"), round(repair / (mtbf + repair), 6)
     else:
         mode, share = "none", 0.0
     return {"segment": "flat" if flat else options.get("segment", "whole"), "mode": mode,
@@ -74,9 +75,10 @@ def study_rows(summaries: pl.DataFrame, experiment: str) -> pl.DataFrame:
         lambda v: half_width(v.to_list(), 0.95), return_dtype=pl.Float64).alias(f"{m}_ci95")
         for m in METRICS)).drop([f"{m}_values" for m in METRICS])
     flat = rows.filter(pl.col("segment") == "flat").select(
-        "workload", "offered_load", pl.col("mode").replace("rack", "dynamic"),
-        "unavailability", pl.col("lost_mean").alias("flat_lost"))
-    rows = rows.with_columns(pl.col("mode").replace("rack", "dynamic").alias("flat_mode"))
+        "workload", "offered_load", "mode", "unavailability",
+        pl.col("lost_mean").alias("flat_lost"))  # racks compare with the nodes' flat rows
+    rows = rows.with_columns(pl.col("mode").replace({"rack": "static",
+                                                     "rack-dynamic": "dynamic"}).alias("flat_mode"))
     rows = rows.join(flat, left_on=["workload", "offered_load", "flat_mode", "unavailability"],
                      right_on=["workload", "offered_load", "mode", "unavailability"],
                      how="left").drop("flat_mode")
@@ -157,7 +159,7 @@ def write_study(store: str | Path, out: str | Path) -> list[Path]:
 _LOAD = 0.9  # the figures' offered load
 _COLOURS = dict(zip(SEGMENTS, ("black", "tab:blue", "tab:orange", "tab:green", "tab:red",
                                "tab:purple", "tab:brown"), strict=True))
-_MODES = {"static": "static down set", "dynamic": "node failures (7-day repair)"}
+_MODES = {"static": "static down set of nodes"}
 
 
 def _panels(rows: pl.DataFrame, y: str, label: str, title: str, note: str,
