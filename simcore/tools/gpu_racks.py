@@ -175,10 +175,10 @@ def _panels(rows: pl.DataFrame, y: str, label: str, title: str, note: str,
     if rows.is_empty():
         return None
     workloads = rows["workload"].unique(maintain_order=True).to_list()
-    fig = new_figure(4.4 * len(_MODES), 3.4 * len(workloads))
-    axes = fig.subplots(len(workloads), len(_MODES), squeeze=False, sharey=not log)
-    for r, workload in enumerate(workloads):
-        for c, (mode, name) in enumerate(_MODES.items()):
+    fig = new_figure(4.6 * len(workloads), 3.6 * len(_MODES))
+    axes = fig.subplots(len(_MODES), len(workloads), squeeze=False, sharey=not log)
+    for c, workload in enumerate(workloads):
+        for r, (mode, name) in enumerate(_MODES.items()):
             ax = axes[r][c]
             part = rows.filter((pl.col("workload") == workload)
                                & pl.col("mode").is_in(["none", mode]))
@@ -246,7 +246,7 @@ def dilation_figure(rows: pl.DataFrame) -> Figure | None:
     panels = (("one_block_share_mean", "jobs inside one rack", 1.0),
               ("mean_wait_s_mean", "mean wait (h)", 1 / 3600),
               ("utilization_mean", "utilization", 1.0))
-    fig = new_figure(4.4 * len(panels), 3.4 * len(workloads))
+    fig = new_figure(4.0 * len(panels), 3.2 * len(workloads))
     axes = fig.subplots(len(workloads), len(panels), squeeze=False)
     for r, workload in enumerate(workloads):
         for c, (y, label, scale) in enumerate(panels):
