@@ -215,6 +215,7 @@ CHECKS: dict[str, Check] = {
     "simcore menus candidates": HELP,
     "simcore menus pareto --store S --experiment E --out D": HELP,
     "simcore blocks study --store results/torus-sweep-papers/store --out DIR": HELP,
+    "simcore bench --blocks": HELP,
     "simcore blocks capacity": Check("run", prints="| 5% | 95.0% | 87.6% | 69.9% | 83.7% |"),
     # docs/outputs.md
     "simcore fidelity --out DIR": HELP,
