@@ -14,6 +14,8 @@ resources a placement must avoid (a reservation), or an empty array for none.
 
 from __future__ import annotations
 
+import numpy as np
+
 from simcore.base.jit import generic
 
 NO_CAUSE = -1
@@ -57,6 +59,14 @@ def extents(m, j, units):
     of the machine, as 2D meshes see them; any other machine is a line of units, where a job
     of s units is s x 1 (schedulers that order jobs by their sides read this)."""
     return units, 1, m.units, 1
+
+
+@generic(default=True)
+def wake(m, st):
+    """The next time after now at which the machine's answers change by themselves (a
+    placement limit that lapses, such as Slurm's --switches wait): the event loop stops
+    there and schedules again. By default never."""
+    return np.inf
 
 
 @generic(default=True)

@@ -31,12 +31,13 @@ from typing import NamedTuple
 import numpy as np
 
 from simcore.base.jit import kernel
-from simcore.core.allocate import dilate, integrate, place
+from simcore.core.allocate import dilate, integrate, place, wake
 from simcore.core.decide import decide
 from simcore.core.failures import apply_outages
 from simcore.core.state import (
     ARRIVED,
     DOWN_UNITS,
+    EPOCH,
     FAILED_AREA,
     FREE_UNITS,
     LOG_CODE_LEN,
@@ -93,6 +94,8 @@ def run_events(policy, m, st, jobs, budget):
         t = submit[arrived] if arrived < n else np.inf
         for i in range(ctr[N_ACTIVE]):
             t = min(t, slot_end[active[i]])
+        woken = wake(m, st)
+        t = min(t, woken)
         pos = ctr[OUTAGE_POS]
         if pos < outage_time.shape[0] and outage_time[pos] <= t:
             if outage_domain[pos] < 0:  # the end of the outages drawn so far
@@ -111,6 +114,8 @@ def run_events(policy, m, st, jobs, budget):
             integrate(m, st, dt)
         t_prev = t
         acc[NOW] = t
+        if t == woken:
+            ctr[EPOCH] += 1  # the machine's answers changed: no failed placement holds
         finish_jobs(st, t)
         apply_outages(st, jobs, t)
         while arrived < n and submit[arrived] == t:
@@ -120,7 +125,8 @@ def run_events(policy, m, st, jobs, budget):
         decide(policy, m, st, jobs, t)
         if ctr[STARTS] != starts:
             dilate(m, st, jobs, t)
-        if ctr[QLEN] > 0 and ctr[N_ACTIVE] == 0 and arrived == n and ctr[DOWN_UNITS] == 0:
+        if ctr[QLEN] > 0 and ctr[N_ACTIVE] == 0 and arrived == n and ctr[DOWN_UNITS] == 0 \
+                and wake(m, st) == np.inf:
             ctr[STATUS] = STATUS_STUCK
             break
         if 2 * ctr[LOG_LEN] > log_capacity or 2 * ctr[LOG_CODE_LEN] > log_room:

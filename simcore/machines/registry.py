@@ -184,6 +184,22 @@ FAILURE_DOMAIN = Parameter(
     "failure_domain", str, "node", "what fails as a whole: a 'node', or a 'block' (a base "
     "block: a rack's switch tray or power shelf), which fails at the rate of its nodes "
     "together", choices=("node", "block"))
+RACK_GROUPS = Parameter(
+    "rack_groups", str, "4,16", "the switches above the racks: racks per switch at each "
+    "level, ascending, each a multiple of the one before (groups of consecutive racks); "
+    "one root joins them all; '': racks under the root alone")
+SWITCHES = Parameter(
+    "switches", int, 0, "Slurm's --switches=k for every job: a placement over more than k "
+    "racks (leaf switches) waits until switch_wait_s has passed; 0: no limit", minimum=0)
+SWITCH_WAIT = Parameter(
+    "switch_wait_s", float, 300.0, "how long a job waits for a placement within its "
+    "switches, from the first placement tried for it (Slurm's max_switch_wait)", unit="s",
+    minimum=0.0)
+TREE_RELEASE = Parameter(
+    "tree_release", str, "25.11", "the Slurm release whose cons_tres tree selection is "
+    "followed: '22.05' differs after the first leaf (a nearer leaf replaces the best so far "
+    "unless the comparison prefers the best; switch counts not decreased as leaves are used "
+    "up)", choices=("25.11", "22.05"))
 _BUSY_LIST_OPTIONS = (
     Parameter("edges", bool, True, "nodes beyond a mesh edge count as busy neighbours in "
               "a candidate's boundary value"),
@@ -319,6 +335,12 @@ ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
               "else the fullest; with segments, each segment inside one base block",
               ("blocks",), "simcore.machines.blocks.allocator", frozenset(),
               (BLOCK_SIZES, SEGMENT, SEGMENT_PLACEMENT, BLOCK_DILATION, FAILURE_DOMAIN)),
+    Allocator("slurm-tree", "Slurm's topology/tree rule (cons_tres, 25.11): racks as leaf "
+              "switches, the leaf that holds the rest by best fit, else the largest under "
+              "the best switch, nearer leaves first; --switches with its wait",
+              ("blocks",), "simcore.machines.blocks.tree", frozenset(),
+              (RACK_GROUPS, SWITCHES, SWITCH_WAIT, TREE_RELEASE, BLOCK_DILATION,
+               FAILURE_DOMAIN)),
     Allocator("any-cubes", "optically switched cubes: a job of one cube or more takes any "
               "free whole cubes; a smaller job a box in the fullest cube it fits in",
               ("cubes",), _CUBES, frozenset(), variant={"boxes": False}),
