@@ -200,6 +200,25 @@ TREE_RELEASE = Parameter(
     "followed: '22.05' differs after the first leaf (a nearer leaf replaces the best so far "
     "unless the comparison prefers the best; switch counts not decreased as leaves are used "
     "up)", choices=("25.11", "22.05"))
+TAS_OPTIONS = (
+    Parameter("tas_request", str, "preferred", "each pod set's topology request: "
+              "'required' (one domain of tas_level, else it waits; refused where the idle "
+              "machine has none), 'preferred' (one domain of tas_level, else of the level "
+              "above, else several at the top) or 'unconstrained' (any hosts)",
+              choices=("required", "preferred", "unconstrained")),
+    Parameter("tas_level", str, "rack", "the level of the request: 'host', 'rack', a rack "
+              "count of rack_groups (e.g. '4') or 'fit' (each job the lowest level whose "
+              "domains can hold it; larger than all: preferred at the top)"),
+    Parameter("slice_size", int, 0, "podset-slice-size S: the pod set runs as slices of S "
+              "pods, each inside one domain of slice_level (sizes rounded up to whole "
+              "slices, the nodes added lost capacity); 0: none", minimum=0),
+    Parameter("slice_level", str, "rack", "podset-slice-required-topology: 'rack' or a rack "
+              "count of rack_groups, at or below tas_level"),
+    Parameter("tas_profile", str, "mixed", "the placement profile: 'mixed' (v0.15's "
+              "default: LeastFreeCapacity for unconstrained requests, BestFit for the "
+              "others), 'best-fit' (every request) or 'least-free' (every request)",
+              choices=("mixed", "best-fit", "least-free")),
+)
 _BUSY_LIST_OPTIONS = (
     Parameter("edges", bool, True, "nodes beyond a mesh edge count as busy neighbours in "
               "a candidate's boundary value"),
@@ -341,6 +360,12 @@ ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
               ("blocks",), "simcore.machines.blocks.tree", frozenset(),
               (RACK_GROUPS, SWITCHES, SWITCH_WAIT, TREE_RELEASE, BLOCK_DILATION,
                FAILURE_DOMAIN)),
+    Allocator("kueue-tas", "Kueue's topology-aware scheduling (v0.15.8): a required or "
+              "preferred level (block, rack, host) or none, slice sizes, BestFit or "
+              "LeastFreeCapacity by the release's profile; admission by the scheduler "
+              "(BestEffortFIFO: scan-all, StrictFIFO: fcfs)",
+              ("blocks",), "simcore.machines.blocks.kueue", frozenset(),
+              (RACK_GROUPS, *TAS_OPTIONS, BLOCK_DILATION, FAILURE_DOMAIN)),
     Allocator("any-cubes", "optically switched cubes: a job of one cube or more takes any "
               "free whole cubes; a smaller job a box in the fullest cube it fits in",
               ("cubes",), _CUBES, frozenset(), variant={"boxes": False}),
