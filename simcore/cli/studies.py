@@ -29,7 +29,8 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                        help="time Chu's 2D-mesh allocators instead: a 50,000-job BL + MQ "
                             "replication and each allocator's time per allocation")
     bench.add_argument("--blocks", action="store_true",
-                       help="time Slurm's block rule on 64 racks of 18 nodes instead: "
+                       help="time the rack rules (Slurm's block and tree, Kueue's TAS) on 64 "
+                            "racks of 18 nodes instead: "
                             "10,000 SDSC-BLUE jobs, each placement replayed, percentiles")
     bench.add_argument("--blue", help="SDSC-BLUE-2000-4.2-cln.swf.gz for --blocks (default: "
                                       "acquired through the catalogue)")
@@ -141,10 +142,10 @@ def _print_bench(report: dict) -> None:
 
 def _print_bench_blocks(report: dict) -> None:
     """`bench_blocks`' report as lines of text."""
-    print("Slurm topology/block, SDSC-BLUE (fit to 1,152 nodes, load 0.9, FCFS): simulation, "
+    print("Rack rules, SDSC-BLUE (fit to 1,152 nodes, load 0.9, FCFS): simulation, "
           "then each placement replayed on the run's occupancies")
     for row in report["blocks"]:
-        print(f"  {row['case']:<62} {row['jobs']:>6} jobs {row['simulate_s']:7.3f} s; "
+        print(f"  {row['case']:<86} {row['jobs']:>6} jobs {row['simulate_s']:7.3f} s; "
               f"placement p50 {row['placement_ms_p50']:.3f} ms, p90 "
               f"{row['placement_ms_p90']:.3f} ms, p99 {row['placement_ms_p99']:.3f} ms, max "
               f"{row['placement_ms_max']:.3f} ms")

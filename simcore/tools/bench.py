@@ -4,9 +4,9 @@ Simulation time is the kernel's wall time alone (the best of `repeat` runs), apa
 start-up (imports and numba compilation, reported once as `warmup_s`) and trace parsing
 (`parse_s`). Nothing here is asserted: the numbers are for notes and regressions.
 
-`bench_blocks` times Slurm's block rule on 64 GPU racks: each placement decision replayed on
-a recorded run's occupancies, with its percentiles. `bench_mesh` times Chu's 2D-mesh
-allocators: one 50,000-job replication of BL with
+`bench_blocks` times the rack rules (Slurm's block and tree, Kueue's TAS) on 64 GPU racks:
+each placement decision replayed on a recorded run's occupancies, with its percentiles.
+`bench_mesh` times Chu's 2D-mesh allocators: one 50,000-job replication of BL with
 Multiple Queues on 32 x 32 (Chu's setting, load 0.7), and each allocator's time per
 allocation, replayed on the occupancies of a recorded run (`simcore.tools.probe`): on
 meshes of several sides (Chu's decreasing sizes, load 0.6, Scan All), and on 32 x 32 by
@@ -97,15 +97,20 @@ def bench_node_level(jobs: int = NODE_JOBS) -> list[dict[str, object]]:
     return rows
 
 
-#: Slurm topology/block on 64 NVL72 racks: SDSC Blue Horizon's jobs (processors as nodes,
-#: `fit_to_machine`) at offered load 0.9, under FCFS so that every placement is the rule's
-#: own (no reservation to avoid), replayed placement by placement.
+#: The rack rules on 64 NVL72 racks (allocator, options): SDSC Blue Horizon's jobs
+#: (processors as nodes, `fit_to_machine`) at offered load 0.9, under FCFS so that every
+#: placement is the rule's own (no reservation to avoid), replayed placement by placement.
 BLOCK_JOBS = 10_000
 BLOCK_MACHINE = "blocks:64x18"
-BLOCK_CASES: tuple[dict[str, str], ...] = ({}, {"segment": "16"}, {"segment": "recommended"},
-               {"segment": "4", "segment_placement": "spread"},
-               {"segment": "16", "segment_placement": "consolidate"},
-               {"block_sizes": "16,64,256"})
+BLOCK_CASES: tuple[tuple[str, dict[str, object]], ...] = (
+    *(("slurm-block", options) for options in (
+        {}, {"segment": "16"}, {"segment": "recommended"},
+        {"segment": "4", "segment_placement": "spread"},
+        {"segment": "16", "segment_placement": "consolidate"}, {"block_sizes": "16,64,256"})),
+    ("slurm-tree", {}), ("slurm-tree", {"tree_release": "22.05"}),
+    ("slurm-tree", {"rack_groups": "2,8,32"}),
+    ("kueue-tas", {"tas_request": "required", "tas_level": "fit"}), ("kueue-tas", {}),
+    ("kueue-tas", {"slice_size": 4}))
 
 
 def bench_blocks(trace: Path, jobs: int = BLOCK_JOBS, calls: int = 5
@@ -122,8 +127,8 @@ def bench_blocks(trace: Path, jobs: int = BLOCK_JOBS, calls: int = 5
 
     table = clean(read_swf(trace))
     rows = []
-    for options in BLOCK_CASES:
-        machine = MachineSpec.parse(BLOCK_MACHINE, options=options)
+    for allocator, options in BLOCK_CASES:
+        machine = MachineSpec.parse(BLOCK_MACHINE, allocator=allocator, options=options)
         work = prepare(table, WorkloadSpec(first_jobs=jobs, fit_to_machine=True,
                                            offered_load=0.9), machine, seed=1)
         tiny = prepare(table, WorkloadSpec(first_jobs=20, fit_to_machine=True), machine)

@@ -25,6 +25,8 @@ import polars as pl
 
 from simcore.base.confidence import half_width
 from simcore.tools.block_capacity import usable_capacity
+from simcore.tools.gpu_placement import EXPERIMENT as PLACEMENT
+from simcore.tools.gpu_placement import write_placement
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -131,7 +133,8 @@ def markdown(rows: pl.DataFrame, load: float) -> str:
 
 def write_study(store: str | Path, out: str | Path) -> list[Path]:
     """study.csv (every setting of both experiments), study.md (the tables at each offered
-    load) and the figures (`simcore.report.plots`' GPU-rack figures) under `out`."""
+    load) and the figures (`simcore.report.plots`' GPU-rack figures) under `out`, and the
+    placement comparison's (`simcore.tools.gpu_placement`)."""
     from simcore.base.atomic import atomic_write_bytes
     from simcore.base.errors import SpecError
     from simcore.report.plots import write_figure
@@ -139,8 +142,11 @@ def write_study(store: str | Path, out: str | Path) -> list[Path]:
 
     summaries = read_summaries(store)
     parts = {e: study_rows(summaries, e) for e in EXPERIMENTS}
+    files = write_placement(summaries, out)
     if all(p.is_empty() for p in parts.values()):
-        raise SpecError(f"{store}: no runs of {' or '.join(EXPERIMENTS)}")
+        if files:
+            return files
+        raise SpecError(f"{store}: no runs of {' or '.join((*EXPERIMENTS, PLACEMENT))}")
     rows = pl.concat([p.with_columns(pl.lit(e).alias("experiment")) for e, p in parts.items()
                       if not p.is_empty()], how="diagonal")
     out = Path(out)
@@ -150,7 +156,6 @@ def write_study(store: str | Path, out: str | Path) -> list[Path]:
         for load in sorted(part["offered_load"].unique().to_list()) if part.height else []:
             text += [f"### {experiment}, offered load {load:g}", "", markdown(part, load)]
     atomic_write_bytes(out / "study.md", "\n".join(text).encode())
-    files: list[Path] = []
     for name, draw in FIGURES.items():
         files += write_figure(functools.partial(draw, rows), out, name)
     return files
