@@ -29,7 +29,7 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                        help="time Chu's 2D-mesh allocators instead: a 50,000-job BL + MQ "
                             "replication and each allocator's time per allocation")
     bench.add_argument("--blocks", action="store_true",
-                       help="time the rack rules (Slurm's block and tree, Kueue's TAS) on 64 "
+                       help="time the rack rules (Slurm's block, tree and ring, Kueue's TAS) on 64 "
                             "racks of 18 nodes instead: "
                             "10,000 SDSC-BLUE jobs, each placement replayed, percentiles")
     bench.add_argument("--blue", help="SDSC-BLUE-2000-4.2-cln.swf.gz for --blocks (default: "

@@ -200,6 +200,15 @@ TREE_RELEASE = Parameter(
     "followed: '22.05' differs after the first leaf (a nearer leaf replaces the best so far "
     "unless the comparison prefers the best; switch counts not decreased as leaves are used "
     "up)", choices=("25.11", "22.05"))
+RING_OPTIONS = (
+    Parameter("ring_racks", int, 0, "racks per ring: the nodes of that many consecutive "
+              "racks, in order, form a ring whose last node is next to its first; 0: one "
+              "ring of every node", minimum=0),
+    Parameter("ring_segment", int, 0, "Slurm's --segment=s for every job: k = n / s runs of "
+              "s nodes, each in a different ring (sizes rounded up to whole segments, the "
+              "nodes added lost capacity; a job no larger than s is one run); 0: none",
+              minimum=0),
+)
 TAS_OPTIONS = (
     Parameter("tas_request", str, "preferred", "each pod set's topology request: "
               "'required' (one domain of tas_level, else it waits; refused where the idle "
@@ -360,6 +369,11 @@ ALLOCATORS: dict[str, Allocator] = {row.name: row for row in (
               ("blocks",), "simcore.machines.blocks.tree", frozenset(),
               (RACK_GROUPS, SWITCHES, SWITCH_WAIT, TREE_RELEASE, BLOCK_DILATION,
                FAILURE_DOMAIN)),
+    Allocator("slurm-ring", "Slurm's topology/ring rule (26.05): a run of consecutive free "
+              "nodes of one ring, wrapping around, in the ring of fewest free nodes; "
+              "segments each in a different ring", ("blocks",),
+              "simcore.machines.blocks.ring", frozenset(),
+              (*RING_OPTIONS, BLOCK_DILATION, FAILURE_DOMAIN)),
     Allocator("kueue-tas", "Kueue's topology-aware scheduling (v0.15.8): a required or "
               "preferred level (block, rack, host) or none, slice sizes, BestFit or "
               "LeastFreeCapacity by the release's profile; admission by the scheduler "

@@ -4,7 +4,7 @@ Simulation time is the kernel's wall time alone (the best of `repeat` runs), apa
 start-up (imports and numba compilation, reported once as `warmup_s`) and trace parsing
 (`parse_s`). Nothing here is asserted: the numbers are for notes and regressions.
 
-`bench_blocks` times the rack rules (Slurm's block and tree, Kueue's TAS) on 64 GPU racks:
+`bench_blocks` times the rack rules (Slurm's block, tree and ring, Kueue's TAS) on 64 racks:
 each placement decision replayed on a recorded run's occupancies, with its percentiles.
 `bench_mesh` times Chu's 2D-mesh allocators: one 50,000-job replication of BL with
 Multiple Queues on 32 x 32 (Chu's setting, load 0.7), and each allocator's time per
@@ -108,7 +108,8 @@ BLOCK_CASES: tuple[tuple[str, dict[str, object]], ...] = (
         {"segment": "4", "segment_placement": "spread"},
         {"segment": "16", "segment_placement": "consolidate"}, {"block_sizes": "16,64,256"})),
     ("slurm-tree", {}), ("slurm-tree", {"tree_release": "22.05"}),
-    ("slurm-tree", {"rack_groups": "2,8,32"}),
+    ("slurm-tree", {"rack_groups": "2,8,32"}), ("slurm-ring", {}),
+    ("slurm-ring", {"ring_racks": 8, "ring_segment": 16}),
     ("kueue-tas", {"tas_request": "required", "tas_level": "fit"}), ("kueue-tas", {}),
     ("kueue-tas", {"slice_size": 4}))
 
