@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stop the single-node CI Slurm started by .ci/slurm-up.sh: cancel leftover
+# Stop the single-node CI Slurm started by .ci/slurm-up.sh and its tree lab: cancel leftover
 # jobs, then SIGTERM each recorded daemon and SIGKILL it after a bounded wait.
 # Never fails when the daemons are already gone. Wait override: SLURM_DOWN_TIMEOUT (s).
 set -euo pipefail
@@ -19,6 +19,8 @@ restore_conf() {
         rm -f "$conf"
     fi
 }
+
+bash "$(dirname "$0")/slurm-tree-lab.sh" down || true
 
 [[ -f $PIDS ]] || { restore_conf; echo "slurm-down: nothing recorded in $PIDS"; exit 0; }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Start a throw-away single-node Slurm cluster (munged + slurmctld + slurmd) on
-# 127.0.0.1 for CI tests. Debian/Ubuntu, run as root, no systemd needed.
+# 127.0.0.1 for CI tests, and the tree lab beside it (.ci/slurm-tree-lab.sh).
+# Debian/Ubuntu, run as root, no systemd needed.
 # Idempotent: daemons still running from an earlier call are reused.
 # Stop it with .ci/slurm-down.sh, which also removes the slurm.conf written here (or puts
 # back the one it replaced). Timeout override: SLURM_UP_TIMEOUT (s).
@@ -131,6 +132,9 @@ timeout $((deadline > SECONDS ? deadline - SECONDS : 1)) srun -N1 -t 1 true ||
 
 record_pids
 (($(wc -l <"$PIDS") == 3)) || fail "not all daemons are running: $(paste -sd' ' "$PIDS")"
+
+# --- 6. the tree lab beside it: Slurm's topology/tree for tests/test_slurm_tree.py ----
+bash "$(dirname "$0")/slurm-tree-lab.sh" up || fail "the tree lab did not start"
 
 echo "slurm-up: node $node idle (CPUs=$cpus RealMemory=${real_mb}MB, partition debug)," \
     "$(sinfo -V), conf $CONF, pids $(paste -sd' ' "$PIDS"), ready in $((SECONDS - start))s"
