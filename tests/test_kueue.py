@@ -10,15 +10,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcore.base.errors import SpecError
-from simcore.jobs.cleaning import clean
 from simcore.jobs.jobs import Jobs
-from simcore.jobs.swf import read_swf
 from simcore.machines.blocks.kueue import place_kueue
 from simcore.machines.spec import MachineSpec
 from simcore.simulate import simulate
-from simcore.workload.transforms import WorkloadSpec, prepare
-from tests.racks import busy_above, per_rack, place_one
-from tests.reference import check_capacity, check_exclusive, check_timing
+from tests.racks import busy_above, per_rack, place_one, trace_run
+from tests.reference import check_capacity, check_exclusive
 
 # 4 racks of 4 hosts in 2 blocks of 2 racks; hosts 0, 1 (rack 0), 9 (rack 2) and 12-14
 # (rack 3) busy: free hosts per rack 2, 4, 3, 1; per block 6, 4
@@ -165,14 +162,8 @@ def test_every_placement_meets_its_request(case):
     ("CTC-SP2-1996-3.1-cln", {"tas_request": "preferred", "slice_size": 4,
                               "down_fraction": 0.05}, "fcfs")])
 def test_invariants_on_real_traces(trace_excerpt, trace, options, scheduler):
-    table = clean(read_swf(trace_excerpt(trace)))
-    spec = MachineSpec.parse("blocks:64x18", allocator="kueue-tas", options=options)
-    jobs = prepare(table, WorkloadSpec(first_jobs=2000, fit_to_machine=True,
-                                       offered_load=1.0), spec, seed=1)
-    result = simulate(jobs, spec, scheduler, seed=1)
-    check_timing(result)
+    spec, jobs, result = trace_run(trace_excerpt(trace), "kueue-tas", options, scheduler)
     s = result.summary
-    assert s["utilization"] + s["unused"] + s["lost"] + s["failed"] == pytest.approx(1)
     assert check_exclusive(result) == len(jobs) - s["refused_jobs"]
     if "down_fraction" not in options:
         check_capacity(result, spec.units)

@@ -9,15 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcore.base.errors import SpecError
-from simcore.jobs.cleaning import clean
 from simcore.jobs.jobs import Jobs
-from simcore.jobs.swf import read_swf
 from simcore.machines.blocks.ring import place_ring
 from simcore.machines.spec import MachineSpec
 from simcore.simulate import simulate
-from simcore.workload.transforms import WorkloadSpec, prepare
-from tests.racks import place_one
-from tests.reference import check_capacity, check_exclusive, check_timing
+from tests.racks import place_one, trace_run
+from tests.reference import check_capacity, check_exclusive
 
 
 def ring(n, busy=(), machine="blocks:1x16", **options):
@@ -132,14 +129,8 @@ def test_every_run_is_contiguous_modulo_its_ring_in_the_fullest_ring(case):
     ("SDSC-BLUE-2000-4.2-cln", {"ring_racks": 8, "ring_segment": 16}),
     ("CTC-SP2-1996-3.1-cln", {"down_fraction": 0.02})])
 def test_invariants_on_real_traces(trace_excerpt, trace, options):
-    table = clean(read_swf(trace_excerpt(trace)))
-    spec = MachineSpec.parse("blocks:64x18", allocator="slurm-ring", options=options)
-    jobs = prepare(table, WorkloadSpec(first_jobs=2000, fit_to_machine=True,
-                                       offered_load=1.0), spec, seed=1)
-    result = simulate(jobs, spec, "backfill", seed=1)
-    check_timing(result)
+    spec, jobs, result = trace_run(trace_excerpt(trace), "slurm-ring", options)
     s = result.summary
-    assert s["utilization"] + s["unused"] + s["lost"] + s["failed"] == pytest.approx(1)
     assert check_exclusive(result) == len(jobs) - s["refused_jobs"]
     if "down_fraction" not in options:
         check_capacity(result, spec.units)

@@ -10,15 +10,12 @@ from hypothesis import strategies as st
 
 from simcore.base.errors import SpecError
 from simcore.core.failures import FailureProcess, draw
-from simcore.jobs.cleaning import clean
 from simcore.jobs.jobs import Jobs
-from simcore.jobs.swf import read_swf
 from simcore.machines.blocks.tree import place_tree
 from simcore.machines.spec import MachineSpec
 from simcore.simulate import simulate
-from simcore.workload.transforms import WorkloadSpec, prepare
-from tests.racks import busy_above, per_rack, place_one
-from tests.reference import check_capacity, check_exclusive, check_timing
+from tests.racks import busy_above, per_rack, place_one, trace_run
+from tests.reference import check_capacity, check_exclusive
 from tests.reference_failures import check_outages
 
 RACKS = "blocks:8x18"  # 8 racks of 18 nodes; switches over racks 0-3 and 4-7, one root
@@ -135,14 +132,8 @@ def test_every_placement_takes_free_nodes_lowest_first_one_partial_rack_at_most(
     ("CTC-SP2-1996-3.1-cln", {"switches": 1, "tree_release": "22.05", "unit_mtbf_s": 4e7,
                               "repair_s": 7200})])
 def test_invariants_on_real_traces(trace_excerpt, trace, options):
-    table = clean(read_swf(trace_excerpt(trace)))
-    spec = MachineSpec.parse("blocks:64x18", allocator="slurm-tree", options=options)
-    jobs = prepare(table, WorkloadSpec(first_jobs=2000, fit_to_machine=True,
-                                       offered_load=1.0), spec, seed=1)
-    result = simulate(jobs, spec, "backfill", seed=1)
-    check_timing(result)
+    spec, jobs, result = trace_run(trace_excerpt(trace), "slurm-tree", options)
     s = result.summary
-    assert s["utilization"] + s["unused"] + s["lost"] + s["failed"] == pytest.approx(1)
     ran = len(jobs) - s["refused_jobs"]
     if "unit_mtbf_s" in options:
         struct = spec.implementation.build(spec, jobs)[0]

@@ -45,11 +45,11 @@ def add_commands(commands: argparse._SubParsersAction) -> None:
                           help="node unavailability u, in percent")
     capacity.set_defaults(handler=_blocks_capacity)
     study = blocks_commands.add_parser(
-        "study", help="the GPU-rack study's tables and figures (experiments modern-gpu and "
-                      "modern-gpu-dilation of a store)")
+        "study", help="the GPU-rack study's tables and figures (experiments modern-gpu, "
+                      "modern-gpu-dilation and modern-gpu-placement of a store)")
     study.add_argument("--store", required=True, help="a dataset's store directory")
-    study.add_argument("--out", required=True, help="directory of study.md, study.csv and "
-                                                    "the figures")
+    study.add_argument("--out", required=True, help="directory of study.md, placement.md, "
+                                                    "their .csv and the figures")
     study.set_defaults(handler=_blocks_study)
 
 
@@ -190,9 +190,15 @@ def _blocks_capacity(args: argparse.Namespace) -> int:
 
 
 def _blocks_study(args: argparse.Namespace) -> int:
-    from simcore.tools.gpu_racks import write_study
+    from simcore.sweep.store import read_summaries
+    from simcore.tools.gpu_placement import EXPERIMENT, write_placement
+    from simcore.tools.gpu_racks import EXPERIMENTS, write_study
 
     check_store(args.store)
-    for path in write_study(args.store, args.out):
+    summaries = read_summaries(args.store)
+    files = write_study(summaries, args.out) + write_placement(summaries, args.out)
+    if not files:
+        raise SpecError(f"{args.store}: no runs of {', '.join((*EXPERIMENTS, EXPERIMENT))}")
+    for path in files:
         print(path)
     return 0

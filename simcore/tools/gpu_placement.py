@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from simcore.base.confidence import half_width
+from simcore.tools.gpu_racks import cell
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -71,10 +72,6 @@ def placement_rows(summaries: pl.DataFrame) -> pl.DataFrame:
             .drop("_order", "_first"))
 
 
-def _cell(value: float | None, digits: int, scale: float = 1.0) -> str:
-    return "-" if value is None else f"{value * scale:.{digits}f}"
-
-
 def markdown(rows: pl.DataFrame) -> str:
     """The rows as Markdown tables, one per workload and offered load."""
     out = []
@@ -87,11 +84,12 @@ def markdown(rows: pl.DataFrame) -> str:
         for r in part.iter_rows(named=True):
             out.append(
                 f"| {r['admission']} | {r['placement']} | {r['dilation']:g} | {r['runs']} | "
-                f"{_cell(r['utilization_mean'], 3)} | "
-                f"{_cell(r['mean_wait_s_mean'], 2, 1 / 3600)} | "
-                f"{_cell(r['mean_bsld_mean'], 0)} | {_cell(r['one_block_share_mean'], 2)} | "
-                f"{_cell(r['blocks_spanned_mean_mean'], 2)} | "
-                f"{_cell(r['refused_jobs_mean'], 0)} |")
+                f"{cell(r['utilization_mean'], None, 3)} | "
+                f"{cell(r['mean_wait_s_mean'], None, 2, 1 / 3600)} | "
+                f"{cell(r['mean_bsld_mean'], None, 0)} | "
+                f"{cell(r['one_block_share_mean'], None, 2)} | "
+                f"{cell(r['blocks_spanned_mean_mean'], None, 2)} | "
+                f"{cell(r['refused_jobs_mean'], None, 0)} |")
         out.append("")
     return "\n".join(out)
 
@@ -139,7 +137,8 @@ def wait_figure(rows: pl.DataFrame) -> Figure | None:
 
 
 def write_placement(summaries: pl.DataFrame, out: str | Path) -> list[Path]:
-    """placement.csv, placement.md and the figure under `out`; nothing without runs."""
+    """placement.csv, placement.md and the figure under `out`; nothing without runs of
+    the experiment."""
     from simcore.base.atomic import atomic_write_bytes
     from simcore.report.plots import write_figure
 

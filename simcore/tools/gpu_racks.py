@@ -25,8 +25,6 @@ import polars as pl
 
 from simcore.base.confidence import half_width
 from simcore.tools.block_capacity import usable_capacity
-from simcore.tools.gpu_placement import EXPERIMENT as PLACEMENT
-from simcore.tools.gpu_placement import write_placement
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -95,7 +93,8 @@ def study_rows(summaries: pl.DataFrame, experiment: str) -> pl.DataFrame:
             .drop("_order", "flat_lost"))
 
 
-def _cell(mean: float | None, ci: float | None, digits: int, scale: float = 1.0) -> str:
+def cell(mean: float | None, ci: float | None, digits: int, scale: float = 1.0) -> str:
+    """A table cell: the mean (times `scale`) to `digits` places, with its half-width."""
     if mean is None:
         return "-"
     text = f"{mean * scale:.{digits}f}"
@@ -117,36 +116,30 @@ def markdown(rows: pl.DataFrame, load: float) -> str:
             out.append(
                 f"| {r['segment']} | {r['mode']} | {100 * r['unavailability']:g}% | "
                 f"{r['dilation']:g} | {r['runs']} | "
-                f"{_cell(r['utilization_mean'], r['utilization_ci95'], 3)} | "
-                f"{_cell(r['lost_mean'], r['lost_ci95'], 3)} | "
-                f"{_cell(r['topology_lost'], None, 3)} | "
-                f"{_cell(r['failed_mean'], None, 3)} | "
-                f"{_cell(r['goodput_mean'], r['goodput_ci95'], 3)} | "
-                f"{_cell(r['mean_wait_s_mean'], r['mean_wait_s_ci95'], 1, 1 / 3600)} | "
-                f"{_cell(r['mean_bsld_mean'], None, 0)} | "
-                f"{_cell(r['one_block_share_mean'], None, 2)} | "
-                f"{_cell(r['refused_jobs_mean'], None, 0)} | "
-                f"{_cell(r['usable'], None, 3)} |")
+                f"{cell(r['utilization_mean'], r['utilization_ci95'], 3)} | "
+                f"{cell(r['lost_mean'], r['lost_ci95'], 3)} | "
+                f"{cell(r['topology_lost'], None, 3)} | "
+                f"{cell(r['failed_mean'], None, 3)} | "
+                f"{cell(r['goodput_mean'], r['goodput_ci95'], 3)} | "
+                f"{cell(r['mean_wait_s_mean'], r['mean_wait_s_ci95'], 1, 1 / 3600)} | "
+                f"{cell(r['mean_bsld_mean'], None, 0)} | "
+                f"{cell(r['one_block_share_mean'], None, 2)} | "
+                f"{cell(r['refused_jobs_mean'], None, 0)} | "
+                f"{cell(r['usable'], None, 3)} |")
         out.append("")
     return "\n".join(out)
 
 
-def write_study(store: str | Path, out: str | Path) -> list[Path]:
+def write_study(summaries: pl.DataFrame, out: str | Path) -> list[Path]:
     """study.csv (every setting of both experiments), study.md (the tables at each offered
-    load) and the figures (`simcore.report.plots`' GPU-rack figures) under `out`, and the
-    placement comparison's (`simcore.tools.gpu_placement`)."""
+    load) and the figures (`simcore.report.plots`' GPU-rack figures) under `out`; nothing
+    without runs of the experiments."""
     from simcore.base.atomic import atomic_write_bytes
-    from simcore.base.errors import SpecError
     from simcore.report.plots import write_figure
-    from simcore.sweep.store import read_summaries
 
-    summaries = read_summaries(store)
     parts = {e: study_rows(summaries, e) for e in EXPERIMENTS}
-    files = write_placement(summaries, out)
     if all(p.is_empty() for p in parts.values()):
-        if files:
-            return files
-        raise SpecError(f"{store}: no runs of {' or '.join((*EXPERIMENTS, PLACEMENT))}")
+        return []
     rows = pl.concat([p.with_columns(pl.lit(e).alias("experiment")) for e, p in parts.items()
                       if not p.is_empty()], how="diagonal")
     out = Path(out)
@@ -156,6 +149,7 @@ def write_study(store: str | Path, out: str | Path) -> list[Path]:
         for load in sorted(part["offered_load"].unique().to_list()) if part.height else []:
             text += [f"### {experiment}, offered load {load:g}", "", markdown(part, load)]
     atomic_write_bytes(out / "study.md", "\n".join(text).encode())
+    files = [out / "study.csv", out / "study.md"]
     for name, draw in FIGURES.items():
         files += write_figure(functools.partial(draw, rows), out, name)
     return files
