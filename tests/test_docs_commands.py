@@ -60,6 +60,7 @@ PLACEHOLDERS = {
     "SDSC-SP2-1998-4.2-cln": f"{EXCERPTS}/SDSC-SP2-1998-4.2-cln.swf.gz",
     "CTC-SP2-1996-3.1-cln": f"{EXCERPTS}/CTC-SP2-1996-3.1-cln.swf.gz",
     "Sandia-Ross-2001-1.1-cln": f"{EXCERPTS}/Sandia-Ross-2001-1.1-cln.swf.gz",
+    "SDSC-BLUE-2000-4.2-cln.swf.gz": f"{EXCERPTS}/SDSC-BLUE-2000-4.2-cln.swf.gz",
     "DIR": "out",
     "N": "2",
     "my-config.yaml": SMALL,
@@ -215,6 +216,16 @@ CHECKS: dict[str, Check] = {
     "simcore menus candidates": HELP,
     "simcore menus pareto --store S --experiment E --out D": HELP,
     "simcore blocks study --store results/torus-sweep-papers/store --out DIR": HELP,
+    "simcore blocks study": HELP,
+    "simcore export --store results/torus-sweep-papers/store --experiment "
+    "modern-gpu-placement --workload blue-racks --machine gpu-tree --policy "
+    "aggressive-backfill --param offered_load=0.9 --out tree": HELP,
+    "simcore show tree kueue --from 100h --until 112h": HELP,
+    "simcore run --workload SDSC-BLUE-2000-4.2-cln.swf.gz --machine blocks:64x18 "
+    "--allocator slurm-ring --machine-param ring_racks=8 --scheduler backfill "
+    "--fit-to-machine true --first-jobs 2000 --offered-load 0.9 --export ring":
+        Check("run", writes="ring/jobs.csv"),
+    "simcore show ring": Check("run", writes="ring/snapshots.png"),
     "simcore bench --blocks": HELP,
     "simcore blocks capacity": Check("run", prints="| 5% | 95.0% | 87.6% | 69.9% | 83.7% |"),
     # docs/outputs.md
