@@ -102,11 +102,12 @@ def bench_node_level(jobs: int = NODE_JOBS) -> list[dict[str, object]]:
 #: placement is the rule's own (no reservation to avoid), replayed placement by placement.
 BLOCK_JOBS = 10_000
 BLOCK_MACHINE = "blocks:64x18"
+_BLOCK_OPTIONS: tuple[dict[str, object], ...] = (
+    {}, {"segment": "16"}, {"segment": "recommended"},
+    {"segment": "4", "segment_placement": "spread"},
+    {"segment": "16", "segment_placement": "consolidate"}, {"block_sizes": "16,64,256"})
 BLOCK_CASES: tuple[tuple[str, dict[str, object]], ...] = (
-    *(("slurm-block", options) for options in (
-        {}, {"segment": "16"}, {"segment": "recommended"},
-        {"segment": "4", "segment_placement": "spread"},
-        {"segment": "16", "segment_placement": "consolidate"}, {"block_sizes": "16,64,256"})),
+    *(("slurm-block", options) for options in _BLOCK_OPTIONS),
     ("slurm-tree", {}), ("slurm-tree", {"tree_release": "22.05"}),
     ("slurm-tree", {"rack_groups": "2,8,32"}), ("slurm-ring", {}),
     ("slurm-ring", {"ring_racks": 8, "ring_segment": 16}),
