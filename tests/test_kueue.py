@@ -109,7 +109,9 @@ def test_best_effort_fifo_lets_later_pod_sets_past_one_that_does_not_fit():
                              r"\['4', 'rack', 'host'\]"),
     ({"slice_size": 2, "slice_level": "host"}, "slice_level 'host'; expected a level of "
                                                "racks or above"),
-    ({"slice_size": 2, "slice_level": "4"}, "at or below tas_level"),
+    ({"slice_size": 2, "slice_level": "4"}, "expected a level at or below tas_level 'rack'"),
+    ({"slice_size": 2, "tas_level": "fit"}, "with tas_level 'fit'; expected a fixed "
+                                            "tas_level"),
 ])
 def test_bad_kueue_machines_are_named(options, message):
     spec = MachineSpec.parse("blocks:8x4", allocator="kueue-tas",

@@ -134,6 +134,22 @@ def _sizes(spec: MachineSpec, size: np.ndarray) -> np.ndarray:
     return -(-size.astype(np.int64) // s) * s
 
 
+def _check_slices(spec: MachineSpec, slice_level: int, names: list[str]) -> None:
+    """A SpecError where slices cannot apply: at the hosts, above the request's level, or
+    under `tas_level: fit` (a job's level may lie below them)."""
+    where = f"machine {spec}: slice_level {spec.option('slice_level')!r}"
+    if slice_level == len(names) - 1:
+        raise SpecError(f"{where}; expected a level of racks or above")
+    if spec.option("tas_request") == "unconstrained":
+        return
+    if spec.option("tas_level") == "fit":
+        raise SpecError(f"{where} with tas_level 'fit'; expected a fixed tas_level (a job's "
+                        "own level may lie below the slices')")
+    if slice_level < _level(spec, "tas_level", names):
+        raise SpecError(f"{where}; expected a level at or below tas_level "
+                        f"{spec.option('tas_level')!r}")
+
+
 def build(spec: MachineSpec, jobs: Jobs) -> tuple[KueueMachine, np.ndarray, np.ndarray]:
     """The machine struct, each job's pods and its class (its pods and level)."""
     racks, block = spec.dims
@@ -142,10 +158,8 @@ def build(spec: MachineSpec, jobs: Jobs) -> tuple[KueueMachine, np.ndarray, np.n
     request, level = _requests(spec, size, span, names)
     slice_size = spec.option("slice_size")
     slice_level = _level(spec, "slice_level", names) if slice_size else len(span)
-    if slice_size and (slice_level == len(span) or
-                       (request[0] != UNCONSTRAINED and slice_level < level.max())):
-        raise SpecError(f"machine {spec}: slice_level {spec.option('slice_level')!r}; "
-                        "expected a level of racks or above, at or below tas_level")
+    if slice_size:
+        _check_slices(spec, slice_level, names)
     profile = spec.option("tas_profile")
     least_free = np.full(size.shape[0], profile == "least-free") | \
         ((profile == "mixed") & (request == UNCONSTRAINED))
