@@ -8,7 +8,8 @@
 #
 # Its nodes are cloud nodes that never power up (ResumeProgram /bin/true, an hour's
 # ResumeTimeout), so the controller allocates them to jobs, which then wait in CONFIGURING
-# holding their nodes: no slurmd is needed. The layout: CASES partitions c00, c01, ...,
+# holding their nodes: no slurmd is needed. Power saving is off (SuspendTime INFINITE), so
+# a cancelled job's nodes are idle again at once. The layout: CASES partitions c00, c01, ...,
 # each its own tree of RACKS leaf switches of NODES nodes (node cCCrRnNN is node NN of
 # rack R), switches over MID consecutive racks and one root; select/cons_tres, exclusive
 # whole nodes, sched/builtin. Timeout override: SLURM_UP_TIMEOUT (s).
@@ -66,7 +67,9 @@ ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
-NodeName=c[00-$(printf %02d $last)]r[0-$((RACKS - 1))]n[00-$(printf %02d $((NODES - 1)))] CPUs=1 State=CLOUD
+# an address for every node: without one, each cancelled job's nodes are looked up for
+# seconds each
+NodeName=c[00-$(printf %02d $last)]r[0-$((RACKS - 1))]n[00-$(printf %02d $((NODES - 1)))] NodeAddr=127.0.0.1 CPUs=1 State=CLOUD
 EOF
     : >"$DIR/topology.conf"
     for ((c = 0; c < CASES; c++)); do

@@ -8,8 +8,8 @@ partitions is one case: its own tree of 8 racks of 18 nodes under switches of 4 
 random busy nodes held by jobs naming them (`-w`), then jobs of random sizes placed by the
 controller, the last of some cases with `--switches`, which the controller keeps pending
 where the placement spans more racks. Like the other Slurm tests it runs only where asked
-(TORUS_SWEEP_SLURM_TESTS=1); `.ci/run` starts the lab with the CI cluster. It needs a lab
-that holds no jobs: after a run, restart it (`.ci/slurm-tree-lab.sh down; ... up`).
+(TORUS_SWEEP_SLURM_TESTS=1); `.ci/run` starts the lab with the CI cluster. It cancels
+every lab job before and after.
 """
 
 from __future__ import annotations
@@ -44,19 +44,27 @@ def lab(*args: str) -> str:
 
 @pytest.fixture(scope="module")
 def treelab():
-    """The tree lab, answering and empty, where the user opted in."""
+    """The tree lab, answering and emptied, where the user opted in."""
     if os.environ.get(SLURM_ENV) != "1":
         pytest.skip(f"submits jobs to Slurm: set {SLURM_ENV}=1 where the tree lab of "
                     ".ci/slurm-tree-lab.sh runs (.ci/run starts it)")
     if not os.path.exists(CONF) or "UP" not in lab("scontrol", "ping"):
         pytest.fail(f"{SLURM_ENV}=1 but no tree lab answers at {CONF}; start it with "
                     "`bash .ci/slurm-tree-lab.sh up` (after .ci/slurm-up.sh)", pytrace=False)
-    if lab("squeue", "-h", "-o", "%i").strip():
-        pytest.fail("the tree lab holds jobs from an earlier run; restart it "
-                    "(.ci/slurm-tree-lab.sh down, then up)", pytrace=False)
     assert "TotalNodes=144" in lab("scontrol", "show", "partition", "c00")
+    empty()  # an earlier run's jobs
     yield
+    empty()
+
+
+def empty() -> None:
+    """Cancel every lab job and wait until none is left (their nodes are idle at once:
+    the lab never powers nodes down)."""
     lab("scancel", "--user", "root")
+    deadline = time.monotonic() + SETTLE_S
+    while lab("squeue", "-h", "-o", "%i").strip():
+        assert time.monotonic() < deadline, f"lab jobs still listed after {SETTLE_S} s"
+        time.sleep(0.2)  # polling the controller, not timing anything
 
 
 def units_of(nodelist: str) -> set[int]:
