@@ -54,7 +54,7 @@ def test_jobs_the_idle_rings_cannot_hold_are_refused_and_counted():
     # two rings of 8: 5 nodes are rounded up to 2 segments of 4 (fits); 12 nodes are 3
     # segments, one ring short
     jobs = Jobs.create([1, 2, 3], [0.0] * 3, [10.0] * 3, [10.0] * 3, [5, 12, 3])
-    result = simulate(jobs, spec, "fcfs")
+    result = simulate(jobs, spec, "backfill")
     assert result.summary["refused_jobs"] == 1
     assert result.jobs.column("alloc_size").to_pylist() == [8, 3]
 
