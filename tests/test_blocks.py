@@ -21,6 +21,7 @@ from simcore.machines.spec import MachineSpec
 from simcore.simulate import simulate
 from simcore.tools.block_capacity import realised_capacity, usable_capacity
 from simcore.workload.transforms import WorkloadSpec, prepare
+from tests.racks import per_rack
 from tests.reference import check_capacity, check_exclusive, check_timing
 from tests.reference_blocks import block_choice
 from tests.reference_failures import check_outages
@@ -40,14 +41,6 @@ def choose(machine: str, n: int, busy=(), **options):
     if place_block(m, None, 0, int(size[0]), bits, 0, bits[:0], out) < 0:
         return None
     return {u for u in range(spec.units) if (int(out[u >> 6]) >> (u & 63)) & 1}
-
-
-def per_block(nodes, block):
-    """Nodes of a placement per base block, as {block: count}."""
-    out: dict[int, int] = {}
-    for u in nodes:
-        out[u // block] = out.get(u // block, 0) + 1
-    return out
 
 
 def test_the_analytic_model_by_hand():
@@ -253,7 +246,7 @@ def check_segments(result, spec):
         assert nodes.size == alloc[int(job)]
         s = segment[int(job)]
         if s:
-            assert all(count % s == 0 for count in per_block(nodes, spec.dims[1]).values())
+            assert all(count % s == 0 for count in per_rack(nodes, spec.dims[1]).values())
 
 
 @pytest.mark.parametrize(("trace", "segment"), [
