@@ -209,7 +209,7 @@ def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int,
     kernel_jobs = KernelJobs(
         submit=jobs.submit_s, run=jobs.run_s, estimate=jobs.estimates(estimates), size=size,
         request=jobs.size, placement_class=dense.astype(np.int64).ravel(),
-        n_classes=len(classes))
+        n_classes=len(classes), rank=jobs.rank())
     kernel_policy = policy.implementation.kernel_policy(policy, len(jobs))
     outages = _outages(spec, machine_struct, jobs, seed)
     if log is None:

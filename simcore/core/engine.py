@@ -68,6 +68,7 @@ class KernelJobs(NamedTuple):
     request: np.ndarray  # int64 units requested (s_j of the capacity metrics)
     placement_class: np.ndarray  # int64 in 0..n_classes-1: jobs of one class place alike
     n_classes: int
+    rank: np.ndarray  # float64 s, submit time less the job's priority head start (Jobs)
 
 
 @kernel

@@ -26,7 +26,13 @@ A failure takes the domain's resources out of service (they count as occupied, s
 allocator can place a job on them, and as `failed` capacity until repaired) and hits every
 job running on them: with `on_failure: requeue` the job goes back to the queue at its old
 position (arrival order) and later runs again from the start; with `kill` it ends at the
-failure and never completes. On a flat machine the failing unit is busy with probability
+failure and never completes. With `drain` (an outage announced, as an administrator drains
+nodes: no new starts, running jobs continue) it hits no job: a failing unit that is free
+goes out of service at once, one a running job holds as soon as a job ends and frees a
+unit; a repair of a unit still owed cancels it. Drains need units without identity (flat
+machines): on a machine of bits, which unit a job frees is not one the failure named. A
+static down set hits no job either, being out of service from the first arrival: it is a
+drain that begins before anything runs. On a flat machine the failing unit is busy with probability
 busy / in-service units, and then belongs to a running job with probability proportional
 to its units (a counter-based draw u per failure picks unit floor(u x in-service units),
 counting the running jobs' units first, job by job in job order). Work of runs cut short
@@ -53,6 +59,7 @@ from simcore.core.state import (
     ABORTED,
     ABORTED_WORK,
     DOWN_UNITS,
+    DRAIN_OWED,
     EPOCH,
     FAILURES,
     FREE_UNITS,
@@ -80,6 +87,7 @@ class FailureProcess:
     trace: str | None
     requeue: bool
     down_fraction: float = 0.0
+    drain: bool = False
 
     @classmethod
     def of(cls, machine: Any) -> FailureProcess | None:
@@ -89,7 +97,7 @@ class FailureProcess:
         options = dict(machine.options)
         return cls(options.get("unit_mtbf_s"), options["repair_s"],
                    options.get("failure_trace"), options["on_failure"] == "requeue",
-                   options.get("down_fraction", 0.0))
+                   options.get("down_fraction", 0.0), options["on_failure"] == "drain")
 
 
 def down_set(process: FailureProcess, n_domains: int, seed: int) -> np.ndarray:
@@ -220,11 +228,15 @@ class OutagePlan:
         self.seed, self.start_s = seed, start_s
         self.first_horizon_s = self.horizon_s = max(horizon_s, 1.0)
         self.down = down_set(process, units.shape[0], seed)
+        if process.drain and masks.any():
+            raise SpecError("on_failure: drain needs units without identity (a flat "
+                            "machine); expected requeue or kill on this machine")
 
     def initial(self, words: int) -> Outages:
         """The state's outages group for the start of the run."""
         return Outages(*self._events(), self.masks, self.units,
-                       np.zeros(words, dtype=np.uint64), self.process.requeue)
+                       np.zeros(words, dtype=np.uint64), self.process.requeue,
+                       self.process.drain, np.zeros(self.units.shape[0], dtype=np.bool_))
 
     def extended(self, group: Outages) -> Outages:
         """The group with the process drawn twice as far (the events so far unchanged)."""
@@ -256,13 +268,21 @@ class OutagePlan:
 def apply_outages(st, jobs, t):
     """Apply the outage events due by time t: a repaired domain's resources are free again;
     a failed domain's running jobs are hit (requeued or killed), then its resources are
-    held as out of service. Stops at the sentinel of the events drawn so far."""
+    held as out of service; a draining domain's units are taken as they come free
+    (`settle_drains`). Stops at the sentinel of the events drawn so far."""
     o, ctr, occ = st.outages, st.ctr, st.run.occ
     down, masks, units = o.down, o.masks, o.units
     pos = ctr[OUTAGE_POS]
     while pos < o.time.shape[0] and o.time[pos] <= t and o.domain[pos] >= 0:
         d = o.domain[pos]
-        if o.repair[pos]:
+        if o.drain and o.repair[pos] and o.owed[d]:  # never went out of service
+            o.owed[d] = False
+            ctr[DRAIN_OWED] -= units[d]
+        elif o.drain and not o.repair[pos]:
+            o.owed[d] = True
+            ctr[DRAIN_OWED] += units[d]
+            ctr[FAILURES] += 1
+        elif o.repair[pos]:
             for w in range(occ.shape[0]):
                 occ[w] &= ~masks[d, w]
                 down[w] &= ~masks[d, w]
@@ -279,6 +299,23 @@ def apply_outages(st, jobs, t):
         ctr[EPOCH] += 1
         pos += 1
     ctr[OUTAGE_POS] = pos
+    settle_drains(st)
+
+
+@kernel
+def settle_drains(st):
+    """Take the free units owed to draining domains out of service, the domains in order;
+    called after completions and outages, before the scheduler decides."""
+    o, ctr = st.outages, st.ctr
+    if ctr[DRAIN_OWED] == 0:
+        return
+    for d in range(o.owed.shape[0]):
+        if o.owed[d] and ctr[FREE_UNITS] >= o.units[d]:
+            o.owed[d] = False
+            ctr[DRAIN_OWED] -= o.units[d]
+            ctr[FREE_UNITS] -= o.units[d]
+            ctr[DOWN_UNITS] += o.units[d]
+            ctr[EPOCH] += 1
 
 
 @kernel

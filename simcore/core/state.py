@@ -52,7 +52,8 @@ OUTAGE_POS = 18  # outage events applied so far (the loop's position in outages.
 OUTAGE_HORIZON = 19  # 1: stopped at the end of the drawn outages; the caller draws more
 LOG_CODE_LEN = 20  # int64 words of the placement log's codes
 MIGRATION_EPOCH = 21  # epoch of the last migration attempt (-1: none)
-N_CTR = 22
+DRAIN_OWED = 22  # units of draining domains still held by running jobs (on_failure: drain)
+N_CTR = 23
 
 # acc indices
 UNUSED_AREA = 0  # integral of max(0, f(t) - q(t)) dt, unit-seconds
@@ -143,13 +144,16 @@ class Outages(NamedTuple):
     units: np.ndarray  # (domains,) int64: each domain's units
     down: np.ndarray  # (words,) uint64: resources out of service now
     requeue: bool  # a job a failure hits goes back to the queue (else it is killed)
+    drain: bool  # a failure hits no job: its units go out of service as they come free
+    owed: np.ndarray  # (domains,) bool: a draining domain whose units a job still holds
 
 
 def no_outages(words: int) -> Outages:
     """The outages of a machine that never fails."""
     return Outages(np.zeros(0), np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_),
                    np.zeros(0), np.zeros((0, words), dtype=np.uint64),
-                   np.zeros(0, dtype=np.int64), np.zeros(words, dtype=np.uint64), True)
+                   np.zeros(0, dtype=np.int64), np.zeros(words, dtype=np.uint64), True,
+                   False, np.zeros(0, dtype=np.bool_))
 
 
 class State(NamedTuple):

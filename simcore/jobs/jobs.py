@@ -29,7 +29,9 @@ class Jobs:
     the workload has one, is each job's BSP model for time-sharing schedulers
     (`simcore.jobs.bsp`). The first `warmup_jobs` jobs are simulated but left out of
     the job statistics (a warm-up). On 2D meshes with submesh allocators `shape` is
-    (w, h, 1).
+    (w, h, 1). `priority_s`, where given, is each job's priority head start: a scheduler
+    that orders its queue by priority (`priority-backfill`) ranks a job as if it had been
+    submitted that much earlier (`rank`); the others ignore it.
     """
 
     job_id: np.ndarray
@@ -43,6 +45,7 @@ class Jobs:
     oversize_jobs: int = 0
     warmup_jobs: int = 0
     bsp: BSPJobs | None = None
+    priority_s: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         n = self.job_id.shape[0]
@@ -55,6 +58,9 @@ class Jobs:
             raise SpecError(f"jobs.shape: expected ({n}, 3) and jobs.torus ({n},)")
         if self.requested_units is not None and self.requested_units.shape != (n,):
             raise SpecError(f"jobs.requested_units: expected {n} values")
+        if self.priority_s is not None and (self.priority_s.shape != (n,) or not np.all(
+                np.isfinite(self.priority_s))):
+            raise SpecError(f"jobs.priority_s: expected {n} finite values")
         if n == 0:
             raise SpecError("jobs: empty workload; expected at least one job")
         if not 0 <= self.warmup_jobs < n:
@@ -79,7 +85,7 @@ class Jobs:
     @classmethod
     def create(cls, job_id, submit_s, run_s, requested_s, size, *, shape=None, torus=None,
                requested_units=None, oversize_jobs: int = 0, bsp=None,
-               warmup_jobs: int = 0) -> Jobs:
+               warmup_jobs: int = 0, priority_s=None) -> Jobs:
         """Jobs from arrays in any order (sorted here by submit time, then job id)."""
         job_id = np.asarray(job_id, dtype=np.int64)
         submit_s = np.asarray(submit_s, dtype=np.float64)
@@ -95,6 +101,7 @@ class Jobs:
             pick(requested_s, np.float64), pick(size, np.int64), pick(shape, np.int64),
             pick(torus, np.bool_), pick(requested_units, np.int64), oversize_jobs,
             warmup_jobs, None if bsp is None else bsp.take(order),
+            pick(priority_s, np.float64),
         )
 
     @classmethod
@@ -122,10 +129,16 @@ class Jobs:
         return Jobs(self.job_id[keep], self.submit_s[keep], self.run_s[keep],
                     self.requested_s[keep], self.size[keep], pick(self.shape),
                     pick(self.torus), pick(self.requested_units), self.oversize_jobs,
-                    warmup_jobs=int(keep[: self.warmup_jobs].sum()))  # the warm-up kept
+                    warmup_jobs=int(keep[: self.warmup_jobs].sum()),  # the warm-up kept
+                    priority_s=pick(self.priority_s))
 
     def __len__(self) -> int:
         return int(self.job_id.shape[0])
+
+    def rank(self) -> np.ndarray:
+        """Each job's place in a priority order: its submit time less its priority head
+        start (the submit time where there is none)."""
+        return self.submit_s if self.priority_s is None else self.submit_s - self.priority_s
 
     def estimates(self, kind: str) -> np.ndarray:
         """Run times as the scheduler believes them: `requested` (requested time where

@@ -275,8 +275,10 @@ FAILURE_OPTIONS = (
               "job hit); jobs that could never be placed without it are refused and counted",
               unit="share", minimum=0.0, maximum=0.99),
     Parameter("on_failure", str, "requeue", "a job running on a unit that fails: 'requeue' "
-              "(back to the queue at its arrival position, to run again from the start) or "
-              "'kill' (it ends there)", choices=("requeue", "kill")),
+              "(back to the queue at its arrival position, to run again from the start), "
+              "'kill' (it ends there) or 'drain' (it runs on; the unit goes out of service "
+              "when it comes free: an announced outage; flat machines)",
+              choices=("requeue", "kill", "drain")),
 )
 
 WIRED = "wired"

@@ -8,7 +8,8 @@ around the head's reservation: EASY where only counts matter (`simcore.scheduler
 weak backfilling on partitioned machines (`simcore.schedulers.backfill`). B+M is simply
 both phases. With the `cplant-order` phase (`cplant`, `cplant-backfill`) the queue is
 first sorted in Cplant's order (`simcore.schedulers.cplant`) instead of staying in
-arrival order. Which phases a scheduler runs is its registry row's variant.
+arrival order; with the `priority-order` phase (`priority-backfill`) it is sorted by each
+job's rank (the same module). Which phases a scheduler runs is its registry row's variant.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 class PhasedPolicy(NamedTuple):
     cplant_order: bool
+    priority_order: bool
     migrate: bool
     backfill: bool
     reservation: bool
@@ -43,12 +45,13 @@ class PhasedPolicy(NamedTuple):
 
 
 def kernel_policy(policy: Policy, n_jobs: int, *, cplant_order: bool = False,
-                  migrate: bool = False, backfill: bool = False) -> PhasedPolicy:
-    """The struct of a phased policy: the phases it runs besides FCFS (Cplant's queue
-    order, migration, backfilling) and its parameters."""
+                  priority_order: bool = False, migrate: bool = False,
+                  backfill: bool = False) -> PhasedPolicy:
+    """The struct of a phased policy: the phases it runs besides FCFS (Cplant's or
+    priority queue order, migration, backfilling) and its parameters."""
     values = policy.params()
     return PhasedPolicy(
-        cplant_order, migrate, backfill,
+        cplant_order, priority_order, migrate, backfill,
         values.get("reservation", True), values.get("max_growth", 0),
         values.get("fn_tor", 0.0), values.get("fn_max", 1.0),
         values.get("migrate_when") == "changed", values.get("equal_layout") != "keep",
@@ -58,14 +61,14 @@ def kernel_policy(policy: Policy, n_jobs: int, *, cplant_order: bool = False,
 @implements(decide, PhasedPolicy)
 @kernel
 def decide_phased(policy, m, st, jobs, t):
-    """FCFS (in Cplant's order if the policy says so), then migration and/or backfilling
+    """FCFS (in Cplant's or priority order if the policy says so), then migration and/or backfilling
     if the head blocks."""
     ctr = st.ctr
     ctr[DECISIONS] += 1
     if ctr[QLEN] == 0:
         return
-    if policy.cplant_order:
-        sort_queue(st, jobs)
+    if policy.cplant_order or policy.priority_order:
+        sort_queue(st, jobs, policy.priority_order)
     starts = ctr[STARTS]
     head_pos = fcfs_pass(m, st, jobs, policy.start_delay, t)
     if head_pos < ctr[QLEN]:

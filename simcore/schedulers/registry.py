@@ -230,6 +230,11 @@ SCHEDULERS: dict[str, Scheduler] = {row.name: row for row in (
               "depends on sizes only)", _PHASED, (START_DELAY, RESERVATION, MAX_GROWTH,
                                                   ESTIMATES),
               variant={"cplant_order": True, "backfill": True}),
+    Scheduler("priority-backfill", "priority order: waiting jobs by rank (submit time less "
+              "the job's priority head start; none: arrival order), then "
+              "backfilling behind a blocked front job as `backfill` does", _PHASED,
+              (START_DELAY, RESERVATION, MAX_GROWTH, ESTIMATES),
+              variant={"priority_order": True, "backfill": True}),
     Scheduler("gang", "gang scheduling: an Ousterhout matrix of mpl rows; each row's jobs "
               "run alone in its time slice, with a global context switch between slices "
               "(matrix=alternate: other rows' whole jobs fill its idle processors)",

@@ -69,7 +69,8 @@ class Probe:
         self.spec = MachineSpec.parse(machine, allocator, options=options)
         self.machine, self.size, _ = self.spec.implementation.build(self.spec, self.jobs)
         self.kernel_jobs = KernelJobs(self.jobs.submit_s, self.jobs.run_s, estimate, self.size,
-                                      self.jobs.size, np.zeros(n, dtype=np.int64), 1)
+                                      self.jobs.size, np.zeros(n, dtype=np.int64), 1,
+                                      self.jobs.submit_s)
         self.state = new_state(n, self.spec.units, self.machine.words, 1)
         self.mask = np.zeros(self.machine.words, dtype=np.uint64)
 
@@ -116,7 +117,7 @@ def replay(jobs: Jobs, machine: MachineSpec, result: SimulationResult, repeat: i
     struct, size, _ = machine.implementation.build(machine, jobs)
     n = len(jobs)
     kernel_jobs = KernelJobs(jobs.submit_s, jobs.run_s, jobs.run_s, size, jobs.size,
-                             np.zeros(n, dtype=np.int64), 1)
+                             np.zeros(n, dtype=np.int64), 1, jobs.submit_s)
     st = new_state(n, machine.units, struct.words, 1)
     index = {int(job): i for i, job in enumerate(jobs.job_id)}
     log = result.placements
