@@ -4,4 +4,5 @@ import sys
 
 from simcore.cli.main import entry
 
-sys.exit(entry())
+if __name__ == "__main__":  # not in a worker process started by spawning (`fidelity.fit`)
+    sys.exit(entry())

@@ -74,6 +74,28 @@ def test_the_report_tables_are_the_comparison_of_each_replay(tmp_path, monkeypat
     assert not (tmp_path / "docs" / "fidelity" / "nowaits").exists()
 
 
+FACTORS = ("factors:\n  policy: FCFS\n  grids: {capacity: [1.0, 0.5]}\n"
+           "  targets: {traces: [hand], mean_wait_ratio: [0.9, 1.1], wait_rho: 0.7, "
+           "within_10_min: 0.6}\n")
+
+
+def test_the_ablation_rows_are_the_comparison_of_each_model(tmp_path, monkeypatch):
+    """The hand log's ablation: the textbook row is the FCFS replay, capacity alone is
+    fitted over its grid (2 models), and the targets table reads the all-factors row."""
+    config = configured(tmp_path, monkeypatch, FACTORS)
+    assert main(["fidelity", "--config", str(config), "--out", "docs"]) == 0
+    text = (tmp_path / "docs" / "fidelity.md").read_text()
+    section = text.split("## Closing the replay gap")[1].split("\n## ")[0]
+    report = compare(log(), simulate(log(), "flat:4", "fcfs").jobs).report
+    first, second = report["first_half"], report["second_half"]
+    cells = [f"{first['mean_wait_ratio']:.2f}", f"{first['wait_rho']:.2f}",
+             f"{first['within_10_min']:.1%}", f"{second['mean_wait_ratio']:.2f}"]
+    assert f"| hand | textbook | - | 1 | {' | '.join(cells)} |" in section
+    assert re.search(r"\| hand \| capacity \| [^|]+ \| 2 \|", section)
+    assert "| hand | mean wait ratio | [0.90, 1.10] |" in section
+    assert "nowaits" not in section
+
+
 def test_a_configuration_is_read_whole_and_a_stray_key_refused(tmp_path, monkeypatch):
     config = FidelityConfig.read(configured(tmp_path, monkeypatch))
     assert (list(config.policies), list(config.traces), config.figures) == (
@@ -98,6 +120,10 @@ def test_a_configuration_is_read_whole_and_a_stray_key_refused(tmp_path, monkeyp
     ("machine: 'flat:4'", "machine: 'flat:x'", "traces.nowaits.machine: "),
     ("FCFS: {scheduler: fcfs}", "FCFS: {scheduler: gang}", "policies.FCFS: scheduler gang "
      "time-shares the machine"),
+    ("hand: {reading: A hand-made log.}",
+     "hand: {reading: A hand-made log., factors: {node_processors: 0}}",
+     "traces.hand.factors: expected a mapping with some of"),
+    ("seed: 0", "seed: 0\nfactors: {policy: FCFS}", "factors: expected a mapping with keys"),
 ])
 def test_a_bad_configuration_names_its_key(tmp_path, monkeypatch, old, new, message):
     config = configured(tmp_path, monkeypatch)
@@ -138,7 +164,8 @@ def test_the_command_takes_a_trace_or_a_configuration(tmp_path, monkeypatch, cap
 
 
 def test_docs_fidelity_is_what_a_run_writes(whole_trace, tmp_path, monkeypatch):
-    """docs/fidelity.md's SDSC-SP2 section, written again from its configuration."""
+    """docs/fidelity.md's SDSC-SP2 section and its ablation rows, written again from its
+    configuration."""
     whole_trace("SDSC-SP2-1998-4.2-cln")  # skips where whole traces are missing
     shipped = (ROOT / "docs" / "fidelity.md").read_text()
     text = (ROOT / "config" / "fidelity.yaml").read_text()
@@ -154,4 +181,10 @@ def test_docs_fidelity_is_what_a_run_writes(whole_trace, tmp_path, monkeypatch):
     def section(markdown: str) -> str:
         return markdown.split("## SDSC-SP2-1998-4.2-cln\n")[1].split("\n## ")[0]
 
+    def ablation(markdown: str) -> list[str]:
+        closing = markdown.split("## Closing the replay gap")[1].split("\n## ")[0]
+        return [line for line in closing.splitlines()
+                if line.startswith("| SDSC-SP2-1998-4.2-cln |")]
+
     assert section(written) == section(shipped)
+    assert ablation(written) == ablation(shipped) and len(ablation(written)) > 8

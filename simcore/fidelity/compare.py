@@ -156,9 +156,7 @@ def _matched(log: pa.Table, schedule: pa.Table, reference: pa.Table | None = Non
     simulated, start error (NaN unless both are known)."""
     job_id = numpy_array(log.column("job_number"))
     submit = numpy_array(log.column("submit_time"))
-    order = np.lexsort((job_id, submit))
-    half = np.empty(len(order), dtype=np.int64)
-    half[order] = np.where(np.arange(len(order)) < len(order) // 2, 1, 2)
+    half = halves(log)
     recorded = numpy_array(log.column("wait_time")).astype(np.float64)
     known = recorded != MISSING
     negative = np.flatnonzero(known & (recorded < 0))
@@ -174,6 +172,16 @@ def _matched(log: pa.Table, schedule: pa.Table, reference: pa.Table | None = Non
     ran = ~np.isnan(simulated_start)
     error = np.where(known & ran, simulated_start - recorded_start, np.nan)
     return job_id, submit, half, recorded, known, simulated_wait, ran, error
+
+
+def halves(log: pa.Table) -> np.ndarray:
+    """Each job's half of the log, 1 or 2 (`compare`): the first n // 2 jobs in queue order
+    (submit time, then job number) and the rest."""
+    order = np.lexsort((numpy_array(log.column("job_number")),
+                        numpy_array(log.column("submit_time"))))
+    half = np.empty(len(order), dtype=np.int64)
+    half[order] = np.where(np.arange(len(order)) < len(order) // 2, 1, 2)
+    return half
 
 
 def _halves(waits: tuple[np.ndarray, ...], half: np.ndarray) -> dict[str, dict]:

@@ -5,8 +5,10 @@ Each trace of the configuration is read verified as the workflow reads it
 default rules and replayed whole under each policy (`simcore.fidelity.replay`). The report
 gives, per trace, what its header says about its scheduler, queues and partitions beside
 the configuration's reading of it, and per policy the metrics over all jobs and per half
-beside the noise floor; then earlier stated values recomputed, and where they differ. A
-log that records no wait (every recorded wait unknown) is listed, not replayed.
+beside the noise floor; with `factors`, the ablation of what the logs record beyond the
+textbook (`simcore.report.fidelity_factors`); then earlier stated values recomputed, and
+where they differ. A log that records no wait (every recorded wait unknown) is listed,
+not replayed.
 """
 
 from __future__ import annotations
@@ -25,12 +27,15 @@ from simcore.base.patterns import TRACE
 from simcore.base.texttable import markdown_table
 from simcore.base.yamlfiles import read_yaml
 from simcore.fidelity.compare import FIGURES, HALVES, REPORT_MD, Fidelity
+from simcore.fidelity.factors import Model
+from simcore.fidelity.fit import Row, ablation
 from simcore.fidelity.noise import PERTURBATIONS, SHAKE_S
 from simcore.fidelity.replay import Replay, check_fits, replay
 from simcore.jobs.cleaning import clean
 from simcore.jobs.swf import MISSING, SWFHeader, header_of, read_swf
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
+from simcore.report.fidelity_factors import FactorsConfig, factors_section, trace_factors
 from simcore.report.fidelity_figures import write_fidelity_figures
 from simcore.workload.traces import TraceEntry, acquire, load_catalogue, mirror_dirs
 
@@ -53,16 +58,19 @@ class Shown(NamedTuple):
 STATED = {"mean_wait_ratio": Shown("{:.2f}", "{:+.3f}", 0.005),
           "wait_rho": Shown("{:.2f}", "{:+.3f}", 0.005),
           "within_10_min": Shown("{:.1%}", "{:+.1%}", 0.0005)}
-_KEYS = {"catalogue", "seed", "policies", "figures", "traces", "stated"}
+_KEYS = {"catalogue", "seed", "policies", "figures", "traces", "stated", "factors"}
 
 
 class TraceSetting(NamedTuple):
     """A trace of the report: its catalogue entry, the machine it is replayed on
-    (default flat:<machine_size>) and the configuration's reading of its header."""
+    (default flat:<machine_size>), the configuration's reading of its header, its fixed
+    factors (`simcore.fidelity.factors`) and what its log lacks to go further."""
 
     entry: TraceEntry
     machine: MachineSpec
     reading: str
+    fixed: Model = Model()
+    lacks: str = ""
 
 
 @dataclass(frozen=True)
@@ -80,6 +88,7 @@ class FidelityConfig:
     stated_source: str
     stated_note: str
     stated: tuple[dict[str, Any], ...]
+    factors: FactorsConfig | None = None
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> FidelityConfig:
@@ -117,10 +126,11 @@ class FidelityConfig:
         catalogue = load_catalogue(catalogue_path)
         traces = {}
         for name, values in _mapping(document, "traces", where).items():
-            if not isinstance(values, dict) or set(values) - {"machine", "reading"} or \
+            if not isinstance(values, dict) or set(values) - {"machine", "reading",
+                                                              "factors"} or \
                     not isinstance(values.get("reading"), str):
                 raise ConfigError(f"{where} traces.{name}: expected a mapping with a reading "
-                                  "(text) and optionally a machine")
+                                  "(text) and optionally a machine and factors")
             if name not in catalogue:
                 raise ConfigError(f"{where} traces.{name}: not in the catalogue "
                                   f"{catalogue_path}; expected one of {sorted(catalogue)}")
@@ -130,7 +140,9 @@ class FidelityConfig:
                                             or f"flat:{entry.machine_size}")
             except SimcoreError as exc:
                 raise ConfigError(f"{where} traces.{name}.machine: {exc}") from None
-            traces[str(name)] = TraceSetting(entry, machine, values["reading"])
+            fixed, lacks = trace_factors(values.get("factors", {}),
+                                         f"{where} traces.{name}.factors")
+            traces[str(name)] = TraceSetting(entry, machine, values["reading"], fixed, lacks)
         stated = document.get("stated", {"source": "", "rows": []})
         rows = stated.get("rows") if isinstance(stated, dict) else None
         if not isinstance(rows, list) or not isinstance(stated.get("source"), str) or \
@@ -143,8 +155,10 @@ class FidelityConfig:
         seed = document.get("seed", 0)
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ConfigError(f"{where} seed: {seed!r}; expected an integer >= 0")
+        factors = None if "factors" not in document else FactorsConfig.read(
+            document["factors"], where, policies, traces)
         return cls(path, seed, policies, figures, traces, stated["source"],
-                   stated.get("note", ""), tuple(rows))
+                   stated.get("note", ""), tuple(rows), factors)
 
 
 def _mapping(document: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
@@ -170,21 +184,22 @@ def _check_stated(row: object, where: str, traces: Mapping[str, Any],
 @dataclass(frozen=True)
 class TraceResult:
     """One trace of the report: its log's header and jobs (before cleaning),
-    the cleaned jobs with a requested run time, and its replays by policy (none where
-    the log records no wait)."""
+    the cleaned jobs with a requested run time, its replays by policy and the rows of
+    its ablation (none where the log records no wait, or the configuration no factors)."""
 
     name: str
     header: SWFHeader
     log_jobs: int
     requested: int
     replays: dict[str, Replay]
+    ablation: list[Row]
 
 
 def run_report(config: FidelityConfig, progress: Callable[[str], None] = print
                ) -> list[TraceResult]:
     """Replay every trace of `config` under every policy (`progress` hears of each)."""
     results = []
-    for name, (entry, machine, _) in config.traces.items():
+    for name, (entry, machine, *_) in config.traces.items():
         recorded = read_swf(acquire(entry, TRACE.format(trace=name), mirror_dirs()))
         log = clean(recorded)
         waits = numpy_array(log.column("wait_time"))
@@ -199,9 +214,18 @@ def run_report(config: FidelityConfig, progress: Callable[[str], None] = print
                 except SimcoreError as exc:
                     raise ConfigError(f"{config.path}: traces.{name} under policies.{label}: "
                                       f"{exc}") from None
+        rows = []
+        if replays and config.factors is not None:
+            progress(f"{name}: the factors, fitted on the first half")
+            try:
+                rows = ablation(log, machine, config.policies[config.factors.policy],
+                                config.factors.grids, config.traces[name].fixed, progress,
+                                os.cpu_count() or 1)
+            except SimcoreError as exc:
+                raise ConfigError(f"{config.path}: traces.{name}.factors: {exc}") from None
         requested = int((numpy_array(log.column("requested_time")) > 0).sum())
         results.append(TraceResult(name, header_of(log),
-                                   recorded.num_rows, requested, replays))
+                                   recorded.num_rows, requested, replays, rows))
     return results
 
 
@@ -258,6 +282,12 @@ def report_markdown(config: FidelityConfig, results: list[TraceResult], command:
                          *metric_cells(_part(found.fidelity, "all")), floor))
     lines += markdown_table(("trace", "machine", "policy", *METRIC_HEADER,
                              "noise floor, within 10 min: shaken / ties"), rows, names=3)
+    if config.factors is not None:
+        lines += ["", *factors_section(
+            config.factors, {r.name: r.ablation for r in results if r.ablation},
+            {r.name: r.replays[config.factors.policy].noise_floor
+             for r in results if r.ablation},
+            {name: setting.lacks for name, setting in config.traces.items()})]
     for result in results:
         lines += ["", *_trace_section(config, result)]
     lines += ["", *_stated_section(config, results)]
