@@ -251,7 +251,8 @@ CHECKS: dict[str, Check] = {
     "[--estimates requested] [--seed 0] [--json] [--out DIR]":
         Check("run", writes="out/fidelity.json", prints='"ties_reversed"'),
     "simcore fidelity": HELP,
-    # all traces: about 20 s; test_fidelity_report writes one trace's section again
+    # all traces: about 8 min; test_fidelity_report writes one trace's section and its
+    # ablation rows again
     "simcore fidelity --config config/fidelity.yaml --out docs": HELP,
     "simcore fidelity --config YAML --out DIR": HELP,
     "simcore swf-info": HELP,
