@@ -124,6 +124,13 @@ def test_a_configuration_is_read_whole_and_a_stray_key_refused(tmp_path, monkeyp
      "hand: {reading: A hand-made log., factors: {node_processors: 0}}",
      "traces.hand.factors: expected a mapping with some of"),
     ("seed: 0", "seed: 0\nfactors: {policy: FCFS}", "factors: expected a mapping with keys"),
+    ("hand: {reading: A hand-made log.}",
+     "hand: {reading: A hand-made log., factors: {partitions: {'1': 3, '2': 2}}}",
+     "traces.hand.factors: partitions of 5 processors, nodes of 1; expected partitions "
+     "within the machine's 4"),
+    ("hand: {reading: A hand-made log.}",
+     "hand: {reading: A hand-made log., factors: {node_processors: 3}}",
+     "traces.hand.factors: partitions of 0 processors, nodes of 3"),
 ])
 def test_a_bad_configuration_names_its_key(tmp_path, monkeypatch, old, new, message):
     config = configured(tmp_path, monkeypatch)

@@ -142,6 +142,12 @@ class FidelityConfig:
                 raise ConfigError(f"{where} traces.{name}.machine: {exc}") from None
             fixed, lacks = trace_factors(values.get("factors", {}),
                                          f"{where} traces.{name}.factors")
+            if sum(n for _, n in fixed.partitions) > machine.units or \
+                    machine.units % fixed.node_processors:
+                raise ConfigError(f"{where} traces.{name}.factors: partitions of "
+                                  f"{sum(n for _, n in fixed.partitions)} processors, nodes "
+                                  f"of {fixed.node_processors}; expected partitions within "
+                                  f"the machine's {machine.units} and nodes that divide it")
             traces[str(name)] = TraceSetting(entry, machine, values["reading"], fixed, lacks)
         stated = document.get("stated", {"source": "", "rows": []})
         rows = stated.get("rows") if isinstance(stated, dict) else None
