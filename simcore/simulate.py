@@ -192,7 +192,7 @@ def _applied_outages(spec: MachineSpec, state: Any) -> OutageEvents | None:
     o, n = state.outages, int(state.ctr[OUTAGE_POS])
     domain = o.domain[:n]
     return OutageEvents(o.time[:n].copy(), o.repair[:n].copy(), o.draw[:n].copy(),
-                        o.masks[domain].copy(), o.units[domain].copy())
+                        o.masks[domain].copy(), o.units[domain].copy(), bool(o.drain))
 
 
 def _execute(jobs: Jobs, spec: MachineSpec, policy: PolicySpec, seed: int,

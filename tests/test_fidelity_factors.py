@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from simcore.base.arrays import numpy_array
-from simcore.base.errors import ConfigError, SpecError
+from simcore.base.errors import ConfigError, SimcoreError, SpecError
 from simcore.fidelity.compare import compare, halves
 from simcore.fidelity.factors import Model, model_schedule, queue_head_starts
 from simcore.fidelity.fit import ablation, loss
@@ -25,6 +25,8 @@ from simcore.jobs.swf import read_swf
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 from simcore.report.fidelity_factors import FactorsConfig, trace_factors
+from simcore.schedules.segments import from_placements
+from simcore.schedules.units import numbering
 from simcore.simulate import simulate
 from tests.excerpts import excerpt_path
 from tests.test_fidelity import log, swf_text
@@ -69,10 +71,34 @@ def test_a_repair_before_the_unit_comes_free_cancels_its_drain(tmp_path):
     assert result.summary["failed"] == 0.0
 
 
-def test_a_drain_is_refused_where_units_have_identity(tmp_path):
-    jobs = Jobs.create(np.arange(2), [0, 6], [50, 5], [50, 5], [4, 4])
+def test_a_drained_unit_is_busy_as_often_as_a_failing_one(tmp_path):
+    """flat:4, job 0 holding 3 units to 60 s, unit 0 drained at 10 s for 1,000 s: the
+    failing unit is busy with probability 3/4 (the failure's draw, per seed), and then a
+    1-unit job arriving at 20 s still finds the free unit; else that unit is gone and the
+    job waits for job 0's units."""
+    jobs = Jobs.create(np.arange(2), [0, 20], [60, 5], [60, 5], [3, 1])
+    trace = tmp_path / "outages.txt"
+    trace.write_text("10 0 1000\n")
+    spec = MachineSpec.parse("flat:4", options={"failure_trace": str(trace),
+                                                "on_failure": "drain"})
+    found = [starts(simulate(jobs, spec, PolicySpec("backfill"), seed))[1]
+             for seed in range(200)]
+    assert set(found) == {20.0, 60.0}
+    assert 120 <= found.count(20.0) <= 180  # binomial(200, 3/4): mean 150, sd 6.1
+
+
+def test_a_drain_is_refused_where_units_have_identity():
     with pytest.raises(SpecError, match="drain needs units without identity"):
-        drained(tmp_path, "5 0 10\n", jobs, "torus:2x2x2")
+        MachineSpec.parse("torus:2x2x2", options={"unit_mtbf_s": 1e6,
+                                                  "on_failure": "drain"})
+
+
+def test_a_drain_run_s_schedule_is_not_exported(tmp_path):
+    jobs = Jobs.create(np.arange(4), [0, 0, 6, 200], [50, 10, 5, 5], [50, 10, 5, 5],
+                       [2, 2, 1, 1])
+    result = drained(tmp_path, "".join(f"5 {u} 100\n" for u in range(4)), jobs)
+    with pytest.raises(SimcoreError, match="on_failure: drain"):
+        from_placements(result, numbering(MachineSpec.parse("flat:4")))
 
 
 def test_priority_backfill_without_head_starts_is_easy_job_for_job():
@@ -149,17 +175,28 @@ def perturbed(table: pa.Table, seed: int) -> pa.Table:
                             pa.array(wait, table.schema.field(index).type))
 
 
-def test_the_fit_never_reads_the_scored_half():
+def partitioned(table: pa.Table) -> pa.Table:
+    """`table` with its jobs in partitions 1 and 2 by odd and even job number."""
+    index = table.schema.get_field_index("partition")
+    number = numpy_array(table.column("job_number"))
+    return table.set_column(index, table.schema.field(index), pa.array(
+        number % 2 + 1, table.schema.field(index).type))
+
+
+@pytest.mark.parametrize("fixed", [Model(), Model(partitions=((1, 64), (2, 64)),
+                                                  node_processors=2)])
+def test_the_fit_never_reads_the_scored_half(fixed):
     """Every recorded wait of the second half perturbed: the same fitted models, the same
     first-half metrics, row for row (the diagnostics read the second half's starts, so
-    only they may move)."""
-    table = clean(read_swf(excerpt_path("SDSC-SP2-1998-4.2-cln")))
-    grids = {"capacity": (1.0, 0.97), "outage_gap_h": (None, 2),
-             "queue_scale": (0, 1), "user_scale": (0, 1)}
+    only they may move); every factor in play, partitions and whole nodes too."""
+    table = partitioned(clean(read_swf(excerpt_path("SDSC-SP2-1998-4.2-cln"))))
+    grids = {"capacity": (1.0, 0.97), "outage_gap_h": (None, 0.5, 2),
+             "queue_scale": (0, 1), "user_scale": (0, 1), "group_scale": (0, 2)}
     machine, policy = MachineSpec.parse("flat:128"), PolicySpec("backfill")
-    before = ablation(table, machine, policy, grids, Model(), progress=lambda _: None)
-    after = ablation(perturbed(table, 1), machine, policy, grids, Model(),
+    before = ablation(table, machine, policy, grids, fixed, progress=lambda _: None)
+    after = ablation(perturbed(table, 1), machine, policy, grids, fixed,
                      progress=lambda _: None)
+    assert {"group priorities", "all factors"} <= {r.name for r in before}
     assert [r.name for r in before] == [r.name for r in after]
     for a, b in zip(before, after, strict=True):
         if not a.diagnostic:

@@ -117,8 +117,9 @@ def run_events(policy, m, st, jobs, budget):
         acc[NOW] = t
         if t == woken:
             ctr[EPOCH] += 1  # the machine's answers changed: no failed placement holds
+        free = ctr[FREE_UNITS]
         finish_jobs(st, t)
-        apply_outages(st, jobs, t)
+        apply_outages(st, jobs, t, ctr[FREE_UNITS] - free)
         while arrived < n and submit[arrived] == t:
             enqueue(st, arrived, request[arrived])
             arrived += 1

@@ -27,16 +27,18 @@ allocator can place a job on them, and as `failed` capacity until repaired) and 
 job running on them: with `on_failure: requeue` the job goes back to the queue at its old
 position (arrival order) and later runs again from the start; with `kill` it ends at the
 failure and never completes. With `drain` (an outage announced, as an administrator drains
-nodes: no new starts, running jobs continue) it hits no job: a failing unit that is free
-goes out of service at once, one a running job holds as soon as a job ends and frees a
-unit; a repair of a unit still owed cancels it. Drains need units without identity (flat
-machines): on a machine of bits, which unit a job frees is not one the failure named. A
-static down set hits no job either, being out of service from the first arrival: it is a
-drain that begins before anything runs. On a flat machine the failing unit is busy with probability
-busy / in-service units, and then belongs to a running job with probability proportional
-to its units (a counter-based draw u per failure picks unit floor(u x in-service units),
-counting the running jobs' units first, job by job in job order). Work of runs cut short
-counts as utilized capacity but not as goodput.
+nodes: no new starts, running jobs continue) it hits no job: the failing unit, drawn as a
+failure's is (busy with probability busy units not already draining / in-service units),
+goes out of service at once if free, else when the next completions free units (units have
+no identity, so the ones freed stand for it); a repair of a unit still owed cancels it.
+Drains need units without identity (flat machines): on a machine of bits, which unit a job
+frees is not one the failure named. A static down set hits no job either, being out of
+service from the first arrival: it is a drain that begins before anything runs. On a flat
+machine the failing unit is busy with probability busy / in-service units, and then belongs
+to a running job with probability proportional to its units (a counter-based draw u per
+failure picks unit floor(u x in-service units), counting the running jobs' units first, job
+by job in job order). Work of runs cut short counts as utilized capacity but not as
+goodput.
 """
 
 from __future__ import annotations
@@ -228,9 +230,6 @@ class OutagePlan:
         self.seed, self.start_s = seed, start_s
         self.first_horizon_s = self.horizon_s = max(horizon_s, 1.0)
         self.down = down_set(process, units.shape[0], seed)
-        if process.drain and masks.any():
-            raise SpecError("on_failure: drain needs units without identity (a flat "
-                            "machine); expected requeue or kill on this machine")
 
     def initial(self, words: int) -> Outages:
         """The state's outages group for the start of the run."""
@@ -265,20 +264,24 @@ class OutagePlan:
 
 
 @kernel
-def apply_outages(st, jobs, t):
+def apply_outages(st, jobs, t, freed):
     """Apply the outage events due by time t: a repaired domain's resources are free again;
     a failed domain's running jobs are hit (requeued or killed), then its resources are
-    held as out of service; a draining domain's units are taken as they come free
-    (`settle_drains`). Stops at the sentinel of the events drawn so far."""
+    held as out of service. A draining failure (`o.drain`) hits no job: its unit, if
+    `_drawn_busy`, is owed, and goes out of service when completions free units (`freed`
+    units at t, given to the domains owed before the events at t). Stops at the sentinel
+    of the events drawn so far."""
     o, ctr, occ = st.outages, st.ctr, st.run.occ
     down, masks, units = o.down, o.masks, o.units
+    if ctr[DRAIN_OWED] > 0:
+        _settle_drains(st, freed)
     pos = ctr[OUTAGE_POS]
     while pos < o.time.shape[0] and o.time[pos] <= t and o.domain[pos] >= 0:
         d = o.domain[pos]
         if o.drain and o.repair[pos] and o.owed[d]:  # never went out of service
             o.owed[d] = False
             ctr[DRAIN_OWED] -= units[d]
-        elif o.drain and not o.repair[pos]:
+        elif o.drain and not o.repair[pos] and _drawn_busy(st, o.draw[pos]):
             o.owed[d] = True
             ctr[DRAIN_OWED] += units[d]
             ctr[FAILURES] += 1
@@ -289,7 +292,8 @@ def apply_outages(st, jobs, t):
             ctr[FREE_UNITS] += units[d]
             ctr[DOWN_UNITS] -= units[d]
         else:
-            _hit(st, jobs, masks[d], o.draw[pos], t, o.requeue)
+            if not o.drain:
+                _hit(st, jobs, masks[d], o.draw[pos], t, o.requeue)
             for w in range(occ.shape[0]):
                 occ[w] |= masks[d, w]
                 down[w] |= masks[d, w]
@@ -299,19 +303,28 @@ def apply_outages(st, jobs, t):
         ctr[EPOCH] += 1
         pos += 1
     ctr[OUTAGE_POS] = pos
-    settle_drains(st)
 
 
 @kernel
-def settle_drains(st):
-    """Take the free units owed to draining domains out of service, the domains in order;
-    called after completions and outages, before the scheduler decides."""
+def _drawn_busy(st, draw):
+    """Whether a draining failure's unit is held by a running job: in-service unit
+    floor(draw x units), counting the busy units not already owed to a drain first and
+    then the free ones (so a drain of every unit takes every free unit at once)."""
+    ctr, active, alloc = st.ctr, st.run.active, st.run.slot_alloc
+    busy = -ctr[DRAIN_OWED]
+    for i in range(ctr[N_ACTIVE]):
+        busy += alloc[active[i]]
+    return int(draw * (busy + ctr[FREE_UNITS])) < busy
+
+
+@kernel
+def _settle_drains(st, freed):
+    """Take up to `freed` free units out of service for the domains owed them, in order."""
     o, ctr = st.outages, st.ctr
-    if ctr[DRAIN_OWED] == 0:
-        return
     for d in range(o.owed.shape[0]):
-        if o.owed[d] and ctr[FREE_UNITS] >= o.units[d]:
+        if o.owed[d] and o.units[d] <= min(freed, ctr[FREE_UNITS]):
             o.owed[d] = False
+            freed -= o.units[d]
             ctr[DRAIN_OWED] -= o.units[d]
             ctr[FREE_UNITS] -= o.units[d]
             ctr[DOWN_UNITS] += o.units[d]

@@ -32,13 +32,16 @@ class OutageEvents:
     """The outage events a run applied, in the order it applied them (`simcore.core.failures`):
     at `time_s` a failure domain fails or, where `repair`, comes back; `masks` and `units`
     are that domain's resources and units, `draw` the uniform number that picks the run a
-    failure hits where units have no bits (flat machines)."""
+    failure hits where units have no bits (flat machines); `drain`: the failures drained
+    their units (`on_failure: drain`), which went out of service when runs freed them,
+    at times the events do not record."""
 
     time_s: np.ndarray  # (events,) float64
     repair: np.ndarray  # (events,) bool
     draw: np.ndarray  # (events,) float64
     masks: np.ndarray  # (events, words) uint64
     units: np.ndarray  # (events,) int64
+    drain: bool = False
 
 
 @dataclass(frozen=True, eq=False)

@@ -4,12 +4,11 @@ The textbook replay runs every job of a cleaned log on one flat machine of its s
 one queue in arrival order. A `Model` adds, each only where switched on:
 
 - `partitions`: jobs of each partition (SWF field 16) on a machine of their own, of the
-  processors the header gives it (SDSC-Par: 48 interactive, 352 batch); a job larger than
-  its partition is left out and counted as not simulated;
+  processors the header gives it (SDSC-Par: 48 interactive, 352 batch);
 - `node_processors`: whole-node allocation, sizes rounded up to nodes of this many
   processors on a machine of nodes (SDSC-BLUE: 144 nodes of 8);
 - `capacity`: the share of the processors the log's jobs had (nodes down, or kept for
-  other work, that the log does not record); jobs larger than what is left are clamped;
+  other work, that the log does not record);
 - `queue_scale`, `user_scale`, `group_scale`: priorities by queue (field 15), user (field
   12) and group (field 13) as head starts (`Jobs.priority_s`) under `priority-backfill`:
   queue q's jobs are ranked `queue_scale` x (the longest queue mean wait - q's mean wait)
@@ -19,9 +18,13 @@ one queue in arrival order. A `Model` adds, each only where switched on:
 - `outage_gap_s`: outages inferred from the recorded starts (`simcore.fidelity.outages`,
   stretches of at least this long), as drains of every unit, from the first half only.
 
+A job larger than its machine (a partition, or what the capacity leaves) is clamped to it,
+in every model alike, so that every model is scored on the same jobs.
+
 Two diagnostics, never scored as predictions: `outages_from_whole_log` infers the outages
 from the second half's starts too, and `recorded_order` ranks the queue by each job's
-recorded start, a bound on what a queue order can do.
+recorded start (a job whose wait is unknown at its submit time), a bound on what a queue
+order can do.
 
 Every other input of the second half's jobs is one a scheduler had when they arrived:
 submit, run and requested times, sizes, queue, user, group and partition; never their recorded
@@ -129,7 +132,8 @@ def model_schedule(log: pa.Table, machine: MachineSpec, policy: PolicySpec,
             ("queue", model.queue_scale), ("user_id", model.user_scale),
             ("group_id", model.group_scale)))
         if model.recorded_order:  # ranked by the recorded start: a diagnostic bound
-            head_start = -numpy_array(log.column("wait_time")).astype(np.float64)
+            wait = numpy_array(log.column("wait_time")).astype(np.float64)
+            head_start = np.where(wait == MISSING, 0.0, -wait)
     cutoff = np.inf if model.outages_from_whole_log else fit_cutoff(log)
     parts = [(log, machine.units, head_start)]
     if model.partitions:
@@ -158,8 +162,7 @@ def _part_schedule(log: pa.Table, processors: int, head_start: np.ndarray | None
                    trace: str) -> pa.Table:
     """One part of `model_schedule`: the jobs of one machine."""
     units = int(processors * model.capacity) // model.node_processors
-    spec = WorkloadSpec(processors_per_unit=model.node_processors,
-                        machine_fit="drop" if model.capacity == 1 else "clamp")
+    spec = WorkloadSpec(processors_per_unit=model.node_processors, machine_fit="clamp")
     machine = MachineSpec.parse(f"flat:{units}")
     jobs = prepare(log, spec, machine)
     if head_start is not None:

@@ -112,6 +112,10 @@ class MachineSpec:
         if values["down_fraction"] > 0 and values["failure_trace"] is not None:
             raise SpecError(f"machine {self}: down_fraction and failure_trace both set; "
                             "expected a down set drawn from the seed or a trace of outages")
+        if values["on_failure"] == "drain" and "counts" not in allocator.capabilities:
+            raise SpecError(f"machine {self}: on_failure: drain needs units without "
+                            "identity (a flat machine): which unit a run frees is not the "
+                            "one that failed; expected requeue or kill")
         if values["failure_trace"] is not None:
             from simcore.core.failures import read_trace
 

@@ -142,6 +142,9 @@ class FidelityConfig:
                 raise ConfigError(f"{where} traces.{name}.machine: {exc}") from None
             fixed, lacks = trace_factors(values.get("factors", {}),
                                          f"{where} traces.{name}.factors")
+            if "factors" in document and machine.kind != "flat":
+                raise ConfigError(f"{where} traces.{name}.machine: {machine}; the factors "
+                                  "replay a log on flat machines; expected flat:N")
             if sum(n for _, n in fixed.partitions) > machine.units or \
                     machine.units % fixed.node_processors:
                 raise ConfigError(f"{where} traces.{name}.factors: partitions of "

@@ -48,6 +48,10 @@ def from_placements(result: SimulationResult, numbering: Numbering) -> dict[int,
     if log is None:
         raise SimcoreError("the run kept no placement log: its scheduler shares processors "
                            "in time, which schedules do not show")
+    if log.outages is not None and log.outages.drain:
+        raise SimcoreError("the run drained units (on_failure: drain), which went out of "
+                           "service when runs freed them, at times its placement log does "
+                           "not record; expected a run whose failures requeue or kill")
     jobs = result.jobs
     job_ids = jobs.column("job_id").to_numpy()
     if np.unique(job_ids).size != job_ids.size:
