@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from simcore.base.arrays import numpy_array
 from simcore.base.errors import ConfigError, SimcoreError, SpecError
 from simcore.fidelity.compare import compare, halves
-from simcore.fidelity.factors import Model, model_schedule, queue_head_starts
+from simcore.fidelity.factors import Model, head_starts, model_schedule
 from simcore.fidelity.fit import ablation, loss
 from simcore.fidelity.outages import drain_trace, infer_outages
 from simcore.jobs.cleaning import clean
@@ -217,8 +217,8 @@ def test_the_ablation_is_the_same_on_any_number_of_workers():
 
 def test_head_starts_come_from_the_first_half_alone():
     table = clean(read_swf(excerpt_path("SDSC-SP2-1998-4.2-cln")))
-    heads = queue_head_starts(table, 1.0)
-    assert np.array_equal(heads, queue_head_starts(perturbed(table, 2), 1.0))
+    heads = head_starts(table, 1.0)
+    assert np.array_equal(heads, head_starts(perturbed(table, 2), 1.0))
     assert heads.min() == 0 and heads.max() > 0
 
 

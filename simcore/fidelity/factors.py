@@ -56,6 +56,8 @@ from simcore.workload.transforms import prepare
 MIN_QUEUE_JOBS = 30
 #: The columns of a model's schedule: what `compare` reads.
 SCHEDULE = ("job_id", "submit_s", "start_s")
+#: The SWF field of each priority factor (a Model field).
+PRIORITY_FIELDS = {"queue_scale": "queue", "user_scale": "user_id", "group_scale": "group_id"}
 #: The scheduler of a model with queue priorities: EASY in priority order.
 PRIORITY_SCHEDULER = "priority-backfill"
 
@@ -105,19 +107,19 @@ def fit_cutoff(log: pa.Table) -> float:
     return float(numpy_array(log.column("submit_time"))[second].min())
 
 
-def queue_head_starts(log: pa.Table, scale: float, column: str = "queue") -> np.ndarray:
-    """Each job's head start under priorities of `scale` by `column` (queue, user or
+def head_starts(log: pa.Table, scale: float, field: str = "queue") -> np.ndarray:
+    """Each job's head start under priorities of `scale` by SWF `field` (queue, user or
     group; module docstring), from the recorded waits of the log's first half."""
-    queue = numpy_array(log.column(column))
+    keys, key = np.unique(numpy_array(log.column(field)), return_inverse=True)
     wait = numpy_array(log.column("wait_time")).astype(np.float64)
     fitted = (halves(log) == 1) & (wait != MISSING)
     overall = float(wait[fitted].mean()) if fitted.any() else 0.0
-    mean = {}
-    for q in np.unique(queue):
-        mine = fitted & (queue == q)
-        mean[int(q)] = float(wait[mine].mean()) if mine.sum() >= MIN_QUEUE_JOBS else overall
-    longest = max(mean.values())
-    return np.array([scale * (longest - mean[int(q)]) for q in queue])
+    mean = np.full(keys.size, overall)
+    for k in range(keys.size):
+        mine = fitted & (key == k)
+        if mine.sum() >= MIN_QUEUE_JOBS:
+            mean[k] = wait[mine].mean()
+    return scale * (mean.max() - mean[key])
 
 
 def model_schedule(log: pa.Table, machine: MachineSpec, policy: PolicySpec,
@@ -126,11 +128,11 @@ def model_schedule(log: pa.Table, machine: MachineSpec, policy: PolicySpec,
     processors) with `policy`, the textbook's (EASY): the `SCHEDULE` columns of a run's
     per-job table, its parts (one per partition) concatenated."""
     head_start = None
-    if model.queue_scale or model.user_scale or model.group_scale or model.recorded_order:
+    scales = {name: getattr(model, name) for name in PRIORITY_FIELDS}
+    if any(scales.values()) or model.recorded_order:
         policy = PolicySpec.from_params(PRIORITY_SCHEDULER, policy.params())
-        head_start = sum(queue_head_starts(log, scale, column) for column, scale in (
-            ("queue", model.queue_scale), ("user_id", model.user_scale),
-            ("group_id", model.group_scale)))
+        head_start = sum(head_starts(log, scale, PRIORITY_FIELDS[name])
+                         for name, scale in scales.items())
         if model.recorded_order:  # ranked by the recorded start: a diagnostic bound
             wait = numpy_array(log.column("wait_time")).astype(np.float64)
             head_start = np.where(wait == MISSING, 0.0, -wait)

@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 
 from simcore.core.columns import HALVES
 from simcore.fidelity.compare import compare
-from simcore.fidelity.factors import Model, model_schedule
+from simcore.fidelity.factors import PRIORITY_FIELDS, Model, model_schedule
 from simcore.machines.spec import MachineSpec
 from simcore.policy import PolicySpec
 
@@ -49,8 +49,6 @@ FITTED = {"capacity": ("capacity", 1.0), "outage_gap_h": ("outage_gap_s", 3600.0
 #: The value of each fitted factor that switches it off.
 OFF = {"capacity": 1.0, "outage_gap_h": None, "queue_scale": 0.0, "user_scale": 0.0,
        "group_scale": 0.0}
-#: The field of each priority factor.
-FIELDS = {"queue_scale": "queue", "user_scale": "user_id", "group_scale": "group_id"}
 #: The coordinate search stops after this many rounds even if a factor still moves.
 MAX_ROUNDS = 4
 
@@ -139,7 +137,8 @@ def ablation(log: pa.Table, machine: MachineSpec, policy: PolicySpec,
     simulate a grid's models side by side (the rows do not depend on how many). A
     priority factor whose field holds one value throughout the log is left out."""
     grids = {name: grid for name, grid in grids.items()
-             if name not in FIELDS or len(pc.unique(log.column(FIELDS[name]))) > 1}
+             if name not in PRIORITY_FIELDS
+             or len(pc.unique(log.column(PRIORITY_FIELDS[name]))) > 1}
     if workers <= 1:
         return _ablation(Search(log, machine, policy, progress, None), grids, fixed)
     with ProcessPoolExecutor(workers, get_context("spawn"), _start_worker,
